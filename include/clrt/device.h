@@ -1,0 +1,78 @@
+/* clrt/device.h — the device model: cpu(), gpu(i), try_gpu(), ...
+ *
+ * Devices are enumerated once, lazily, and owned by the runtime for the life
+ * of the process: never free a clrt_device. Order: GPUs first (NVIDIA's
+ * platform first, then other GPUs, then accelerators), CPUs last.
+ * CLRT_VISIBLE_DEVICES="1,0" selects and orders GPUs like CUDA_VISIBLE_DEVICES. */
+#ifndef CLRT_DEVICE_H
+#define CLRT_DEVICE_H
+
+#include <clrt/error.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clrt_device clrt_device; /* owned by the runtime */
+
+typedef enum { CLRT_DEVICE_GPU, CLRT_DEVICE_ACCELERATOR, CLRT_DEVICE_CPU } clrt_device_kind;
+
+/* Which GEMM implementation a device uses (see clrt/ops.h). */
+typedef enum { CLRT_GEMM_CLBLAST, CLRT_GEMM_HOST_BLAS } clrt_gemm_path;
+
+clrt_device *clrt_cpu(void);                 /* cpu:0; NULL + error if none */
+clrt_device *clrt_gpu(int i);                /* NULL + error if no GPU i */
+int clrt_num_gpus(void);                     /* 0 when none (or no OpenCL) */
+int clrt_num_cpus(void);                     /* CPU devices */
+clrt_device *clrt_try_gpu(int i);            /* gpu(i) if present, else cpu() */
+/* Every GPU, or just cpu() when there is none. Writes at most `capacity`
+ * devices to out (may be NULL when capacity is 0); returns how many exist,
+ * or a negative clrt_status. */
+int clrt_try_all_gpus(clrt_device **out, int capacity);
+/* "cpu" "cpu:1" "gpu" "gpu:1" "cuda:1"; NULL + error listing accepted forms. */
+clrt_device *clrt_device_get(const char *spec);
+const char *clrt_device_str(const clrt_device *d); /* "cpu", "gpu:0", "cpu:1" */
+
+/* All devices in enumeration order. Returns count (>= 0) or negative status. */
+int clrt_device_count(void);
+clrt_device *clrt_device_at(int index);
+
+/* Properties, as clrt-smi shows them. */
+typedef struct {
+    char name[32];            /* clrt_device_str */
+    char model[256];          /* CL_DEVICE_NAME */
+    char vendor[128];
+    char platform[256];       /* CL_PLATFORM_NAME */
+    char platform_version[256];
+    char driver_version[128];
+    char opencl_c_version[128];
+    clrt_device_kind kind;
+    uint64_t global_mem_bytes;
+    uint64_t max_alloc_bytes;
+    uint64_t local_mem_bytes;
+    unsigned compute_units;
+    unsigned clock_mhz;
+    size_t max_work_group_size;
+    int has_fp64;
+    int unified_memory;
+    int native_kernels;
+    clrt_gemm_path gemm_path;
+} clrt_device_info;
+
+clrt_status clrt_device_info_get(const clrt_device *d, clrt_device_info *out);
+const char *clrt_device_kind_str(clrt_device_kind k); /* "GPU" "ACCELERATOR" "CPU" */
+
+/* Wait until every command queued on d has finished (like
+ * torch.cuda.synchronize). The only blocking call apart from reads. */
+clrt_status clrt_device_synchronize(clrt_device *d);
+
+/* Number of OpenCL programs this process has built from source (not loaded
+ * from the disk cache); for tests and benchmarks. */
+long clrt_program_builds(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

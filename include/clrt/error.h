@@ -1,0 +1,50 @@
+/* clrt/error.h — status codes and the per-thread error message.
+ *
+ * Calls that create an object return it, or NULL on failure; calls that do
+ * not return a clrt_status (0 is OK, errors are negative). Either way
+ * clrt_last_error() then says what failed and why. */
+#ifndef CLRT_ERROR_H
+#define CLRT_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(name, value, description) */
+#define CLRT_STATUS_MAP(X)                                                  \
+    X(OK, 0, "success")                                                     \
+    X(EINVAL, -1, "invalid argument")                                       \
+    X(ENODEV, -2, "no such device")                                         \
+    X(EDEVMISMATCH, -3, "tensors are on different devices")                 \
+    X(ESHAPE, -4, "shape mismatch")                                         \
+    X(EDTYPE, -5, "wrong dtype")                                            \
+    X(ENOMEM, -6, "out of memory")                                          \
+    X(EOPENCL, -7, "OpenCL call failed")                                    \
+    X(EBUILD, -8, "kernel build failed")                                    \
+    X(EIO, -9, "file input/output error")                                   \
+    X(EFORMAT, -10, "corrupt or unexpected file contents")                  \
+    X(ENOTSUP, -11, "not supported")                                        \
+    X(ENOPLATFORM, -12, "no OpenCL platform")                               \
+    X(ESTATE, -13, "object is in the wrong state for this call")
+
+typedef enum {
+#define CLRT__STATUS_ENUM(name, value, desc) CLRT_##name = value,
+    CLRT_STATUS_MAP(CLRT__STATUS_ENUM)
+#undef CLRT__STATUS_ENUM
+} clrt_status;
+
+/* "CLRT_ESHAPE: shape mismatch"-style short description of a code. */
+const char *clrt_status_str(clrt_status s);
+/* The symbolic name, e.g. "CLRT_ESHAPE". */
+const char *clrt_status_name(clrt_status s);
+/* This thread's last failure message; "" if none. Valid until the next
+ * failing clrt call on this thread. */
+const char *clrt_last_error(void);
+/* This thread's last failure code (CLRT_OK if none since the last clear). */
+clrt_status clrt_last_status(void);
+void clrt_clear_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,5 @@
+/* clrt/ops.h — (being written) */
+#ifndef CLRT_OPS_H
+#define CLRT_OPS_H
+#include <clrt/tensor.h>
+#endif

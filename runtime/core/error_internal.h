@@ -1,0 +1,21 @@
+/* Internal error helpers: set this thread's message and return the code. */
+#ifndef CLRT_ERROR_INTERNAL_H
+#define CLRT_ERROR_INTERNAL_H
+
+#include "runtime/core/cl.h"
+#include <clrt/error.h>
+
+#if defined(__GNUC__)
+#define CLRT__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLRT__PRINTF(f, a)
+#endif
+
+/* Sets the message (printf-style) and status; returns code. */
+clrt_status clrt__fail(clrt_status code, const char *fmt, ...) CLRT__PRINTF(2, 3);
+/* "clEnqueueWriteBuffer failed: CL_INVALID_VALUE (-30)"; out-of-memory
+ * OpenCL codes map to CLRT_ENOMEM, everything else to CLRT_EOPENCL. */
+clrt_status clrt__fail_cl(cl_int err, const char *what);
+const char *clrt__cl_error_name(cl_int err);
+
+#endif

@@ -1,0 +1,367 @@
+/* Device enumeration and naming: the d2l device model on top of OpenCL.
+ *
+ * Every platform and device is enumerated once, lazily, in a stable order:
+ * GPUs (NVIDIA's platform first, then other GPUs, then accelerators), CPUs
+ * last. GPUs and accelerators are named gpu:N, CPUs cpu:N. */
+#include "runtime/device/device_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEVICES 64
+
+static clrt_device devices[MAX_DEVICES];
+static int n_devices;       /* GPUs (visible ones, ordered) then CPUs */
+static int n_gpus;
+static clrt_status enum_status = CLRT_OK;
+static char enum_error[512];
+static pthread_once_t enum_once = PTHREAD_ONCE_INIT;
+
+/* Sort rank: lower comes first. */
+static int device_rank(const clrt_device *d)
+{
+    switch (d->info.kind) {
+    case CLRT_DEVICE_GPU:
+        return strstr(d->info.platform, "NVIDIA") ? 0 : 1;
+    case CLRT_DEVICE_ACCELERATOR:
+        return 2;
+    case CLRT_DEVICE_CPU:
+        break;
+    }
+    return 3;
+}
+
+static void query_string(cl_device_id id, cl_device_info what, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (clGetDeviceInfo(id, what, cap, out, NULL) != CL_SUCCESS)
+        snprintf(out, cap, "?");
+    out[cap - 1] = '\0';
+}
+
+static void query_info(clrt_device *d)
+{
+    clrt_device_info *in = &d->info;
+    cl_device_type type = 0;
+    cl_ulong u64 = 0;
+    cl_uint u32 = 0;
+    cl_bool b = CL_FALSE;
+    cl_device_exec_capabilities caps = 0;
+    size_t wg = 0;
+
+    query_string(d->id, CL_DEVICE_NAME, in->model, sizeof in->model);
+    query_string(d->id, CL_DEVICE_VENDOR, in->vendor, sizeof in->vendor);
+    query_string(d->id, CL_DRIVER_VERSION, in->driver_version, sizeof in->driver_version);
+    query_string(d->id, CL_DEVICE_OPENCL_C_VERSION, in->opencl_c_version,
+                 sizeof in->opencl_c_version);
+    if (clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof in->platform, in->platform,
+                          NULL) != CL_SUCCESS)
+        snprintf(in->platform, sizeof in->platform, "?");
+    if (clGetPlatformInfo(d->platform, CL_PLATFORM_VERSION, sizeof in->platform_version,
+                          in->platform_version, NULL) != CL_SUCCESS)
+        snprintf(in->platform_version, sizeof in->platform_version, "?");
+    clGetDeviceInfo(d->id, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    in->kind = (type & CL_DEVICE_TYPE_GPU)   ? CLRT_DEVICE_GPU
+               : (type & CL_DEVICE_TYPE_CPU) ? CLRT_DEVICE_CPU
+                                             : CLRT_DEVICE_ACCELERATOR;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof u64, &u64, NULL) == CL_SUCCESS)
+        in->global_mem_bytes = u64;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof u64, &u64, NULL) == CL_SUCCESS)
+        in->max_alloc_bytes = u64;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof u64, &u64, NULL) == CL_SUCCESS)
+        in->local_mem_bytes = u64;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof u32, &u32, NULL) == CL_SUCCESS)
+        in->compute_units = u32;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof u32, &u32, NULL) == CL_SUCCESS)
+        in->clock_mhz = u32;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS)
+        in->max_work_group_size = wg;
+    cl_device_fp_config fp64 = 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL) == CL_SUCCESS)
+        in->has_fp64 = fp64 != 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof b, &b, NULL) == CL_SUCCESS)
+        in->unified_memory = b == CL_TRUE;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, NULL) ==
+        CL_SUCCESS)
+        in->native_kernels = (caps & CL_EXEC_NATIVE_KERNEL) != 0;
+    in->gemm_path = CLRT_GEMM_CLBLAST;
+#ifdef CLRT_HAVE_HOST_BLAS
+    const char *choice = getenv("CLRT_GEMM");
+    int want_clblast = choice && strcmp(choice, "clblast") == 0;
+    if (in->kind == CLRT_DEVICE_CPU && in->unified_memory && in->native_kernels && !want_clblast)
+        in->gemm_path = CLRT_GEMM_HOST_BLAS;
+#endif
+}
+
+static void add_platform(cl_platform_id p, clrt_device *found, int *n_found)
+{
+    cl_device_id ids[MAX_DEVICES];
+    cl_uint n = 0;
+    cl_int err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, MAX_DEVICES, ids, &n);
+    if (err != CL_SUCCESS) {
+        char pname[256] = "?";
+        clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+        pname[sizeof pname - 1] = '\0';
+        if (err != CL_DEVICE_NOT_FOUND)
+            fprintf(stderr, "clrt: warning: skipping OpenCL platform '%s': clGetDeviceIDs: %s\n",
+                    pname, clrt__cl_error_name(err));
+        return;
+    }
+    for (cl_uint i = 0; i < n && *n_found < MAX_DEVICES; i++) {
+        clrt_device *d = &found[(*n_found)++];
+        memset(d, 0, sizeof *d);
+        d->platform = p;
+        d->id = ids[i];
+        query_info(d);
+    }
+}
+
+/* Applies CLRT_VISIBLE_DEVICES ("2,0") to the GPU list, in place. */
+static int apply_visible(clrt_device *gpus, int n)
+{
+    const char *env = getenv("CLRT_VISIBLE_DEVICES");
+    if (!env)
+        return n;
+    clrt_device picked[MAX_DEVICES];
+    int used[MAX_DEVICES] = {0};
+    int m = 0;
+    const char *s = env;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0 || v >= n || used[v]) {
+            /* Like CUDA_VISIBLE_DEVICES: an invalid entry ends the list. */
+            if (*s && !(end != s && v < 0))
+                fprintf(stderr, "clrt: warning: CLRT_VISIBLE_DEVICES='%s': entry '%.*s' is not "
+                                "one of the %d GPU(s); ignoring it and the rest\n",
+                        env, (int)strcspn(s, ","), s, n);
+            break;
+        }
+        used[v] = 1;
+        picked[m++] = gpus[v];
+        s = end;
+        while (*s == ',' || isspace((unsigned char)*s))
+            s++;
+    }
+    memcpy(gpus, picked, (size_t)m * sizeof *picked);
+    return m;
+}
+
+static void enumerate(void)
+{
+    cl_platform_id plats[16];
+    cl_uint np = 0;
+    cl_int err = clGetPlatformIDs(16, plats, &np);
+    if (err != CL_SUCCESS || np == 0) {
+        enum_status = CLRT_ENOPLATFORM;
+        snprintf(enum_error, sizeof enum_error,
+                 "no OpenCL platform found (clGetPlatformIDs: %s); install an OpenCL driver, "
+                 "e.g. 'apt install pocl-opencl-icd' for the CPU",
+                 err == CL_SUCCESS ? "0 platforms" : clrt__cl_error_name(err));
+        return;
+    }
+    static clrt_device found[MAX_DEVICES];
+    int nf = 0;
+    for (cl_uint i = 0; i < np && i < 16; i++)
+        add_platform(plats[i], found, &nf);
+    /* Stable sort by rank (insertion sort keeps platform/device order). */
+    for (int i = 1; i < nf; i++) {
+        clrt_device tmp = found[i];
+        int j = i;
+        while (j > 0 && device_rank(&found[j - 1]) > device_rank(&tmp)) {
+            found[j] = found[j - 1];
+            j--;
+        }
+        found[j] = tmp;
+    }
+    int g = 0;
+    while (g < nf && found[g].info.kind != CLRT_DEVICE_CPU)
+        g++;
+    n_gpus = apply_visible(found, g);
+    memcpy(devices, found, (size_t)n_gpus * sizeof *found);
+    n_devices = n_gpus;
+    for (int i = g; i < nf; i++)
+        devices[n_devices++] = found[i];
+    for (int i = 0; i < n_devices; i++) {
+        clrt_device *d = &devices[i];
+        pthread_mutex_init(&d->lock, NULL);
+        if (i < n_gpus)
+            snprintf(d->info.name, sizeof d->info.name, "gpu:%d", i);
+        else if (i == n_gpus)
+            snprintf(d->info.name, sizeof d->info.name, "cpu");
+        else
+            snprintf(d->info.name, sizeof d->info.name, "cpu:%d", i - n_gpus);
+    }
+}
+
+/* CLRT_OK once enumeration has run; else sets the error and returns it. */
+static clrt_status ensure_enumerated(void)
+{
+    pthread_once(&enum_once, enumerate);
+    if (enum_status != CLRT_OK)
+        return clrt__fail(enum_status, "%s", enum_error);
+    return CLRT_OK;
+}
+
+int clrt_device_count(void)
+{
+    clrt_status s = ensure_enumerated();
+    return s == CLRT_OK ? n_devices : (int)s;
+}
+
+clrt_device *clrt_device_at(int index)
+{
+    if (ensure_enumerated() != CLRT_OK)
+        return NULL;
+    if (index < 0 || index >= n_devices) {
+        clrt__fail(CLRT_ENODEV, "device index %d out of range: %d device(s) exist", index,
+                   n_devices);
+        return NULL;
+    }
+    return &devices[index];
+}
+
+int clrt_num_gpus(void) { return ensure_enumerated() == CLRT_OK ? n_gpus : 0; }
+
+int clrt_num_cpus(void) { return ensure_enumerated() == CLRT_OK ? n_devices - n_gpus : 0; }
+
+clrt_device *clrt_gpu(int i)
+{
+    if (ensure_enumerated() != CLRT_OK)
+        return NULL;
+    if (i < 0 || i >= n_gpus) {
+        clrt__fail(CLRT_ENODEV, "no device gpu:%d: this host has %d GPU(s)%s", i, n_gpus,
+                   getenv("CLRT_VISIBLE_DEVICES") ? " visible through CLRT_VISIBLE_DEVICES" : "");
+        return NULL;
+    }
+    return &devices[i];
+}
+
+static clrt_device *cpu_at(int i)
+{
+    if (ensure_enumerated() != CLRT_OK)
+        return NULL;
+    int ncpu = n_devices - n_gpus;
+    if (i < 0 || i >= ncpu) {
+        clrt__fail(CLRT_ENODEV, "no device cpu:%d: this host has %d CPU device(s)%s", i, ncpu,
+                   ncpu == 0 ? "; install 'pocl-opencl-icd' for an OpenCL CPU driver" : "");
+        return NULL;
+    }
+    return &devices[n_gpus + i];
+}
+
+clrt_device *clrt_cpu(void) { return cpu_at(0); }
+
+clrt_device *clrt_try_gpu(int i)
+{
+    if (ensure_enumerated() != CLRT_OK)
+        return NULL;
+    return (i >= 0 && i < n_gpus) ? &devices[i] : cpu_at(0);
+}
+
+int clrt_try_all_gpus(clrt_device **out, int capacity)
+{
+    clrt_status s = ensure_enumerated();
+    if (s != CLRT_OK)
+        return (int)s;
+    if (capacity < 0 || (capacity > 0 && !out))
+        return (int)clrt__fail(CLRT_EINVAL, "clrt_try_all_gpus: out is NULL or capacity < 0");
+    if (n_gpus == 0) {
+        clrt_device *c = cpu_at(0);
+        if (!c)
+            return (int)clrt_last_status();
+        if (capacity > 0)
+            out[0] = c;
+        return 1;
+    }
+    for (int i = 0; i < n_gpus && i < capacity; i++)
+        out[i] = &devices[i];
+    return n_gpus;
+}
+
+static const char accepted_forms[] =
+    "accepted forms: \"cpu\", \"cpu:N\", \"gpu\", \"gpu:N\", \"cuda\", \"cuda:N\"";
+
+clrt_device *clrt_device_get(const char *spec)
+{
+    if (!spec) {
+        clrt__fail(CLRT_EINVAL, "clrt_device_get: spec is NULL; %s", accepted_forms);
+        return NULL;
+    }
+    int is_cpu = strncmp(spec, "cpu", 3) == 0;
+    int is_gpu = strncmp(spec, "gpu", 3) == 0;
+    size_t prefix = is_cpu || is_gpu ? 3 : strncmp(spec, "cuda", 4) == 0 ? 4 : 0;
+    if (prefix == 0) {
+        clrt__fail(CLRT_EINVAL, "unknown device '%s'; %s", spec, accepted_forms);
+        return NULL;
+    }
+    const char *rest = spec + prefix;
+    long index = 0;
+    if (*rest == ':') {
+        char *end;
+        if (!isdigit((unsigned char)rest[1]) ||
+            (index = strtol(rest + 1, &end, 10), *end != '\0') || index > 1000000) {
+            clrt__fail(CLRT_EINVAL, "unknown device '%s'; %s", spec, accepted_forms);
+            return NULL;
+        }
+    } else if (*rest != '\0') {
+        clrt__fail(CLRT_EINVAL, "unknown device '%s'; %s", spec, accepted_forms);
+        return NULL;
+    }
+    return is_cpu ? cpu_at((int)index) : clrt_gpu((int)index);
+}
+
+const char *clrt_device_str(const clrt_device *d) { return d ? d->info.name : "(null)"; }
+
+const char *clrt_device_kind_str(clrt_device_kind k)
+{
+    return k == CLRT_DEVICE_GPU ? "GPU" : k == CLRT_DEVICE_CPU ? "CPU" : "ACCELERATOR";
+}
+
+clrt_status clrt_device_info_get(const clrt_device *d, clrt_device_info *out)
+{
+    if (!d || !out)
+        return clrt__fail(CLRT_EINVAL, "clrt_device_info_get: NULL argument");
+    *out = d->info;
+    return CLRT_OK;
+}
+
+clrt_status clrt__device_open(clrt_device *d)
+{
+    clrt_status st = CLRT_OK;
+    cl_int err = CL_SUCCESS;
+    pthread_mutex_lock(&d->lock);
+    if (d->opened)
+        goto done;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)d->platform, 0};
+    d->ctx = clCreateContext(props, 1, &d->id, NULL, NULL, &err);
+    if (err != CL_SUCCESS) {
+        st = clrt__fail_cl(err, "clCreateContext");
+        clrt__fail(st, "%s: opening %s (%s): %s", clrt_status_name(st), d->info.name,
+                   d->info.model, clrt_last_error());
+        goto done;
+    }
+    d->queue = clCreateCommandQueue(d->ctx, d->id, 0, &err);
+    if (err != CL_SUCCESS) {
+        st = clrt__fail_cl(err, "clCreateCommandQueue");
+        clReleaseContext(d->ctx);
+        d->ctx = NULL;
+        goto done;
+    }
+    d->opened = 1;
+done:
+    pthread_mutex_unlock(&d->lock);
+    return st;
+}
+
+clrt_status clrt_device_synchronize(clrt_device *d)
+{
+    if (!d)
+        return clrt__fail(CLRT_EINVAL, "clrt_device_synchronize: device is NULL");
+    if (!d->opened)
+        return CLRT_OK;
+    cl_int err = clFinish(d->queue); /* the caller asked to wait */
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clFinish");
+}

@@ -1,0 +1,72 @@
+/* Kernel launches: argument setting and work sizes from device queries. */
+#include "runtime/device/device_internal.h"
+
+clrt_status clrt__set_args(cl_kernel k, int n, const clrt__karg *args)
+{
+    for (int i = 0; i < n; i++) {
+        cl_int err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
+        if (err != CL_SUCCESS) {
+            char name[128] = "?";
+            clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+            name[sizeof name - 1] = '\0';
+            clrt__fail_cl(err, "clSetKernelArg");
+            return clrt__fail(CLRT_EOPENCL, "kernel %s argument %d: %s", name, i,
+                              clrt_last_error());
+        }
+    }
+    return CLRT_OK;
+}
+
+size_t clrt__wg_size(clrt_device *d, cl_kernel k)
+{
+    size_t max = 0, multiple = 0;
+    if (clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof max, &max, NULL) !=
+            CL_SUCCESS ||
+        max == 0)
+        max = 1;
+    if (clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                                 sizeof multiple, &multiple, NULL) != CL_SUCCESS ||
+        multiple == 0)
+        multiple = 1;
+    /* 256 keeps GPUs busy and PoCL's work-group loops long enough to vectorize;
+     * never more than the kernel allows, always a multiple of the warp size. */
+    size_t wg = max < 256 ? max : 256;
+    if (wg >= multiple)
+        wg -= wg % multiple;
+    return wg;
+}
+
+clrt_status clrt__launch(clrt_device *d, cl_kernel k, cl_uint dims, const size_t *global,
+                         const size_t *local)
+{
+    for (cl_uint i = 0; i < dims; i++)
+        if (global[i] == 0)
+            return CLRT_OK; /* nothing to do: an empty tensor */
+    cl_int err = clEnqueueNDRangeKernel(d->queue, k, dims, NULL, global, local, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char name[128] = "?";
+        clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+        name[sizeof name - 1] = '\0';
+        clrt_status st = clrt__fail_cl(err, "clEnqueueNDRangeKernel");
+        return clrt__fail(st, "launching kernel %s on %s: %s", name, d->info.name,
+                          clrt_last_error());
+    }
+    return CLRT_OK;
+}
+
+clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n)
+{
+    size_t wg = clrt__wg_size(d, k);
+    size_t global = (n + wg - 1) / wg * wg;
+    return clrt__launch(d, k, 1, &global, &wg);
+}
+
+clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options,
+                         const char *name, size_t n, int nargs, const clrt__karg *args)
+{
+    cl_kernel k = clrt__kernel(d, family, options, name);
+    if (!k)
+        return clrt_last_status();
+    clrt_status st = clrt__set_args(k, nargs, args);
+    return st != CLRT_OK ? st : clrt__launch_1d(d, k, n);
+}

@@ -1,0 +1,276 @@
+/* Program cache: in memory per device, and on disk as program binaries keyed
+ * by a hash of (clrt version, source, options, device, driver, platform).
+ * A cache file that is truncated, foreign or fails to load is rebuilt from
+ * source without a word to the user. */
+#include "runtime/device/device_internal.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_KERNELS_PER_PROGRAM 48
+static const char cache_magic[8] = {'C', 'L', 'R', 'T', 'P', 'B', '0', '1'};
+
+struct clrt__program {
+    char *family;
+    char *options;
+    cl_program program;
+    int n_kernels;
+    char *kernel_names[MAX_KERNELS_PER_PROGRAM];
+    cl_kernel kernels[MAX_KERNELS_PER_PROGRAM];
+    clrt__program *next;
+};
+
+static atomic_long builds_from_source;
+
+long clrt_program_builds(void) { return atomic_load(&builds_from_source); }
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static uint64_t fnv1a_str(uint64_t h, const char *s) { return fnv1a(h, s, strlen(s) + 1); }
+
+/* Path of the cache file, or 0 when the disk cache is off. */
+static int cache_path(const clrt_device *d, const char *source, const char *options, char *out,
+                      size_t cap)
+{
+    const char *off = getenv("CLRT_CACHE");
+    if (off && strcmp(off, "0") == 0)
+        return 0;
+    const char *dir = getenv("CLRT_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char base[3072];
+    if (dir && *dir)
+        snprintf(base, sizeof base, "%s", dir);
+    else if (xdg && *xdg)
+        snprintf(base, sizeof base, "%s/clrt", xdg);
+    else if (home && *home)
+        snprintf(base, sizeof base, "%s/.cache/clrt", home);
+    else
+        return 0;
+    uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
+    for (int i = 0; i < 2; i++) {
+        h[i] = fnv1a_str(h[i], CLRT_VERSION);
+        h[i] = fnv1a_str(h[i], source);
+        h[i] = fnv1a_str(h[i], options);
+        h[i] = fnv1a_str(h[i], d->info.model);
+        h[i] = fnv1a_str(h[i], d->info.driver_version);
+        h[i] = fnv1a_str(h[i], d->info.platform_version);
+    }
+    snprintf(out, cap, "%s/%016llx%016llx.bin", base, (unsigned long long)h[0],
+             (unsigned long long)h[1]);
+    return 1;
+}
+
+static void make_dirs(char *path) /* mkdir -p of path's parent */
+{
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+            *p = '/';
+            return;
+        }
+        *p = '/';
+    }
+}
+
+/* Returns a built program from the cache file, or NULL (silently). */
+static cl_program load_binary(clrt_device *d, const char *path, const char *options)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf = NULL;
+    cl_program prog = NULL;
+    char magic[8];
+    uint64_t size = 0, hash = 0;
+    if (!f)
+        return NULL;
+    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, cache_magic, 8) != 0 ||
+        fread(&size, sizeof size, 1, f) != 1 || fread(&hash, sizeof hash, 1, f) != 1 ||
+        size == 0 || size > (1u << 30))
+        goto done;
+    buf = malloc(size);
+    if (!buf || fread(buf, 1, size, f) != size || fnv1a(0xcbf29ce484222325ULL, buf, size) != hash)
+        goto done;
+    size_t len = size;
+    const unsigned char *bins[1] = {buf};
+    cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+    prog = clCreateProgramWithBinary(d->ctx, 1, &d->id, &len, bins, &status, &err);
+    if (err != CL_SUCCESS || status != CL_SUCCESS) {
+        prog = NULL;
+        goto done;
+    }
+    if (clBuildProgram(prog, 1, &d->id, options, NULL, NULL) != CL_SUCCESS) {
+        clReleaseProgram(prog);
+        prog = NULL;
+    }
+done:
+    free(buf);
+    fclose(f);
+    return prog;
+}
+
+/* Best effort: a failure to write the cache costs only a rebuild later. */
+static void store_binary(clrt_device *d, cl_program prog, char *path)
+{
+    size_t size = 0;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+        size == 0)
+        return;
+    unsigned char *buf = malloc(size);
+    unsigned char *bins[1] = {buf};
+    if (!buf || clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS) {
+        free(buf);
+        return;
+    }
+    make_dirs(path);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    uint64_t size64 = size, hash = fnv1a(0xcbf29ce484222325ULL, buf, size);
+    int ok = f && fwrite(cache_magic, 1, 8, f) == 8 && fwrite(&size64, sizeof size64, 1, f) == 1 &&
+             fwrite(&hash, sizeof hash, 1, f) == 1 && fwrite(buf, 1, size, f) == size;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok || rename(tmp, path) != 0)
+        remove(tmp);
+    (void)d;
+    free(buf);
+}
+
+static cl_program build_from_source(clrt_device *d, const char *family, const char *source,
+                                    const char *options)
+{
+    cl_int err = CL_SUCCESS;
+    cl_program prog = clCreateProgramWithSource(d->ctx, 1, &source, NULL, &err);
+    if (err != CL_SUCCESS) {
+        clrt__fail_cl(err, "clCreateProgramWithSource");
+        return NULL;
+    }
+    atomic_fetch_add(&builds_from_source, 1);
+    err = clBuildProgram(prog, 1, &d->id, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        size_t n = 0;
+        char *log = NULL;
+        if (clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS &&
+            (log = malloc(n + 1)) != NULL &&
+            clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS)
+            log[n] = '\0';
+        clrt__fail(CLRT_EBUILD, "building kernels '%s' for %s (%s) with options '%s' failed: %s\n"
+                                "build log:\n%s",
+                   family, d->info.name, d->info.model, options, clrt__cl_error_name(err),
+                   log ? log : "(no log)");
+        free(log);
+        clReleaseProgram(prog);
+        return NULL;
+    }
+    return prog;
+}
+
+static cl_program get_program(clrt_device *d, const char *family, const char *options)
+{
+    char *source = clrt__kernel_source(family);
+    char path[4096];
+    cl_program prog = NULL;
+    if (!source)
+        return NULL;
+    int cached = cache_path(d, source, options, path, sizeof path);
+    if (cached)
+        prog = load_binary(d, path, options);
+    if (!prog) {
+        prog = build_from_source(d, family, source, options);
+        if (prog && cached)
+            store_binary(d, prog, path);
+    }
+    free(source);
+    return prog;
+}
+
+static clrt__program *find_or_build(clrt_device *d, const char *family, const char *options)
+{
+    for (clrt__program *p = d->programs; p; p = p->next)
+        if (strcmp(p->family, family) == 0 && strcmp(p->options, options) == 0)
+            return p;
+    cl_program prog = get_program(d, family, options);
+    if (!prog)
+        return NULL;
+    clrt__program *p = calloc(1, sizeof *p);
+    if (p) {
+        p->family = strdup(family);
+        p->options = strdup(options);
+    }
+    if (!p || !p->family || !p->options) {
+        if (p) {
+            free(p->family);
+            free(p->options);
+        }
+        free(p);
+        clReleaseProgram(prog);
+        clrt__fail(CLRT_ENOMEM, "out of host memory in the program cache");
+        return NULL;
+    }
+    p->program = prog;
+    p->next = d->programs;
+    d->programs = p;
+    return p;
+}
+
+static cl_kernel find_or_create_kernel(clrt__program *p, const char *name)
+{
+    for (int i = 0; i < p->n_kernels; i++)
+        if (strcmp(p->kernel_names[i], name) == 0)
+            return p->kernels[i];
+    if (p->n_kernels == MAX_KERNELS_PER_PROGRAM) {
+        clrt__fail(CLRT_ENOTSUP, "too many kernels in family '%s'", p->family);
+        return NULL;
+    }
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(p->program, name, &err);
+    if (err != CL_SUCCESS) {
+        clrt__fail(err == CL_INVALID_KERNEL_NAME ? CLRT_EINVAL : CLRT_EOPENCL,
+                   "clCreateKernel('%s') in family '%s': %s", name, p->family,
+                   clrt__cl_error_name(err));
+        return NULL;
+    }
+    char *dup = strdup(name);
+    if (!dup) {
+        clReleaseKernel(k);
+        clrt__fail(CLRT_ENOMEM, "out of host memory in the program cache");
+        return NULL;
+    }
+    p->kernel_names[p->n_kernels] = dup;
+    p->kernels[p->n_kernels++] = k;
+    return k;
+}
+
+cl_kernel clrt__kernel(clrt_device *d, const char *family, const char *options,
+                       const char *name)
+{
+    char opts[1024];
+    if (!d || !family || !name) {
+        clrt__fail(CLRT_EINVAL, "clrt__kernel: NULL argument");
+        return NULL;
+    }
+    if (clrt__device_open(d) != CLRT_OK)
+        return NULL;
+    /* Every program is OpenCL C 1.2, whatever the driver's default. */
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 %s", options ? options : "");
+    pthread_mutex_lock(&d->lock);
+    clrt__program *p = find_or_build(d, family, opts);
+    cl_kernel k = p ? find_or_create_kernel(p, name) : NULL;
+    pthread_mutex_unlock(&d->lock);
+    return k;
+}

@@ -1,0 +1,472 @@
+/* Tensors: creation, lifetime, host I/O, device moves and views. */
+#include "runtime/tensor/tensor_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t clrt_dtype_size(clrt_dtype t)
+{
+    switch (t) {
+    case CLRT_F32:
+    case CLRT_I32:
+        return 4;
+    case CLRT_U8:
+        return 1;
+    }
+    return 0;
+}
+
+const char *clrt_dtype_str(clrt_dtype t)
+{
+    switch (t) {
+    case CLRT_F32:
+        return "float32";
+    case CLRT_I32:
+        return "int32";
+    case CLRT_U8:
+        return "uint8";
+    }
+    return "invalid-dtype";
+}
+
+char *clrt_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap)
+{
+    size_t used = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < ndim && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%lld", i ? ", " : "",
+                                 (long long)shape[i]);
+    if (used < cap)
+        snprintf(buf + used, cap - used, "]");
+    return buf;
+}
+
+/* Validates a shape; on success stores the element count. */
+static clrt_status check_shape(const char *op, clrt_dtype t, int ndim, const int64_t *shape,
+                               int64_t *numel)
+{
+    if (clrt_dtype_size(t) == 0)
+        return clrt__fail(CLRT_EDTYPE, "%s: invalid dtype %d", op, (int)t);
+    if (ndim < 0 || ndim > CLRT_MAX_DIMS)
+        return clrt__fail(CLRT_EINVAL, "%s: ndim %d outside 0..%d", op, ndim, CLRT_MAX_DIMS);
+    if (ndim > 0 && !shape)
+        return clrt__fail(CLRT_EINVAL, "%s: shape is NULL with ndim %d", op, ndim);
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0)
+            return clrt__fail(CLRT_EINVAL, "%s: negative size %lld in dimension %d", op,
+                              (long long)shape[i], i);
+        if (shape[i] > 0 && n > (INT64_MAX / 8) / shape[i])
+            return clrt__fail(CLRT_ENOMEM, "%s: shape overflows the element count", op);
+        n *= shape[i];
+    }
+    *numel = n;
+    return CLRT_OK;
+}
+
+static clrt__storage *storage_new(clrt_device *d, size_t bytes)
+{
+    if (bytes > d->info.max_alloc_bytes)
+        goto too_big;
+    if (clrt__device_open(d) != CLRT_OK)
+        return NULL;
+    clrt__storage *s = malloc(sizeof *s);
+    if (!s) {
+        clrt__fail(CLRT_ENOMEM, "out of host memory");
+        return NULL;
+    }
+    cl_int err = CL_SUCCESS;
+    s->mem = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 4, NULL, &err);
+    if (err != CL_SUCCESS) {
+        free(s);
+        clrt_status st = clrt__fail_cl(err, "clCreateBuffer");
+        clrt__fail(st, "allocating %zu bytes on %s: %s", bytes, d->info.name, clrt_last_error());
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    s->dev = d;
+    s->bytes = bytes;
+    return s;
+too_big:
+    clrt__fail(CLRT_ENOMEM,
+               "allocating %zu bytes on %s (%s): more than the device's largest allocation "
+               "(CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu bytes)",
+               bytes, d->info.name, d->info.model, (unsigned long long)d->info.max_alloc_bytes);
+    return NULL;
+}
+
+static void storage_release(clrt__storage *s)
+{
+    if (s && atomic_fetch_sub(&s->refcount, 1) == 1) {
+        clReleaseMemObject(s->mem);
+        free(s);
+    }
+}
+
+static clrt_tensor *tensor_new(clrt__storage *s, clrt_dtype t, int ndim, const int64_t *shape,
+                               int64_t numel)
+{
+    clrt_tensor *x = calloc(1, sizeof *x);
+    if (!x) {
+        clrt__fail(CLRT_ENOMEM, "out of host memory");
+        return NULL;
+    }
+    atomic_init(&x->refcount, 1);
+    x->storage = s;
+    x->dtype = t;
+    x->ndim = ndim;
+    if (ndim > 0)
+        memcpy(x->shape, shape, (size_t)ndim * sizeof *shape);
+    x->numel = numel;
+    return x;
+}
+
+/* CLRT_POISON=1 (the tests set it): every new buffer starts as 0xFF bytes,
+ * NaN in float32, so an op that leaves part of its output unwritten fails
+ * its test instead of passing on leftover values. */
+static int poison_enabled(void)
+{
+    const char *p = getenv("CLRT_POISON");
+    return p && strcmp(p, "1") == 0;
+}
+
+static void poison(clrt_tensor *x)
+{
+    unsigned char ff = 0xFF;
+    if (x->storage->bytes > 0)
+        clEnqueueFillBuffer(clrt__dev(x)->queue, clrt__mem(x), &ff, 1, 0, x->storage->bytes, 0,
+                            NULL, NULL);
+}
+
+clrt_tensor *clrt__alloc(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape)
+{
+    int64_t numel = 0;
+    if (!d) {
+        clrt__fail(CLRT_EINVAL, "tensor creation: device is NULL");
+        return NULL;
+    }
+    if (check_shape("tensor creation", t, ndim, shape, &numel) != CLRT_OK)
+        return NULL;
+    clrt__storage *s = storage_new(d, (size_t)numel * clrt_dtype_size(t));
+    if (!s)
+        return NULL;
+    clrt_tensor *x = tensor_new(s, t, ndim, shape, numel);
+    if (!x)
+        storage_release(s);
+    else if (poison_enabled())
+        poison(x);
+    return x;
+}
+
+clrt_tensor *clrt__alloc_like(const clrt_tensor *t)
+{
+    return clrt__alloc(clrt__dev(t), t->dtype, t->ndim, t->shape);
+}
+
+clrt_status clrt__fill(clrt_tensor *t, double value)
+{
+    union {
+        float f;
+        int32_t i;
+        uint8_t u;
+    } pattern;
+    size_t psize = clrt_dtype_size(t->dtype);
+    if (t->dtype == CLRT_F32)
+        pattern.f = (float)value;
+    else if (t->dtype == CLRT_I32)
+        pattern.i = (int32_t)value;
+    else
+        pattern.u = (uint8_t)value;
+    if (t->numel == 0)
+        return CLRT_OK;
+    clrt_device *d = clrt__dev(t);
+    cl_int err = clEnqueueFillBuffer(d->queue, clrt__mem(t), &pattern, psize, 0,
+                                     (size_t)t->numel * psize, 0, NULL, NULL);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer");
+}
+
+clrt_tensor *clrt_empty(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape)
+{
+    return clrt__alloc(d, t, ndim, shape);
+}
+
+clrt_tensor *clrt_full(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape,
+                       double value)
+{
+    clrt_tensor *x = clrt__alloc(d, t, ndim, shape);
+    if (x && clrt__fill(x, value) != CLRT_OK) {
+        clrt_tensor_release(x);
+        return NULL;
+    }
+    return x;
+}
+
+clrt_tensor *clrt_zeros(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape)
+{
+    return clrt_full(d, t, ndim, shape, 0.0);
+}
+
+clrt_tensor *clrt_ones(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape)
+{
+    return clrt_full(d, t, ndim, shape, 1.0);
+}
+
+clrt_tensor *clrt_from_host(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape,
+                            const void *data)
+{
+    if (!data) {
+        clrt__fail(CLRT_EINVAL, "clrt_from_host: data is NULL");
+        return NULL;
+    }
+    clrt_tensor *x = clrt__alloc(d, t, ndim, shape);
+    if (x && clrt_copy_from_host(x, data, clrt_tensor_nbytes(x)) != CLRT_OK) {
+        clrt_tensor_release(x);
+        return NULL;
+    }
+    return x;
+}
+
+static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl_bool blocking)
+{
+    if (!t || !data)
+        return clrt__fail(CLRT_EINVAL, "copy from host: NULL argument");
+    size_t need = clrt_tensor_nbytes(t);
+    if (bytes != need)
+        return clrt__fail(CLRT_EINVAL, "copy from host: %zu bytes given, the tensor holds %zu",
+                          bytes, need);
+    if (need == 0)
+        return CLRT_OK;
+    cl_int err = clEnqueueWriteBuffer(clrt__dev(t)->queue, clrt__mem(t), blocking, 0, need, data,
+                                      0, NULL, NULL);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueWriteBuffer");
+}
+
+clrt_status clrt_copy_from_host(clrt_tensor *t, const void *data, size_t bytes)
+{
+    return write_host(t, data, bytes, CL_TRUE);
+}
+
+clrt_status clrt_copy_from_host_async(clrt_tensor *t, const void *data, size_t bytes)
+{
+    return write_host(t, data, bytes, CL_FALSE);
+}
+
+clrt_status clrt_to_host(const clrt_tensor *t, void *dst, size_t dst_bytes)
+{
+    if (!t || !dst)
+        return clrt__fail(CLRT_EINVAL, "clrt_to_host: NULL argument");
+    size_t need = clrt_tensor_nbytes(t);
+    if (dst_bytes < need)
+        return clrt__fail(CLRT_EINVAL, "clrt_to_host: destination has %zu bytes, tensor needs %zu",
+                          dst_bytes, need);
+    if (need == 0)
+        return CLRT_OK;
+    /* A blocking read: the caller asked for the values. */
+    cl_int err = clEnqueueReadBuffer(clrt__dev(t)->queue, clrt__mem(t), CL_TRUE, 0, need, dst, 0,
+                                     NULL, NULL);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueReadBuffer");
+}
+
+clrt_status clrt_item(const clrt_tensor *t, double *out)
+{
+    if (!t || !out)
+        return clrt__fail(CLRT_EINVAL, "clrt_item: NULL argument");
+    if (t->numel != 1)
+        return clrt__fail(CLRT_ESHAPE, "clrt_item: tensor has %lld elements, not 1",
+                          (long long)t->numel);
+    union {
+        float f;
+        int32_t i;
+        uint8_t u;
+    } v;
+    clrt_status st = clrt_to_host(t, &v, sizeof v);
+    if (st == CLRT_OK)
+        *out = t->dtype == CLRT_F32 ? (double)v.f : t->dtype == CLRT_I32 ? (double)v.i : v.u;
+    return st;
+}
+
+clrt_device *clrt_tensor_device(const clrt_tensor *t) { return t ? clrt__dev(t) : NULL; }
+clrt_dtype clrt_tensor_dtype(const clrt_tensor *t) { return t ? t->dtype : CLRT_F32; }
+int clrt_tensor_ndim(const clrt_tensor *t) { return t ? t->ndim : -1; }
+const int64_t *clrt_tensor_shape(const clrt_tensor *t) { return t ? t->shape : NULL; }
+int64_t clrt_tensor_numel(const clrt_tensor *t) { return t ? t->numel : 0; }
+
+size_t clrt_tensor_nbytes(const clrt_tensor *t)
+{
+    return t ? (size_t)t->numel * clrt_dtype_size(t->dtype) : 0;
+}
+
+void clrt_tensor_retain(clrt_tensor *t)
+{
+    if (t)
+        atomic_fetch_add(&t->refcount, 1);
+}
+
+void clrt_tensor_release(clrt_tensor *t)
+{
+    if (t && atomic_fetch_sub(&t->refcount, 1) == 1) {
+        storage_release(t->storage);
+        free(t);
+    }
+}
+
+int clrt_tensor_refcount(const clrt_tensor *t) { return t ? atomic_load(&t->refcount) : 0; }
+
+/* Copies src's bytes to dst on another device through a mapped source
+ * buffer: one blocking map (the values must exist before another queue can
+ * see them), an upload, then an unmap. */
+static clrt_status copy_across(clrt_tensor *src, clrt_tensor *dst)
+{
+    size_t bytes = clrt_tensor_nbytes(src);
+    clrt_device *sd = clrt__dev(src);
+    cl_int err = CL_SUCCESS;
+    if (bytes == 0)
+        return CLRT_OK;
+    void *p = clEnqueueMapBuffer(sd->queue, clrt__mem(src), CL_TRUE, CL_MAP_READ, 0, bytes, 0,
+                                 NULL, NULL, &err);
+    if (err != CL_SUCCESS)
+        return clrt__fail_cl(err, "clEnqueueMapBuffer");
+    clrt_status st = clrt_copy_from_host(dst, p, bytes);
+    err = clEnqueueUnmapMemObject(sd->queue, clrt__mem(src), p, 0, NULL, NULL);
+    if (st == CLRT_OK && err != CL_SUCCESS)
+        st = clrt__fail_cl(err, "clEnqueueUnmapMemObject");
+    return st;
+}
+
+clrt_tensor *clrt_tensor_to(clrt_tensor *t, clrt_device *d)
+{
+    if (!t || !d) {
+        clrt__fail(CLRT_EINVAL, "clrt_tensor_to: NULL argument");
+        return NULL;
+    }
+    if (clrt__dev(t) == d) {
+        clrt_tensor_retain(t);
+        return t;
+    }
+    clrt_tensor *x = clrt__alloc(d, t->dtype, t->ndim, t->shape);
+    if (x && copy_across(t, x) != CLRT_OK) {
+        clrt_tensor_release(x);
+        return NULL;
+    }
+    return x;
+}
+
+clrt_tensor *clrt_tensor_clone(clrt_tensor *t)
+{
+    if (!t) {
+        clrt__fail(CLRT_EINVAL, "clrt_tensor_clone: tensor is NULL");
+        return NULL;
+    }
+    clrt_tensor *x = clrt__alloc_like(t);
+    size_t bytes = clrt_tensor_nbytes(t);
+    if (!x || bytes == 0)
+        return x;
+    cl_int err = clEnqueueCopyBuffer(clrt__dev(t)->queue, clrt__mem(t), clrt__mem(x), 0, 0, bytes,
+                                     0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        clrt__fail_cl(err, "clEnqueueCopyBuffer");
+        clrt_tensor_release(x);
+        return NULL;
+    }
+    return x;
+}
+
+clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shape)
+{
+    int64_t dims[CLRT_MAX_DIMS], known = 1, numel = 0;
+    int infer = -1;
+    char a[128], b[128];
+    if (!t || ndim < 0 || ndim > CLRT_MAX_DIMS || (ndim > 0 && !shape)) {
+        clrt__fail(CLRT_EINVAL, "clrt_reshape: NULL tensor or bad ndim %d", ndim);
+        return NULL;
+    }
+    for (int i = 0; i < ndim; i++) {
+        dims[i] = shape[i];
+        if (shape[i] == -1 && infer < 0)
+            infer = i;
+        else if (shape[i] < 0) {
+            clrt__fail(CLRT_EINVAL, "clrt_reshape: bad size %lld in dimension %d",
+                       (long long)shape[i], i);
+            return NULL;
+        } else
+            known *= shape[i];
+    }
+    if (infer >= 0 && known > 0 && t->numel % known == 0)
+        dims[infer] = t->numel / known;
+    if (check_shape("clrt_reshape", t->dtype, ndim, dims, &numel) != CLRT_OK)
+        return NULL;
+    if (numel != t->numel || (infer >= 0 && known == 0)) {
+        clrt__fail(CLRT_ESHAPE, "clrt_reshape: cannot view shape %s (%lld elements) as %s",
+                   clrt_shape_str(t->ndim, t->shape, a, sizeof a), (long long)t->numel,
+                   clrt_shape_str(ndim, shape, b, sizeof b));
+        return NULL;
+    }
+    clrt_tensor *x = tensor_new(t->storage, t->dtype, ndim, dims, numel);
+    if (x)
+        atomic_fetch_add(&t->storage->refcount, 1);
+    return x;
+}
+
+clrt_tensor *clrt_flatten(clrt_tensor *t)
+{
+    if (!t || t->ndim < 1) {
+        clrt__fail(CLRT_EINVAL, "clrt_flatten: needs a tensor with at least one dimension");
+        return NULL;
+    }
+    int64_t shape[2] = {t->shape[0], -1};
+    if (t->shape[0] == 0)
+        shape[1] = 0;
+    else
+        shape[1] = t->numel / t->shape[0];
+    return clrt_reshape(t, 2, shape);
+}
+
+/* --- checks shared by the ops --- */
+
+clrt_status clrt__check_same_device(const char *op, int n, clrt_tensor *const *ts)
+{
+    for (int i = 0; i < n; i++)
+        if (!ts[i])
+            return clrt__fail(CLRT_EINVAL, "%s: input %d is NULL", op, i);
+    for (int i = 1; i < n; i++) {
+        if (clrt__dev(ts[i]) != clrt__dev(ts[0]))
+            return clrt__fail(CLRT_EDEVMISMATCH,
+                              "%s: expected all tensors on one device, but input 0 is on %s and "
+                              "input %d is on %s; move one with clrt_tensor_to()",
+                              op, clrt__dev(ts[0])->info.name, i, clrt__dev(ts[i])->info.name);
+    }
+    return CLRT_OK;
+}
+
+clrt_status clrt__check_dtype(const char *op, const char *arg, const clrt_tensor *t,
+                              clrt_dtype want)
+{
+    if (!t)
+        return clrt__fail(CLRT_EINVAL, "%s: %s is NULL", op, arg);
+    if (t->dtype != want)
+        return clrt__fail(CLRT_EDTYPE, "%s: %s must be %s, got %s", op, arg, clrt_dtype_str(want),
+                          clrt_dtype_str(t->dtype));
+    return CLRT_OK;
+}
+
+int clrt__shape_equal(const clrt_tensor *a, const clrt_tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i])
+            return 0;
+    return 1;
+}
+
+clrt_status clrt__check_same_shape(const char *op, const clrt_tensor *a, const clrt_tensor *b)
+{
+    char sa[128], sb[128];
+    if (!a || !b)
+        return clrt__fail(CLRT_EINVAL, "%s: NULL tensor", op);
+    if (!clrt__shape_equal(a, b))
+        return clrt__fail(CLRT_ESHAPE, "%s: shapes differ: %s vs %s", op,
+                          clrt_shape_str(a->ndim, a->shape, sa, sizeof sa),
+                          clrt_shape_str(b->ndim, b->shape, sb, sizeof sb));
+    return CLRT_OK;
+}

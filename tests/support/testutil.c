@@ -1,0 +1,97 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t tu_seed(void)
+{
+    static uint64_t seed;
+    if (seed == 0) {
+        const char *env = getenv("CLRT_TEST_SEED");
+        seed = env ? strtoull(env, NULL, 10) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
+        if (seed == 0)
+            seed = 1;
+        fprintf(stderr, "test seed: CLRT_TEST_SEED=%llu\n", (unsigned long long)seed);
+    }
+    return seed;
+}
+
+uint64_t tu_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+double tu_uniform(uint64_t *state, double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(tu_next(state) >> 11) * 0x1.0p-53);
+}
+
+float *tu_random_floats(uint64_t *state, size_t n, double lo, double hi)
+{
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)tu_uniform(state, lo, hi);
+    return x;
+}
+
+double tu_rel_err(const float *got, const double *ref, size_t n, double floor)
+{
+    double max_ref = floor, max_diff = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(got[i]) && !isnan(ref[i]))
+            return INFINITY;
+        if (fabs(ref[i]) > max_ref)
+            max_ref = fabs(ref[i]);
+        double d = fabs((double)got[i] - ref[i]);
+        if (d > max_diff)
+            max_diff = d;
+    }
+    return max_diff / max_ref;
+}
+
+float *tu_read(const clrt_tensor *t)
+{
+    size_t n = (size_t)clrt_tensor_numel(t);
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    TU_OK(clrt_to_host(t, x, n * sizeof *x));
+    return x;
+}
+
+void *tu_nonnull_(void *p, const char *what)
+{
+    ck_assert_msg(p != NULL, "%s returned NULL: %s", what, clrt_last_error());
+    return p;
+}
+
+clrt_device *tu_cpu(void) { return TU_NONNULL(clrt_cpu()); }
+
+void tu_assert_error(clrt_status want, ...)
+{
+    ck_assert_msg(clrt_last_status() == want, "expected %s, got %s: %s", clrt_status_name(want),
+                  clrt_status_name(clrt_last_status()), clrt_last_error());
+    va_list ap;
+    va_start(ap, want);
+    for (const char *needle; (needle = va_arg(ap, const char *)) != NULL;)
+        ck_assert_msg(strstr(clrt_last_error(), needle) != NULL,
+                      "error message lacks '%s': %s", needle, clrt_last_error());
+    va_end(ap);
+}
+
+int tu_run(Suite *s)
+{
+    tu_seed();
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed == 0 ? 0 : 1;
+}

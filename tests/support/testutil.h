@@ -1,0 +1,42 @@
+/* Shared helpers for the check suites: fresh random inputs, float64
+ * references, error measures, device fixtures. */
+#ifndef CLRT_TESTUTIL_H
+#define CLRT_TESTUTIL_H
+
+#include <check.h>
+#include <clrt/clrt.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* A fresh seed per process (time and pid), printed once so a failure can be
+ * replayed with CLRT_TEST_SEED=<n>. */
+uint64_t tu_seed(void);
+/* splitmix64 stream: independent of the library's generator. */
+uint64_t tu_next(uint64_t *state);
+double tu_uniform(uint64_t *state, double lo, double hi);
+/* n floats uniform in [lo, hi). malloc'ed. */
+float *tu_random_floats(uint64_t *state, size_t n, double lo, double hi);
+
+/* max |got - ref| / max(max |ref|, floor); NaN in got gives INFINITY. */
+double tu_rel_err(const float *got, const double *ref, size_t n, double floor);
+/* Read a float32 tensor to a malloc'ed host array (ck_assert on failure). */
+float *tu_read(const clrt_tensor *t);
+/* cpu:0 or a failed test with clrt_last_error(). */
+clrt_device *tu_cpu(void);
+/* ck_assert that a call failed with `want` and the message contains every
+ * NULL-terminated needle. */
+void tu_assert_error(clrt_status want, ...);
+
+#define TU_OK(call)                                                                 \
+    do {                                                                            \
+        clrt_status tu_st_ = (call);                                                \
+        ck_assert_msg(tu_st_ == CLRT_OK, "%s -> %s: %s", #call, clrt_status_name(tu_st_), \
+                      clrt_last_error());                                           \
+    } while (0)
+#define TU_NONNULL(expr) tu_nonnull_((expr), #expr)
+void *tu_nonnull_(void *p, const char *what);
+
+/* Runs a suite in forked mode; returns 0 when every test passed. */
+int tu_run(Suite *s);
+
+#endif
