@@ -1,0 +1,26 @@
+/* GEMM on device buffers, shared by matmul, conv and linear layers. */
+#ifndef CLRT_GEMM_INTERNAL_H
+#define CLRT_GEMM_INTERNAL_H
+
+#include "runtime/tensor/tensor_internal.h"
+
+/* Row-major, strided-batched:
+ *   C_i[m,n] = alpha * op(A_i)[m,k] * op(B_i)[k,n] + beta * C_i,  i < batch,
+ * where X_i starts at element x_off + i * stride_x of buffer x and op()
+ * transposes when trans_x is nonzero. Offsets, leading dims and strides are
+ * in elements. Enqueued on d's queue in order; never blocks. The path
+ * (CLBlast or host BLAS) follows d->info.gemm_path. */
+typedef struct {
+    int trans_a, trans_b;
+    size_t m, n, k;
+    float alpha, beta;
+    cl_mem a, b, c;
+    size_t a_off, b_off, c_off;
+    size_t lda, ldb, ldc;
+    size_t batch;
+    size_t stride_a, stride_b, stride_c;
+} clrt__gemm_args;
+
+clrt_status clrt__gemm(clrt_device *d, const clrt__gemm_args *g);
+
+#endif
