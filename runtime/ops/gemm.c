@@ -18,7 +18,8 @@ static clrt_status gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
                                        g->stride_b, g->beta, g->c, g->c_off, g->ldc, g->stride_c,
                                        g->batch, &d->queue, NULL);
     if (s != CLBlastSuccess)
-        return clrt__fail(s == CLBlastOutOfHostMemory || s == CLBlastOutOfResources
+        return clrt__fail(s == CLBlastOpenCLOutOfHostMemory || s == CLBlastOpenCLOutOfResources ||
+                                  s == CLBlastMemoryAllocationFailure
                               ? CLRT_ENOMEM
                               : CLRT_EOPENCL,
                           "CLBlast SGEMM (m=%zu n=%zu k=%zu batch=%zu) on %s failed with status %d",
