@@ -19,7 +19,7 @@ static clrt_status gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
                                        g->batch, &d->queue, NULL);
     if (s != CLBlastSuccess)
         return clrt__fail(s == CLBlastOpenCLOutOfHostMemory || s == CLBlastOpenCLOutOfResources ||
-                                  s == CLBlastOpenCLOutOfResources
+                                  s == CLBlastTempBufferAllocFailure
                               ? CLRT_ENOMEM
                               : CLRT_EOPENCL,
                           "CLBlast SGEMM (m=%zu n=%zu k=%zu batch=%zu) on %s failed with status %d",
