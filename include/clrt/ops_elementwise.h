@@ -1,10 +1,78 @@
-/* clrt/ops_elementwise.h — (being written) */
+/* clrt/ops_elementwise.h — elementwise ops, casts and copies.
+ *
+ * Naming, as in PyTorch: clrt_X returns a new tensor; clrt_X_out writes into
+ * an existing `out` of the result's shape, dtype and device (for layers that
+ * keep their buffers across steps); clrt_X_ works in place on its first
+ * argument. Binary ops broadcast NumPy-style (a trailing bias row, a column,
+ * a scalar tensor); in-place forms broadcast b to a's shape. Arithmetic is on
+ * float32 (add/sub/mul/div also on int32). */
 #ifndef CLRT_OPS_ELEMENTWISE_H
 #define CLRT_OPS_ELEMENTWISE_H
 #include <clrt/tensor.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* clrt_add is declared in clrt/tensor.h */
+clrt_tensor *clrt_sub(clrt_tensor *a, clrt_tensor *b);
+clrt_tensor *clrt_mul(clrt_tensor *a, clrt_tensor *b);
+clrt_tensor *clrt_div(clrt_tensor *a, clrt_tensor *b);
+clrt_status clrt_add_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+clrt_status clrt_sub_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+clrt_status clrt_mul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+clrt_status clrt_div_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+clrt_status clrt_add_(clrt_tensor *a, clrt_tensor *b);
+clrt_status clrt_sub_(clrt_tensor *a, clrt_tensor *b);
+clrt_status clrt_mul_(clrt_tensor *a, clrt_tensor *b);
+clrt_status clrt_div_(clrt_tensor *a, clrt_tensor *b);
+
+/* Scalar forms: a + s, a * s (sub and div are these with -s and 1/s). */
+clrt_tensor *clrt_add_scalar(clrt_tensor *a, double s);
+clrt_tensor *clrt_mul_scalar(clrt_tensor *a, double s);
+clrt_status clrt_add_scalar_(clrt_tensor *a, double s);
+clrt_status clrt_mul_scalar_(clrt_tensor *a, double s);
+/* y += alpha * x (same shape): gradient accumulation. */
+clrt_status clrt_axpy_(clrt_tensor *y, double alpha, clrt_tensor *x);
+
+/* Unary float32 ops. */
+clrt_tensor *clrt_neg(clrt_tensor *x);
+clrt_tensor *clrt_exp(clrt_tensor *x);
+clrt_tensor *clrt_log(clrt_tensor *x);
+clrt_tensor *clrt_sqrt(clrt_tensor *x);
+clrt_tensor *clrt_relu(clrt_tensor *x);
+clrt_tensor *clrt_sigmoid(clrt_tensor *x);
+clrt_tensor *clrt_tanh(clrt_tensor *x);
+clrt_status clrt_neg_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_exp_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_log_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_sqrt_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_relu_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_sigmoid_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_tanh_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_relu_(clrt_tensor *x);
+clrt_status clrt_sigmoid_(clrt_tensor *x);
+clrt_status clrt_tanh_(clrt_tensor *x);
+
+/* Activation backward: grad_in = grad_out * f'(.). relu takes its input x
+ * (or its output: the same mask); sigmoid and tanh take their output y. */
+clrt_tensor *clrt_relu_backward(clrt_tensor *grad_out, clrt_tensor *x);
+clrt_tensor *clrt_sigmoid_backward(clrt_tensor *grad_out, clrt_tensor *y);
+clrt_tensor *clrt_tanh_backward(clrt_tensor *grad_out, clrt_tensor *y);
+clrt_status clrt_relu_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *x);
+clrt_status clrt_sigmoid_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
+                                      clrt_tensor *y);
+clrt_status clrt_tanh_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *y);
+
+/* Whole-tensor fill with a value of t's dtype; copy between tensors of the
+ * same shape and dtype on one device; cast between dtypes (float -> int
+ * truncates toward zero, -> uint8 saturates to 0..255). */
+clrt_status clrt_fill_(clrt_tensor *t, double value);
+clrt_status clrt_copy_(clrt_tensor *dst, clrt_tensor *src);
+clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to);
+
+/* Swaps two dims; returns a contiguous copy (any dtype). */
+clrt_tensor *clrt_transpose(clrt_tensor *x, int dim0, int dim1);
+
 #ifdef __cplusplus
 }
 #endif

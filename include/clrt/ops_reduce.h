@@ -1,10 +1,27 @@
-/* clrt/ops_reduce.h — (being written) */
+/* clrt/ops_reduce.h — reductions. Results stay on the device: read them with
+ * clrt_item or clrt_to_host only when you need the value. float32 input;
+ * argmax returns int32 indices. Negative dims count from the end. */
 #ifndef CLRT_OPS_REDUCE_H
 #define CLRT_OPS_REDUCE_H
 #include <clrt/tensor.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Over all elements: a 0-dim tensor. argmax gives the flat index. */
+clrt_tensor *clrt_sum(clrt_tensor *x);
+clrt_tensor *clrt_mean(clrt_tensor *x);
+clrt_tensor *clrt_max(clrt_tensor *x);
+clrt_tensor *clrt_argmax(clrt_tensor *x);
+clrt_tensor *clrt_norm(clrt_tensor *x); /* Frobenius: sqrt(sum x^2) */
+
+/* Over one dim; keepdim keeps it with size 1. */
+clrt_tensor *clrt_sum_dim(clrt_tensor *x, int dim, int keepdim);
+clrt_tensor *clrt_mean_dim(clrt_tensor *x, int dim, int keepdim);
+clrt_tensor *clrt_max_dim(clrt_tensor *x, int dim, int keepdim);
+clrt_tensor *clrt_argmax_dim(clrt_tensor *x, int dim, int keepdim);
+clrt_status clrt_sum_dim_out(clrt_tensor *out, clrt_tensor *x, int dim, int keepdim);
+
 #ifdef __cplusplus
 }
 #endif
