@@ -1,5 +1,113 @@
-/* clrt/nn.h — (being written) */
+/* clrt/nn.h — neural-network modules with forward and backward passes, like
+ * torch.nn.
+ *
+ * Names. Module constructors are clrt_nn_<kind> (torch.nn.<Kind>): the plain
+ * names clrt_relu, clrt_conv2d, clrt_maxpool2d, clrt_flatten... are the
+ * tensor ops of clrt/ops.h (torch.relu, F.conv2d), which the modules call.
+ *
+ * Where parameters live. A constructor creates its parameters on clrt_cpu()
+ * (PyTorch's default device), initialised as PyTorch does (see
+ * clrt_module_init), from a process-wide seed sequence, so two layers built
+ * one after the other differ. clrt_module_to(m, d) moves every parameter and
+ * gradient to d IN PLACE: the clrt_tensor objects keep their identity, so
+ * borrowed pointers from clrt_module_param / clrt_module_parameters stay
+ * valid. Build optimizers after clrt_module_to, as in PyTorch, because their
+ * state lives on the device the parameters had when they were built.
+ * A lazy clrt_nn_linear(0, n) has no parameters until its first forward,
+ * which creates them on the module's device (clrt_cpu(), or the device of the
+ * last clrt_module_to) from its init seed.
+ *
+ * Ownership. Constructors return a module the caller frees with
+ * clrt_module_free; clrt_nn_sequential takes ownership of its children (also
+ * on failure). clrt_module_forward and clrt_module_backward return a NEW
+ * REFERENCE to a buffer the module keeps and reuses while the batch shape is
+ * unchanged (a training step allocates no device memory): release it when
+ * done, and clone it (clrt_tensor_clone) to keep its values past the next
+ * forward/backward of the same module. A module retains what it needs from
+ * the forward pass (its input, pooling indices) until the next forward.
+ *
+ * Gradients accumulate into each parameter's gradient like PyTorch's .grad:
+ * call clrt_module_zero_grad before each backward pass. Gradients start at
+ * zero. Everything is asynchronous: nothing here reads back to the host. */
 #ifndef CLRT_NN_H
 #define CLRT_NN_H
 #include <clrt/tensor.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clrt_module clrt_module;
+
+/* y = x W^T + b. x [N, in], W [out, in], b [out]. in_features 0: inferred
+ * from x at the first forward, like nn.LazyLinear. */
+clrt_module *clrt_nn_linear(int in_features, int out_features);
+/* x [N, in_ch, H, W] -> [N, out_ch, (H+2p-k)/s+1, (W+2p-k)/s+1]; weight
+ * [out_ch, in_ch, k, k], bias [out_ch]. */
+clrt_module *clrt_nn_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding);
+clrt_module *clrt_nn_relu(void);
+clrt_module *clrt_nn_sigmoid(void);
+/* NCHW pooling, square window, no padding: (H-k)/s+1. */
+clrt_module *clrt_nn_maxpool2d(int kernel, int stride);
+clrt_module *clrt_nn_avgpool2d(int kernel, int stride);
+/* [N, ...] -> [N, prod(...)], a view (no copy). */
+clrt_module *clrt_nn_flatten(void);
+/* Runs mods in order; takes ownership of the array's modules (not of the
+ * array), also when it fails. Parameters are named "<index>.<name>". */
+clrt_module *clrt_nn_sequential(int n, clrt_module **mods);
+
+/* "Linear", "Conv2d", "Sequential", ... */
+const char *clrt_module_kind(const clrt_module *m);
+/* PyTorch-like one-line description, e.g. "Linear(in_features=400,
+ * out_features=120)"; Sequential lists its children. Returns buf. */
+char *clrt_module_str(const clrt_module *m, char *buf, size_t cap);
+/* The device the parameters are on (or will be created on). */
+clrt_device *clrt_module_device(const clrt_module *m);
+
+/* Moves parameters and gradients to d in place (see above). */
+clrt_status clrt_module_to(clrt_module *m, clrt_device *d);
+/* Training (1, the default) or evaluation (0) mode, recursively. In
+ * evaluation mode forward keeps nothing for backward, and backward fails. */
+void clrt_module_train(clrt_module *m, int training);
+int clrt_module_is_training(const clrt_module *m);
+
+/* Forward pass. x must be on the module's device: otherwise NULL and an
+ * error naming both devices. Returns a new reference (see Ownership). */
+clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x);
+/* Backward pass of the last forward: grad_out has the forward output's
+ * shape. Accumulates parameter gradients and returns the gradient with
+ * respect to the forward input (a new reference; see Ownership). */
+clrt_tensor *clrt_module_backward(clrt_module *m, clrt_tensor *grad_out);
+/* Same, without computing the input gradient (like an input that does not
+ * require grad): the first layer skips that work. What training uses. */
+clrt_status clrt_module_backward_params(clrt_module *m, clrt_tensor *grad_out);
+/* Sets every parameter gradient to zero (enqueued fills). */
+clrt_status clrt_module_zero_grad(clrt_module *m);
+
+/* Parameter and its gradient by PyTorch state_dict name ("weight",
+ * "0.weight", "3.bias"); borrowed, valid until clrt_module_free. NULL +
+ * CLRT_EINVAL error if there is no such parameter. */
+clrt_tensor *clrt_module_param(clrt_module *m, const char *name);
+clrt_tensor *clrt_module_grad(clrt_module *m, const char *name);
+/* Parameter tensors in state_dict order: writes at most `capacity` entries
+ * to each non-NULL array (borrowed pointers; names valid until
+ * clrt_module_free) and returns how many exist, or a negative status.
+ * Feed params and grads to clrt_sgd / clrt_adam. */
+int clrt_module_parameters(clrt_module *m, const char **names, clrt_tensor **params,
+                           clrt_tensor **grads, int capacity);
+/* Total number of scalar parameters (lazy layers not yet built count 0). */
+int64_t clrt_module_param_count(clrt_module *m);
+
+/* Re-initialises every parameter the way PyTorch does by default: weights
+ * Kaiming-uniform with a = sqrt(5), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
+ * biases U(-1/sqrt(fan_in), 1/sqrt(fan_in)); fan_in = in_features, or
+ * in_ch*k*k for conv. Values come from a host generator seeded by (seed,
+ * parameter position), so they are the same on every device. Lazy layers
+ * keep the seed for when they are built. Gradients are zeroed. */
+clrt_status clrt_module_init(clrt_module *m, uint64_t seed);
+
+void clrt_module_free(clrt_module *m); /* NULL: no-op */
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,175 @@
+/* Linear: y = x W^T + b, x [N, in], W [out, in], b [out] (nn.Linear, and
+ * nn.LazyLinear when in_features is 0). All three products run through the
+ * GEMM dispatch on the layer's buffers. */
+#include "runtime/nn/module_internal.h"
+#include "runtime/ops/gemm_internal.h"
+
+#include <clrt/ops_elementwise.h>
+
+#include <math.h>
+
+typedef struct {
+    clrt_module base;
+    int in, out;       /* in == 0 until a lazy layer sees its first input */
+    clrt_tensor *ones; /* [N] of 1: bias gradient = ones^T g as a GEMM */
+} linear;
+
+#define WEIGHT(m) ((m)->params[0])
+#define BIAS(m) ((m)->params[1])
+
+static clrt_status linear_init(clrt_module *m)
+{
+    linear *l = (linear *)m;
+    double bound = 1.0 / sqrt((double)l->in);
+    clrt_status st = clrt__init_uniform(WEIGHT(m).value, bound, m->init_seed, 0);
+    return st != CLRT_OK ? st : clrt__init_uniform(BIAS(m).value, bound, m->init_seed, 1);
+}
+
+static clrt_status create_params(clrt_module *m)
+{
+    linear *l = (linear *)m;
+    int64_t wshape[2] = {l->out, l->in}, bshape[1] = {l->out};
+    clrt_status st = clrt__module_add_param(m, "weight", 2, wshape);
+    if (st == CLRT_OK)
+        st = clrt__module_add_param(m, "bias", 1, bshape);
+    return st != CLRT_OK ? st : linear_init(m);
+}
+
+static clrt_status check_input(clrt_module *m, const clrt_tensor *x)
+{
+    linear *l = (linear *)m;
+    char s[128];
+    if (x->ndim == 2 && (l->in == 0 || x->shape[1] == l->in))
+        return CLRT_OK;
+    char want[32] = "in_features";
+    if (l->in > 0)
+        snprintf(want, sizeof want, "%d", l->in);
+    return clrt__fail(CLRT_ESHAPE,
+                      "clrt_module_forward: Linear(in_features=%d, out_features=%d) expects input "
+                      "[N, %s], got %s%s",
+                      l->in, l->out, want, clrt_shape_str(x->ndim, x->shape, s, sizeof s),
+                      x->ndim > 2 ? "; put a Flatten before it" : "");
+}
+
+/* Lazy layer: parameters appear at the first forward, from its init seed. */
+static clrt_status materialize(clrt_module *m, const clrt_tensor *x)
+{
+    linear *l = (linear *)m;
+    if (l->in > 0)
+        return CLRT_OK;
+    if (x->shape[1] < 1 || x->shape[1] > INT32_MAX)
+        return clrt__fail(CLRT_ESHAPE, "clrt_module_forward: lazy Linear cannot infer "
+                                       "in_features from %lld input features",
+                          (long long)x->shape[1]);
+    l->in = (int)x->shape[1];
+    clrt_status st = create_params(m);
+    if (st != CLRT_OK) {
+        for (int i = 0; i < m->nparams; i++) {
+            clrt_tensor_release(m->params[i].value);
+            clrt_tensor_release(m->params[i].grad);
+        }
+        m->nparams = 0;
+        l->in = 0;
+    }
+    return st;
+}
+
+static clrt_tensor *linear_forward(clrt_module *m, clrt_tensor *x)
+{
+    linear *l = (linear *)m;
+    if (check_input(m, x) != CLRT_OK || materialize(m, x) != CLRT_OK)
+        return NULL;
+    size_t n = (size_t)x->shape[0];
+    int64_t shape[2] = {(int64_t)n, l->out};
+    if (clrt__nn_buffer(&m->out, m->device, CLRT_F32, 2, shape) != CLRT_OK)
+        return NULL;
+    clrt__gemm_args g = {.trans_b = 1, .m = n, .n = (size_t)l->out, .k = (size_t)l->in,
+                         .alpha = 1, .beta = 0, .a = clrt__mem(x), .b = clrt__mem(WEIGHT(m).value),
+                         .c = clrt__mem(m->out), .lda = (size_t)l->in, .ldb = (size_t)l->in,
+                         .ldc = (size_t)l->out, .batch = 1};
+    if (clrt__gemm(m->device, &g) != CLRT_OK || clrt_add_(m->out, BIAS(m).value) != CLRT_OK)
+        return NULL;
+    return clrt__nn_share(m->out);
+}
+
+/* A [N] vector of ones, rebuilt only when the batch size changes. */
+static clrt_status ensure_ones(linear *l, int64_t n)
+{
+    clrt_tensor *old = l->ones;
+    if (clrt__nn_buffer(&l->ones, l->base.device, CLRT_F32, 1, &n) != CLRT_OK)
+        return clrt_last_status();
+    return l->ones == old ? CLRT_OK : clrt__fill(l->ones, 1.0);
+}
+
+/* Parameter gradients: grad_W [out, in] += g^T [out, N] x [N, in] and
+ * grad_b [1, out] += ones [1, N] g [N, out]. */
+static clrt_status accumulate_param_grads(clrt_module *m, clrt_tensor *grad_out)
+{
+    linear *l = (linear *)m;
+    clrt_tensor *x = m->saved;
+    size_t n = (size_t)x->shape[0], in = (size_t)l->in, out = (size_t)l->out;
+    if (n == 0)
+        return CLRT_OK;
+    clrt_status st = ensure_ones(l, x->shape[0]);
+    if (st != CLRT_OK)
+        return st;
+    cl_mem g = clrt__mem(grad_out);
+    clrt__gemm_args gw = {.trans_a = 1, .m = out, .n = in, .k = n, .alpha = 1, .beta = 1,
+                          .a = g, .b = clrt__mem(x), .c = clrt__mem(WEIGHT(m).grad),
+                          .lda = out, .ldb = in, .ldc = in, .batch = 1};
+    clrt__gemm_args gb = {.m = 1, .n = out, .k = n, .alpha = 1, .beta = 1,
+                          .a = clrt__mem(l->ones), .b = g, .c = clrt__mem(BIAS(m).grad),
+                          .lda = n, .ldb = out, .ldc = out, .batch = 1};
+    st = clrt__gemm(m->device, &gw);
+    return st != CLRT_OK ? st : clrt__gemm(m->device, &gb);
+}
+
+static clrt_status linear_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
+{
+    linear *l = (linear *)m;
+    clrt_tensor *x = m->saved;
+    clrt_status st = accumulate_param_grads(m, grad_out);
+    if (st != CLRT_OK || !grad_in)
+        return st;
+    /* grad_x [N, in] = g [N, out] W [out, in] */
+    if ((st = clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, 2, x->shape)) != CLRT_OK)
+        return st;
+    clrt__gemm_args gx = {.m = (size_t)x->shape[0], .n = (size_t)l->in, .k = (size_t)l->out,
+                          .alpha = 1, .beta = 0, .a = clrt__mem(grad_out),
+                          .b = clrt__mem(WEIGHT(m).value), .c = clrt__mem(m->grad_in),
+                          .lda = (size_t)l->out, .ldb = (size_t)l->in, .ldc = (size_t)l->in,
+                          .batch = 1};
+    return clrt__nn_give_grad_in(m, clrt__gemm(m->device, &gx), grad_in);
+}
+
+static void linear_describe(const clrt_module *m, char *buf, size_t cap)
+{
+    const linear *l = (const linear *)m;
+    snprintf(buf, cap, "(in_features=%d, out_features=%d)", l->in, l->out);
+}
+
+static void linear_free_fields(clrt_module *m) { clrt_tensor_release(((linear *)m)->ones); }
+
+static const clrt__module_vt linear_vt = {"Linear", linear_forward, linear_backward,
+                                          linear_describe, linear_init, linear_free_fields};
+
+clrt_module *clrt_nn_linear(int in_features, int out_features)
+{
+    if (in_features < 0 || out_features < 1) {
+        clrt__fail(CLRT_EINVAL,
+                   "clrt_nn_linear(%d, %d): in_features must be >= 0 (0: inferred) and "
+                   "out_features >= 1",
+                   in_features, out_features);
+        return NULL;
+    }
+    linear *l = (linear *)clrt__module_new(&linear_vt, sizeof(linear));
+    if (!l)
+        return NULL;
+    l->in = in_features;
+    l->out = out_features;
+    if (in_features > 0 && create_params(&l->base) != CLRT_OK) {
+        clrt_module_free(&l->base);
+        return NULL;
+    }
+    return &l->base;
+}

@@ -1,0 +1,233 @@
+/* Modules: the common part every layer shares — construction, forward and
+ * backward entry points (device and shape checks), modes, and freeing.
+ * Parameter walks (names, to(), init) live in module_params.c. */
+#include "runtime/nn/module_internal.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+uint64_t clrt__seed_mix(uint64_t a, uint64_t b)
+{
+    uint64_t z = a ^ (b + 0x9E3779B97F4A7C15ULL + (a << 6) + (a >> 2));
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Like torch's global generator: layers built in the same order get the
+ * same values in every run, and two layers built in a row differ. */
+static uint64_t next_default_seed(void)
+{
+    static atomic_uint_fast64_t counter;
+    return clrt__seed_mix(0x636c7274ULL /* "clrt" */, atomic_fetch_add(&counter, 1));
+}
+
+clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size)
+{
+    clrt_device *d = clrt_cpu();
+    if (!d)
+        return NULL;
+    clrt_module *m = calloc(1, size);
+    if (!m) {
+        clrt__fail(CLRT_ENOMEM, "creating a %s module: out of host memory", vt->kind);
+        return NULL;
+    }
+    m->vt = vt;
+    m->device = d;
+    m->training = 1;
+    m->init_seed = next_default_seed();
+    return m;
+}
+
+clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim,
+                                   const int64_t *shape)
+{
+    if (m->nparams >= CLRT__MAX_OWN_PARAMS)
+        return clrt__fail(CLRT_EINVAL, "%s: too many parameters", m->vt->kind);
+    clrt__param *p = &m->params[m->nparams];
+    p->value = clrt__alloc(m->device, CLRT_F32, ndim, shape);
+    p->grad = p->value ? clrt_zeros(m->device, CLRT_F32, ndim, shape) : NULL;
+    if (!p->grad) {
+        clrt_tensor_release(p->value);
+        p->value = NULL;
+        return clrt_last_status();
+    }
+    p->name = name;
+    m->nparams++;
+    return CLRT_OK;
+}
+
+clrt_status clrt__nn_buffer(clrt_tensor **buf, clrt_device *d, clrt_dtype dtype, int ndim,
+                            const int64_t *shape)
+{
+    clrt_tensor *b = *buf;
+    if (b && clrt__dev(b) == d && b->dtype == dtype && b->ndim == ndim) {
+        int same = 1;
+        for (int i = 0; i < ndim; i++)
+            same &= b->shape[i] == shape[i];
+        if (same)
+            return CLRT_OK;
+    }
+    /* Commands still queued on the old buffer keep it alive: OpenCL frees a
+     * released cl_mem only after they finish. */
+    clrt_tensor *fresh = clrt__alloc(d, dtype, ndim, shape);
+    if (!fresh)
+        return clrt_last_status();
+    clrt_tensor_release(b);
+    *buf = fresh;
+    return CLRT_OK;
+}
+
+clrt_tensor *clrt__nn_share(clrt_tensor *t)
+{
+    clrt_tensor_retain(t);
+    return t;
+}
+
+clrt_status clrt__nn_give_grad_in(clrt_module *m, clrt_status st, clrt_tensor **grad_in)
+{
+    if (st == CLRT_OK)
+        *grad_in = clrt__nn_share(m->grad_in);
+    return st;
+}
+
+void clrt__nn_keep(clrt_tensor **slot, clrt_tensor *t)
+{
+    clrt_tensor_retain(t);
+    clrt_tensor_release(*slot);
+    *slot = t;
+}
+
+void clrt__module_forget(clrt_module *m)
+{
+    clrt_tensor_release(m->saved);
+    m->saved = NULL;
+}
+
+const char *clrt_module_kind(const clrt_module *m) { return m ? m->vt->kind : "(null)"; }
+
+char *clrt_module_str(const clrt_module *m, char *buf, size_t cap)
+{
+    if (!buf || cap == 0)
+        return buf;
+    if (!m) {
+        snprintf(buf, cap, "(null)");
+        return buf;
+    }
+    int n = snprintf(buf, cap, "%s", m->vt->kind);
+    if (n >= 0 && (size_t)n < cap)
+        m->vt->describe(m, buf + n, cap - (size_t)n);
+    return buf;
+}
+
+clrt_device *clrt_module_device(const clrt_module *m) { return m ? m->device : NULL; }
+
+void clrt_module_train(clrt_module *m, int training)
+{
+    if (!m)
+        return;
+    m->training = training != 0;
+    if (!m->training)
+        clrt__module_forget(m);
+    for (int i = 0; i < m->nchildren; i++)
+        clrt_module_train(m->children[i], training);
+}
+
+int clrt_module_is_training(const clrt_module *m) { return m ? m->training : 0; }
+
+static clrt_status check_input(const char *op, const clrt_module *m, const clrt_tensor *t,
+                               const char *what)
+{
+    char desc[160];
+    if (!m || !t)
+        return clrt__fail(CLRT_EINVAL, "%s: %s is NULL", op, m ? what : "module");
+    if (clrt__dev(t) != m->device)
+        return clrt__fail(CLRT_EDEVMISMATCH,
+                          "%s: %s has its parameters on %s but the %s is on %s; move one with "
+                          "clrt_module_to() or clrt_tensor_to()",
+                          op, clrt_module_str(m, desc, sizeof desc), m->device->info.name, what,
+                          clrt__dev(t)->info.name);
+    if (t->dtype != CLRT_F32)
+        return clrt__fail(CLRT_EDTYPE, "%s: %s: the %s must be float32, got %s", op,
+                          clrt_module_str(m, desc, sizeof desc), what, clrt_dtype_str(t->dtype));
+    return CLRT_OK;
+}
+
+clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x)
+{
+    if (check_input("clrt_module_forward", m, x, "input") != CLRT_OK)
+        return NULL;
+    clrt_tensor *y = m->vt->forward(m, x);
+    if (y) {
+        clrt__nn_keep(&m->out, y);
+        if (m->training)
+            clrt__nn_keep(&m->saved, x);
+    }
+    return y;
+}
+
+clrt_status clrt__module_check_saved(const clrt_module *m, const char *op)
+{
+    char desc[160];
+    if (!m->saved || !m->out)
+        return clrt__fail(CLRT_ESTATE,
+                          "%s: %s has no forward pass to differentiate (call clrt_module_forward "
+                          "in training mode first)",
+                          op, clrt_module_str(m, desc, sizeof desc));
+    return CLRT_OK;
+}
+
+clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int want_grad_in,
+                                   clrt_status *status)
+{
+    const char *op = "clrt_module_backward";
+    char desc[160], a[64], b[64];
+    clrt_tensor *grad_in = NULL;
+    clrt_status st = check_input(op, m, grad_out, "gradient");
+    if (st == CLRT_OK)
+        st = clrt__module_check_saved(m, op);
+    if (st == CLRT_OK && !clrt__shape_equal(grad_out, m->out))
+        st = clrt__fail(CLRT_ESHAPE, "%s: %s: the gradient has shape %s, the output had %s", op,
+                        clrt_module_str(m, desc, sizeof desc),
+                        clrt_shape_str(grad_out->ndim, grad_out->shape, a, sizeof a),
+                        clrt_shape_str(m->out->ndim, m->out->shape, b, sizeof b));
+    if (st == CLRT_OK)
+        st = m->vt->backward(m, grad_out, want_grad_in ? &grad_in : NULL);
+    *status = st;
+    return grad_in;
+}
+
+clrt_tensor *clrt_module_backward(clrt_module *m, clrt_tensor *grad_out)
+{
+    clrt_status st;
+    return clrt__module_backward(m, grad_out, 1, &st);
+}
+
+clrt_status clrt_module_backward_params(clrt_module *m, clrt_tensor *grad_out)
+{
+    clrt_status st;
+    clrt__module_backward(m, grad_out, 0, &st);
+    return st;
+}
+
+void clrt_module_free(clrt_module *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->nchildren; i++)
+        clrt_module_free(m->children[i]);
+    free(m->children);
+    for (int i = 0; i < m->nparams; i++) {
+        clrt_tensor_release(m->params[i].value);
+        clrt_tensor_release(m->params[i].grad);
+    }
+    clrt_tensor_release(m->out);
+    clrt_tensor_release(m->grad_in);
+    clrt_tensor_release(m->saved);
+    for (int i = 0; i < m->name_count; i++)
+        free(m->name_cache[i]);
+    free(m->name_cache);
+    if (m->vt->free_fields)
+        m->vt->free_fields(m);
+    free(m);
+}

@@ -1,0 +1,95 @@
+/* Internal view of modules: the common header every kind embeds, its
+ * vtable, and helpers shared by the layer files. */
+#ifndef CLRT_MODULE_INTERNAL_H
+#define CLRT_MODULE_INTERNAL_H
+
+#include "runtime/tensor/tensor_internal.h"
+#include <clrt/nn.h>
+
+typedef struct {
+    const char *name; /* "weight", "bias": a string literal */
+    clrt_tensor *value;
+    clrt_tensor *grad;
+} clrt__param;
+
+#define CLRT__MAX_OWN_PARAMS 2
+
+typedef struct {
+    const char *kind;
+    /* Forward on x (non-NULL, on m->device): a new reference to the output. */
+    clrt_tensor *(*forward)(clrt_module *m, clrt_tensor *x);
+    /* Backward of the last training-mode forward; grad_out already matches
+     * the output's shape and device. Accumulates parameter gradients; when
+     * grad_in is non-NULL stores a new reference to the input gradient. */
+    clrt_status (*backward)(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in);
+    /* Writes a description after the kind name, e.g. "(in=3, out=4)". */
+    void (*describe)(const clrt_module *m, char *buf, size_t cap);
+    /* Optional: (re)creates and initialises the module's own parameters
+     * from m->init_seed (see clrt__init_uniform). */
+    clrt_status (*init)(clrt_module *m);
+    /* Optional: releases the kind's own fields (not the common ones). */
+    void (*free_fields)(clrt_module *m);
+} clrt__module_vt;
+
+/* The common part, first member of every kind's struct. */
+struct clrt_module {
+    const clrt__module_vt *vt;
+    clrt_device *device;   /* where parameters live or will be created */
+    int training;
+    uint64_t init_seed;    /* seed of this module's parameter values */
+    int nparams;
+    clrt__param params[CLRT__MAX_OWN_PARAMS];
+    int nchildren;         /* Sequential */
+    clrt_module **children;
+    clrt_tensor *out;      /* forward output buffer, reused across steps */
+    clrt_tensor *grad_in;  /* input gradient buffer, reused across steps */
+    clrt_tensor *saved;    /* what backward needs of the forward (its input) */
+    char **name_cache;     /* for clrt_module_parameters */
+    int name_count;
+};
+
+/* Allocates a zeroed module of `size` bytes (>= sizeof(clrt_module)) on
+ * clrt_cpu() in training mode with the next default seed. NULL + error. */
+clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
+
+/* Adds a float32 parameter of the given shape on m->device with a zeroed
+ * gradient; its values are left to the caller (see clrt__init_uniform). */
+clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim,
+                                   const int64_t *shape);
+
+/* Fills param with U(-bound, bound) from a host generator seeded by
+ * (seed, stream): the same values on every device. Blocking upload (init
+ * is not part of a training step). */
+clrt_status clrt__init_uniform(clrt_tensor *param, double bound, uint64_t seed, uint64_t stream);
+
+/* Makes *buf a tensor of (dtype, shape) on d, reusing the one there when it
+ * already matches: layers call this each step and allocate only when the
+ * batch shape changes. */
+clrt_status clrt__nn_buffer(clrt_tensor **buf, clrt_device *d, clrt_dtype dtype, int ndim,
+                            const int64_t *shape);
+
+/* A new reference to a buffer the module keeps: what forward returns. */
+clrt_tensor *clrt__nn_share(clrt_tensor *t);
+/* Ends a backward: on success hands a new reference to m->grad_in to
+ * *grad_in. Returns st. */
+clrt_status clrt__nn_give_grad_in(clrt_module *m, clrt_status st, clrt_tensor **grad_in);
+
+/* Replaces *slot with t (retaining it), releasing the previous value. */
+void clrt__nn_keep(clrt_tensor **slot, clrt_tensor *t);
+
+/* Releases forward state, so a later backward fails instead of using stale
+ * inputs. */
+void clrt__module_forget(clrt_module *m);
+
+/* The state a backward needs, or an ESTATE error naming the module. */
+clrt_status clrt__module_check_saved(const clrt_module *m, const char *op);
+
+/* Public entry points reused by Sequential on its children (they check
+ * devices and shapes, so a child's error names the child). */
+clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int want_grad_in,
+                                   clrt_status *status);
+
+/* A fresh 64-bit seed mixed from two values (splitmix64 finaliser). */
+uint64_t clrt__seed_mix(uint64_t a, uint64_t b);
+
+#endif

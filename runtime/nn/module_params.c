@@ -1,0 +1,283 @@
+/* Module parameters: state_dict-style names, lookup, the list for
+ * optimizers, moves between devices, zeroing and initialisation. */
+#include "runtime/nn/module_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Visits every parameter in state_dict order (own parameters first, then
+ * children "0.", "1.", ...) with its full name; stops at the first error. */
+typedef clrt_status (*param_visit)(void *ctx, const char *name, clrt__param *p);
+
+static clrt_status walk_params(clrt_module *m, char *name, size_t len, size_t cap,
+                               param_visit visit, void *ctx)
+{
+    for (int i = 0; i < m->nparams; i++) {
+        snprintf(name + len, cap - len, "%s", m->params[i].name);
+        clrt_status st = visit(ctx, name, &m->params[i]);
+        if (st != CLRT_OK)
+            return st;
+    }
+    for (int c = 0; c < m->nchildren; c++) {
+        int w = snprintf(name + len, cap - len, "%d.", c);
+        if (w < 0 || (size_t)w >= cap - len)
+            return clrt__fail(CLRT_EINVAL, "module nesting too deep for parameter names");
+        clrt_status st = walk_params(m->children[c], name, len + (size_t)w, cap, visit, ctx);
+        if (st != CLRT_OK)
+            return st;
+    }
+    return CLRT_OK;
+}
+
+static clrt_status for_each_param(clrt_module *m, param_visit visit, void *ctx)
+{
+    char name[256] = "";
+    return walk_params(m, name, 0, sizeof name, visit, ctx);
+}
+
+/* --- lookup by name --- */
+
+typedef struct {
+    const char *want;
+    clrt__param *found;
+} find_ctx;
+
+static clrt_status find_visit(void *ctx, const char *name, clrt__param *p)
+{
+    find_ctx *f = ctx;
+    if (!f->found && strcmp(name, f->want) == 0)
+        f->found = p;
+    return CLRT_OK;
+}
+
+static clrt__param *find_param(clrt_module *m, const char *name, const char *op)
+{
+    find_ctx f = {name, NULL};
+    char desc[160];
+    if (!m || !name) {
+        clrt__fail(CLRT_EINVAL, "%s: NULL argument", op);
+        return NULL;
+    }
+    if (for_each_param(m, find_visit, &f) == CLRT_OK && !f.found)
+        clrt__fail(CLRT_EINVAL, "%s: %s has no parameter named '%s'%s", op,
+                   clrt_module_str(m, desc, sizeof desc), name,
+                   clrt_module_param_count(m) == 0 ? " (lazy layers get theirs at the first forward)"
+                                                   : "");
+    return f.found;
+}
+
+clrt_tensor *clrt_module_param(clrt_module *m, const char *name)
+{
+    clrt__param *p = find_param(m, name, "clrt_module_param");
+    return p ? p->value : NULL;
+}
+
+clrt_tensor *clrt_module_grad(clrt_module *m, const char *name)
+{
+    clrt__param *p = find_param(m, name, "clrt_module_grad");
+    return p ? p->grad : NULL;
+}
+
+/* --- the list for optimizers --- */
+
+typedef struct {
+    clrt_module *root;
+    const char **names;
+    clrt_tensor **params, **grads;
+    int capacity, count;
+} list_ctx;
+
+static clrt_status list_visit(void *ctx, const char *name, clrt__param *p)
+{
+    list_ctx *l = ctx;
+    if (l->count < l->capacity) {
+        if (l->params)
+            l->params[l->count] = p->value;
+        if (l->grads)
+            l->grads[l->count] = p->grad;
+        if (l->names) {
+            char *copy = strdup(name);
+            if (!copy)
+                return clrt__fail(CLRT_ENOMEM, "clrt_module_parameters: out of host memory");
+            l->root->name_cache[l->count] = copy;
+            l->names[l->count] = copy;
+        }
+    }
+    l->count++;
+    return CLRT_OK;
+}
+
+static void drop_names(clrt_module *m)
+{
+    for (int i = 0; i < m->name_count; i++)
+        free(m->name_cache[i]);
+    free(m->name_cache);
+    m->name_cache = NULL;
+    m->name_count = 0;
+}
+
+int clrt_module_parameters(clrt_module *m, const char **names, clrt_tensor **params,
+                           clrt_tensor **grads, int capacity)
+{
+    if (!m || capacity < 0)
+        return clrt__fail(CLRT_EINVAL, "clrt_module_parameters: NULL module or negative capacity");
+    list_ctx l = {m, names, params, grads, capacity, 0};
+    if (names) {
+        /* The names live in the module, replaced by the next call. */
+        drop_names(m);
+        m->name_cache = calloc(capacity > 0 ? (size_t)capacity : 1, sizeof *m->name_cache);
+        if (!m->name_cache)
+            return clrt__fail(CLRT_ENOMEM, "clrt_module_parameters: out of host memory");
+        m->name_count = capacity;
+    }
+    clrt_status st = for_each_param(m, list_visit, &l);
+    return st != CLRT_OK ? st : l.count;
+}
+
+static clrt_status count_visit(void *ctx, const char *name, clrt__param *p)
+{
+    (void)name;
+    *(int64_t *)ctx += p->value->numel;
+    return CLRT_OK;
+}
+
+int64_t clrt_module_param_count(clrt_module *m)
+{
+    int64_t n = 0;
+    if (m)
+        for_each_param(m, count_visit, &n);
+    return n;
+}
+
+static clrt_status zero_visit(void *ctx, const char *name, clrt__param *p)
+{
+    (void)ctx, (void)name;
+    return clrt__fill(p->grad, 0.0);
+}
+
+clrt_status clrt_module_zero_grad(clrt_module *m)
+{
+    if (!m)
+        return clrt__fail(CLRT_EINVAL, "clrt_module_zero_grad: module is NULL");
+    return for_each_param(m, zero_visit, NULL);
+}
+
+/* --- moving between devices --- */
+
+/* Collects copies of every parameter and gradient on the target device
+ * first, then swaps storages, so a failure part-way leaves the module
+ * untouched on its old device. */
+typedef struct {
+    clrt_device *to;
+    clrt_tensor **orig, **copy;
+    int count, capacity;
+} move_ctx;
+
+static clrt_status move_one(move_ctx *mv, clrt_tensor *t)
+{
+    if (mv->count == mv->capacity) {
+        int cap = mv->capacity ? 2 * mv->capacity : 16;
+        clrt_tensor **o = realloc(mv->orig, (size_t)cap * sizeof *o);
+        if (o)
+            mv->orig = o;
+        clrt_tensor **c = o ? realloc(mv->copy, (size_t)cap * sizeof *c) : NULL;
+        if (!c)
+            return clrt__fail(CLRT_ENOMEM, "clrt_module_to: out of host memory");
+        mv->copy = c;
+        mv->capacity = cap;
+    }
+    clrt_tensor *c = clrt_tensor_to(t, mv->to);
+    if (!c)
+        return clrt_last_status();
+    mv->orig[mv->count] = t;
+    mv->copy[mv->count++] = c;
+    return CLRT_OK;
+}
+
+static clrt_status move_visit(void *ctx, const char *name, clrt__param *p)
+{
+    (void)name;
+    clrt_status st = move_one(ctx, p->value);
+    return st != CLRT_OK ? st : move_one(ctx, p->grad);
+}
+
+/* Forward buffers belong to the old device; they are rebuilt on demand. */
+static void set_device(clrt_module *m, clrt_device *d)
+{
+    if (m->device != d) {
+        clrt_tensor_release(m->out);
+        clrt_tensor_release(m->grad_in);
+        m->out = m->grad_in = NULL;
+        clrt__module_forget(m);
+    }
+    m->device = d;
+    for (int i = 0; i < m->nchildren; i++)
+        set_device(m->children[i], d);
+}
+
+clrt_status clrt_module_to(clrt_module *m, clrt_device *d)
+{
+    if (!m || !d)
+        return clrt__fail(CLRT_EINVAL, "clrt_module_to: NULL argument");
+    move_ctx mv = {d, NULL, NULL, 0, 0};
+    clrt_status st = for_each_param(m, move_visit, &mv);
+    for (int i = 0; i < mv.count; i++) {
+        if (st == CLRT_OK) {
+            clrt__storage *s = mv.orig[i]->storage;
+            mv.orig[i]->storage = mv.copy[i]->storage;
+            mv.copy[i]->storage = s; /* released with the copy below */
+        }
+        clrt_tensor_release(mv.copy[i]);
+    }
+    free(mv.orig);
+    free(mv.copy);
+    if (st == CLRT_OK)
+        set_device(m, d);
+    return st;
+}
+
+/* --- initialisation --- */
+
+clrt_status clrt__init_uniform(clrt_tensor *param, double bound, uint64_t seed, uint64_t stream)
+{
+    size_t n = (size_t)param->numel;
+    float *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return clrt__fail(CLRT_ENOMEM, "initialising a parameter: out of host memory");
+    uint64_t base = clrt__seed_mix(seed, stream);
+    for (size_t i = 0; i < n; i++) {
+        /* counter-based: value i depends only on (seed, stream, i) */
+        double u = (double)(clrt__seed_mix(base, i) >> 11) * 0x1.0p-53; /* [0, 1) */
+        v[i] = (float)((2.0 * u - 1.0) * bound);
+    }
+    clrt_status st = clrt_copy_from_host(param, v, n * sizeof *v);
+    free(v);
+    return st;
+}
+
+/* Pre-order over modules: each gets a seed from (seed, its position), so a
+ * lazy layer built later draws the same values it would have drawn now. */
+static clrt_status init_walk(clrt_module *m, uint64_t seed, uint64_t *position)
+{
+    m->init_seed = clrt__seed_mix(seed, (*position)++);
+    if (m->vt->init && m->nparams > 0) {
+        clrt_status st = m->vt->init(m);
+        if (st != CLRT_OK)
+            return st;
+    }
+    for (int i = 0; i < m->nchildren; i++) {
+        clrt_status st = init_walk(m->children[i], seed, position);
+        if (st != CLRT_OK)
+            return st;
+    }
+    return CLRT_OK;
+}
+
+clrt_status clrt_module_init(clrt_module *m, uint64_t seed)
+{
+    uint64_t position = 0;
+    if (!m)
+        return clrt__fail(CLRT_EINVAL, "clrt_module_init: module is NULL");
+    clrt_status st = init_walk(m, seed, &position);
+    return st != CLRT_OK ? st : clrt_module_zero_grad(m);
+}

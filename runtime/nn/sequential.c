@@ -1,0 +1,113 @@
+/* Sequential: runs its children in order; backward runs them in reverse and
+ * stops below the first child with parameters when the caller does not
+ * want the input gradient (the input of a network needs none). */
+#include "runtime/nn/module_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static clrt_tensor *sequential_forward(clrt_module *m, clrt_tensor *x)
+{
+    clrt_tensor *cur = x;
+    clrt_tensor_retain(cur);
+    for (int i = 0; i < m->nchildren && cur; i++) {
+        clrt_tensor *next = clrt_module_forward(m->children[i], cur);
+        clrt_tensor_release(cur);
+        cur = next;
+    }
+    return cur;
+}
+
+/* Index of the first child that has parameters, or nchildren. */
+static int first_with_params(clrt_module *m)
+{
+    for (int i = 0; i < m->nchildren; i++)
+        if (clrt_module_param_count(m->children[i]) > 0)
+            return i;
+    return m->nchildren;
+}
+
+static clrt_status sequential_backward(clrt_module *m, clrt_tensor *grad_out,
+                                       clrt_tensor **grad_in)
+{
+    clrt_status st = CLRT_OK;
+    int stop = grad_in ? 0 : first_with_params(m);
+    clrt_tensor *g = grad_out;
+    clrt_tensor_retain(g);
+    for (int i = m->nchildren - 1; i >= stop && st == CLRT_OK; i--) {
+        int want = grad_in || i > stop;
+        clrt_tensor *next = clrt__module_backward(m->children[i], g, want, &st);
+        clrt_tensor_release(g);
+        g = next;
+    }
+    if (grad_in && st == CLRT_OK)
+        *grad_in = g;
+    else
+        clrt_tensor_release(g);
+    return st;
+}
+
+static void sequential_describe(const clrt_module *m, char *buf, size_t cap)
+{
+    size_t used = (size_t)snprintf(buf, cap, "(");
+    for (int i = 0; i < m->nchildren && used < cap; i++) {
+        used += (size_t)snprintf(buf + used, cap - used, "%s%d: ", i ? ", " : "", i);
+        if (used < cap)
+            clrt_module_str(m->children[i], buf + used, cap - used);
+        used += strlen(buf + used);
+    }
+    if (used < cap)
+        snprintf(buf + used, cap - used, ")");
+}
+
+static const clrt__module_vt sequential_vt = {"Sequential", sequential_forward,
+                                              sequential_backward, sequential_describe, NULL,
+                                              NULL};
+
+static void free_all(int n, clrt_module **mods)
+{
+    for (int i = 0; mods && i < n; i++)
+        clrt_module_free(mods[i]);
+}
+
+/* Children must agree on a device; the Sequential adopts it. */
+static clrt_status check_children(int n, clrt_module **mods)
+{
+    for (int i = 0; i < n; i++) {
+        if (!mods[i])
+            return clrt__fail(CLRT_EINVAL, "clrt_nn_sequential: module %d is NULL (%s)", i,
+                              clrt_last_error());
+        if (mods[i]->device != mods[0]->device)
+            return clrt__fail(CLRT_EDEVMISMATCH,
+                              "clrt_nn_sequential: module 0 is on %s but module %d is on %s; "
+                              "move them with clrt_module_to()",
+                              mods[0]->device->info.name, i, mods[i]->device->info.name);
+    }
+    return CLRT_OK;
+}
+
+clrt_module *clrt_nn_sequential(int n, clrt_module **mods)
+{
+    if (n < 0 || (n > 0 && !mods)) {
+        clrt__fail(CLRT_EINVAL, "clrt_nn_sequential: bad module list (n = %d)", n);
+        return NULL;
+    }
+    clrt_module *m = check_children(n, mods) == CLRT_OK
+                         ? clrt__module_new(&sequential_vt, sizeof(clrt_module))
+                         : NULL;
+    clrt_module **children = m ? malloc((n ? (size_t)n : 1) * sizeof *children) : NULL;
+    if (!children) {
+        if (m)
+            clrt__fail(CLRT_ENOMEM, "clrt_nn_sequential: out of host memory");
+        free(m);
+        free_all(n, mods);
+        return NULL;
+    }
+    if (n > 0)
+        memcpy(children, mods, (size_t)n * sizeof *children);
+    m->children = children;
+    m->nchildren = n;
+    if (n > 0)
+        m->device = mods[0]->device;
+    return m;
+}
