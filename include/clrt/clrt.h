@@ -7,4 +7,5 @@
 #include <clrt/ops.h>
 #include <clrt/nn.h>
 #include <clrt/data.h>
+#include <clrt/train.h>
 #endif

@@ -1,0 +1,110 @@
+/* clrt/train.h — the training loop for image classifiers: mini-batch SGD
+ * (any clrt_optimizer) with softmax cross-entropy on a clrt_dataset, and
+ * an evaluation pass.
+ *
+ * What a step does: the next batch is gathered on the host and uploaded
+ * while the device computes the current one (two host staging buffers and
+ * two device batches); forward, loss, zero_grad, backward and the optimizer
+ * step are only enqueued. Loss sums and correct counts stay on the device
+ * and are read once per pass, so nothing in a training step waits for the
+ * device except that a staging buffer is reused only after its previous
+ * upload has completed (an OpenCL event per buffer).
+ *
+ * Typical use, as in PyTorch (the optimizer after the move, since its state
+ * lives on the parameters' device):
+ *
+ *   clrt_module_init(model, seed);
+ *   clrt_module_to(model, dev);
+ *   n = clrt_module_parameters(model, NULL, params, grads, cap);
+ *   opt = clrt_sgd(n, params, grads, 0.1, 0.9, 0);
+ *   clrt_train_config cfg = clrt_train_defaults();
+ *   cfg.epochs = 10;
+ *   clrt_train(model, opt, train, test, &cfg, stats);
+ *
+ * A model with a lazy Linear has no parameters until its first forward:
+ * run one forward (e.g. clrt_evaluate on a data set limited to one batch)
+ * before collecting its parameters. */
+#ifndef CLRT_TRAIN_H
+#define CLRT_TRAIN_H
+#include <clrt/data.h>
+#include <clrt/nn.h>
+#include <clrt/optim.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int epoch;               /* 1, 2, ... */
+    int64_t train_samples;
+    int64_t test_samples;    /* 0 without a test set */
+    double train_loss;       /* mean cross-entropy over the epoch (running model) */
+    double train_acc;        /* fraction of training samples classified right */
+    double test_loss;        /* NaN without a test set */
+    double test_acc;         /* NaN without a test set */
+    double train_seconds;    /* training pass, until the device has finished it */
+    double test_seconds;     /* evaluation pass */
+    double samples_per_s;    /* train_samples / train_seconds */
+    /* Host time of the training pass spent on data: gathering batches into
+     * the staging buffers, waiting for a staging buffer's previous upload,
+     * and enqueueing uploads. The upload itself runs on the device's queue
+     * between compute commands and counts as compute. */
+    double data_seconds;
+    double compute_seconds;  /* train_seconds - data_seconds */
+    double data_share;       /* data_seconds / train_seconds */
+    double lr;               /* the optimizer's learning rate this epoch */
+} clrt_epoch_stats;
+
+typedef enum { CLRT_PHASE_TRAIN, CLRT_PHASE_TEST } clrt_phase;
+
+/* Called after each batch is enqueued (for a progress bar: it never waits
+ * for the device): `done` of `total` samples of this pass. */
+typedef void (*clrt_progress_fn)(void *ctx, clrt_phase phase, int epoch, int64_t done,
+                                 int64_t total);
+/* Called after each epoch; return nonzero to stop training early. */
+typedef int (*clrt_epoch_fn)(void *ctx, const clrt_epoch_stats *stats);
+
+typedef struct {
+    clrt_device *device;     /* NULL: wherever the model is */
+    int epochs;              /* for clrt_train */
+    int batch_size;
+    uint64_t seed;           /* epoch e shuffles with a seed mixed from (seed, e) */
+    int evaluate;            /* run the test pass each epoch (when a test set is given) */
+    clrt_progress_fn progress; /* may be NULL */
+    clrt_epoch_fn on_epoch;  /* may be NULL */
+    void *ctx;               /* passed to both callbacks */
+} clrt_train_config;
+
+/* epochs 10, batch_size 256, seed 0, evaluate 1, no callbacks. */
+clrt_train_config clrt_train_defaults(void);
+
+/* A trainer holds the pipeline's buffers across epochs. It borrows the
+ * model, optimizer and data sets (they must outlive it) and moves the model
+ * to cfg->device once (clrt_module_to). test may be NULL. NULL + error on
+ * bad arguments: a model whose output is not [N, classes] fails at the
+ * first epoch with the shapes named. */
+typedef struct clrt_trainer clrt_trainer;
+clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt,
+                               const clrt_dataset *train, const clrt_dataset *test,
+                               const clrt_train_config *cfg);
+/* One epoch: a shuffled training pass, then the test pass. Fills *stats
+ * (may be NULL). The only blocking points are the staging-buffer waits and
+ * one read of the sums at the end of each pass. */
+clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats);
+void clrt_trainer_free(clrt_trainer *t); /* waits for its uploads; NULL: no-op */
+
+/* cfg->epochs epochs; stats (may be NULL) receives one entry per epoch run.
+ * Returns CLRT_OK also when on_epoch stopped early. */
+clrt_status clrt_train(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
+                       const clrt_dataset *test, const clrt_train_config *cfg,
+                       clrt_epoch_stats *stats);
+
+/* Mean cross-entropy and accuracy of the model (in evaluation mode, then
+ * back to the mode it was in) over a data set, in batches on the model's
+ * device. loss or accuracy may be NULL. */
+clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size,
+                          double *loss, double *accuracy);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,281 @@
+/* The training loop: shuffled passes over a data set, each batch streamed
+ * by the loader, forward + cross-entropy + backward + optimizer step only
+ * enqueued, loss and accuracy summed on the device and read once per pass. */
+#include "runtime/nn/loader_internal.h"
+#include "runtime/nn/module_internal.h"
+
+#include <clrt/ops_loss.h>
+#include <clrt/train.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct clrt_trainer {
+    clrt_module *model;
+    clrt_optimizer *opt;
+    clrt_train_config cfg;
+    clrt__loader train, test;
+    int have_test;
+    int epoch;
+};
+
+/* One pass over a loader: training when opt is non-NULL, else evaluation. */
+typedef struct {
+    clrt_module *model;
+    clrt_optimizer *opt;
+    clrt__loader *loader;
+    int classes;
+    clrt_phase phase;
+    int epoch;
+    const clrt_train_config *cfg; /* callbacks; may be NULL */
+} pass_args;
+
+typedef struct {
+    double loss, acc, seconds, data_seconds;
+    int64_t samples;
+} pass_result;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+clrt_train_config clrt_train_defaults(void)
+{
+    clrt_train_config c = {NULL, 10, 256, 0, 1, NULL, NULL, NULL};
+    return c;
+}
+
+static clrt_status check_logits(const pass_args *p, const clrt_tensor *logits)
+{
+    char s[128];
+    if (logits->ndim == 2 && logits->shape[1] == p->classes)
+        return CLRT_OK;
+    return clrt__fail(CLRT_ESHAPE,
+                      "training: the model's output is %s but %s has %d classes (expected "
+                      "[N, %d])",
+                      clrt_shape_str(logits->ndim, logits->shape, s, sizeof s),
+                      clrt_dataset_name(p->loader->ds), p->classes, p->classes);
+}
+
+/* Enqueues one batch: forward, loss sums, and in training the backward
+ * pass and the optimizer step. *grad is the loss-gradient buffer. */
+static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y, clrt_tensor *loss_sum,
+                        clrt_tensor *correct, clrt_tensor **grad)
+{
+    clrt_tensor *logits = clrt_module_forward(p->model, x);
+    if (!logits)
+        return clrt_last_status();
+    clrt_status st = check_logits(p, logits);
+    if (st == CLRT_OK && p->opt)
+        st = clrt__nn_buffer(grad, p->model->device, CLRT_F32, 2, logits->shape);
+    if (st == CLRT_OK)
+        st = clrt_cross_entropy(logits, y, loss_sum, p->opt ? *grad : NULL, correct);
+    if (st == CLRT_OK && p->opt) {
+        st = clrt_module_zero_grad(p->model);
+        if (st == CLRT_OK)
+            st = clrt_module_backward_params(p->model, *grad);
+        if (st == CLRT_OK)
+            st = clrt_optimizer_step(p->opt);
+    }
+    clrt_tensor_release(logits);
+    return st;
+}
+
+/* Reads the pass's sums: the one place a pass waits for the device. */
+static clrt_status read_sums(clrt_tensor *loss_sum, clrt_tensor *correct, pass_result *r)
+{
+    double loss = 0, right = 0;
+    clrt_status st = clrt_item(loss_sum, &loss);
+    if (st == CLRT_OK)
+        st = clrt_item(correct, &right);
+    r->loss = loss / (double)r->samples;
+    r->acc = right / (double)r->samples;
+    return st;
+}
+
+static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
+{
+    clrt_device *d = p->model->device;
+    clrt_tensor *loss_sum = clrt_zeros(d, CLRT_F32, 0, NULL);
+    clrt_tensor *correct = loss_sum ? clrt_zeros(d, CLRT_I32, 0, NULL) : NULL;
+    clrt_tensor *grad = NULL, *x = NULL, *y = NULL;
+    double t0 = now();
+    int64_t batches = clrt__loader_batches(p->loader), done = 0;
+    clrt_status st = correct ? clrt__loader_start(p->loader, p->opt != NULL, seed)
+                             : clrt_last_status();
+    for (int64_t i = 0; i < batches && st == CLRT_OK; i++) {
+        st = clrt__loader_next(p->loader, i, &x, &y);
+        if (st == CLRT_OK)
+            st = step(p, x, y, loss_sum, correct, &grad);
+        done += x ? x->shape[0] : 0;
+        if (st == CLRT_OK && p->cfg && p->cfg->progress)
+            p->cfg->progress(p->cfg->ctx, p->phase, p->epoch, done, p->loader->size);
+    }
+    r->samples = p->loader->size;
+    if (st == CLRT_OK)
+        st = read_sums(loss_sum, correct, r);
+    r->seconds = now() - t0;
+    r->data_seconds = p->loader->data_seconds;
+    clrt_tensor_release(grad);
+    clrt_tensor_release(correct);
+    clrt_tensor_release(loss_sum);
+    return st;
+}
+
+/* An evaluation pass with the model in evaluation mode, restored after. */
+static clrt_status eval_pass(pass_args *p, pass_result *r)
+{
+    int was_training = clrt_module_is_training(p->model);
+    clrt_module_train(p->model, 0);
+    p->opt = NULL;
+    p->phase = CLRT_PHASE_TEST;
+    clrt_status st = run_pass(p, 0, r);
+    clrt_module_train(p->model, was_training);
+    return st;
+}
+
+clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size,
+                          double *loss, double *accuracy)
+{
+    clrt__loader l;
+    pass_result r = {0};
+    if (!model || !ds)
+        return clrt__fail(CLRT_EINVAL, "clrt_evaluate: NULL model or data set");
+    clrt_status st = clrt__loader_init(&l, ds, model->device, batch_size);
+    pass_args p = {model, NULL, &l, clrt_dataset_num_classes(ds), CLRT_PHASE_TEST, 0, NULL};
+    if (st == CLRT_OK)
+        st = eval_pass(&p, &r);
+    clrt__loader_free(&l);
+    if (st == CLRT_OK && loss)
+        *loss = r.loss;
+    if (st == CLRT_OK && accuracy)
+        *accuracy = r.acc;
+    return st;
+}
+
+/* --- the trainer --- */
+
+static clrt_status check_config(const clrt_module *model, const clrt_optimizer *opt,
+                                const clrt_dataset *train, const clrt_dataset *test,
+                                const clrt_train_config *cfg)
+{
+    int64_t a[3], b[3];
+    if (!model || !opt || !train || !cfg)
+        return clrt__fail(CLRT_EINVAL, "clrt_trainer_new: NULL model, optimizer, training set "
+                                       "or config");
+    if (cfg->batch_size < 1 || cfg->epochs < 0)
+        return clrt__fail(CLRT_EINVAL, "clrt_trainer_new: batch_size %d must be >= 1 and "
+                                       "epochs %d >= 0",
+                          cfg->batch_size, cfg->epochs);
+    if (!test)
+        return CLRT_OK;
+    clrt_dataset_sample_shape(train, a);
+    clrt_dataset_sample_shape(test, b);
+    if (a[0] != b[0] || a[1] != b[1] || a[2] != b[2] ||
+        clrt_dataset_num_classes(train) != clrt_dataset_num_classes(test))
+        return clrt__fail(CLRT_ESHAPE,
+                          "clrt_trainer_new: %s has samples [%lld, %lld, %lld] in %d classes but "
+                          "%s has [%lld, %lld, %lld] in %d",
+                          clrt_dataset_name(train), (long long)a[0], (long long)a[1],
+                          (long long)a[2], clrt_dataset_num_classes(train),
+                          clrt_dataset_name(test), (long long)b[0], (long long)b[1],
+                          (long long)b[2], clrt_dataset_num_classes(test));
+    return CLRT_OK;
+}
+
+clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt,
+                               const clrt_dataset *train, const clrt_dataset *test,
+                               const clrt_train_config *cfg)
+{
+    if (check_config(model, opt, train, test, cfg) != CLRT_OK)
+        return NULL;
+    clrt_device *d = cfg->device ? cfg->device : model->device;
+    if (clrt_module_to(model, d) != CLRT_OK)
+        return NULL;
+    clrt_trainer *t = calloc(1, sizeof *t);
+    if (!t) {
+        clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
+        return NULL;
+    }
+    *t = (clrt_trainer){model, opt, *cfg, {0}, {0}, test != NULL, 0};
+    t->cfg.device = d;
+    if (clrt__loader_init(&t->train, train, d, cfg->batch_size) != CLRT_OK ||
+        (test && clrt__loader_init(&t->test, test, d, cfg->batch_size) != CLRT_OK)) {
+        clrt_trainer_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void fill_stats(clrt_trainer *t, const pass_result *tr, const pass_result *te,
+                       clrt_epoch_stats *s)
+{
+    *s = (clrt_epoch_stats){.epoch = t->epoch,
+                            .train_samples = tr->samples,
+                            .test_samples = te ? te->samples : 0,
+                            .train_loss = tr->loss,
+                            .train_acc = tr->acc,
+                            .test_loss = te ? te->loss : NAN,
+                            .test_acc = te ? te->acc : NAN,
+                            .train_seconds = tr->seconds,
+                            .test_seconds = te ? te->seconds : 0,
+                            .samples_per_s = (double)tr->samples / tr->seconds,
+                            .data_seconds = tr->data_seconds,
+                            .compute_seconds = tr->seconds - tr->data_seconds,
+                            .data_share = tr->data_seconds / tr->seconds,
+                            .lr = clrt_optimizer_lr(t->opt)};
+}
+
+clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
+{
+    if (!t)
+        return clrt__fail(CLRT_EINVAL, "clrt_trainer_epoch: trainer is NULL");
+    t->epoch++;
+    pass_result tr = {0}, te = {0};
+    pass_args p = {t->model, t->opt, &t->train, clrt_dataset_num_classes(t->train.ds),
+                   CLRT_PHASE_TRAIN, t->epoch, &t->cfg};
+    clrt_module_train(t->model, 1);
+    clrt_status st = run_pass(&p, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
+    int evaluate = t->have_test && t->cfg.evaluate;
+    if (st == CLRT_OK && evaluate) {
+        p.loader = &t->test;
+        st = eval_pass(&p, &te);
+    }
+    if (st == CLRT_OK && stats)
+        fill_stats(t, &tr, evaluate ? &te : NULL, stats);
+    return st;
+}
+
+void clrt_trainer_free(clrt_trainer *t)
+{
+    if (!t)
+        return;
+    clrt__loader_free(&t->train);
+    clrt__loader_free(&t->test);
+    free(t);
+}
+
+clrt_status clrt_train(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
+                       const clrt_dataset *test, const clrt_train_config *cfg,
+                       clrt_epoch_stats *stats)
+{
+    clrt_trainer *t = clrt_trainer_new(model, opt, train, test, cfg);
+    if (!t)
+        return clrt_last_status();
+    clrt_status st = CLRT_OK;
+    for (int e = 0; e < cfg->epochs && st == CLRT_OK; e++) {
+        clrt_epoch_stats s;
+        st = clrt_trainer_epoch(t, &s);
+        if (st != CLRT_OK)
+            break;
+        if (stats)
+            stats[e] = s;
+        if (cfg->on_epoch && cfg->on_epoch(cfg->ctx, &s))
+            break;
+    }
+    clrt_trainer_free(t);
+    return st;
+}
