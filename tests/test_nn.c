@@ -444,8 +444,9 @@ START_TEST(sequential_chains_and_names)
         ck_assert_msg(err <= GRAD_TOL, "tensor %d: gradient error %.3g", k, err);
         free(fd);
         free(got[k]);
-        free(mc.in[k]);
     }
+    for (int k = 0; k < 5; k++)
+        free(mc.in[k]);
 
     /* Same batch shape: the same output buffer comes back (no allocation). */
     clrt_tensor *y2 = TU_NONNULL(clrt_module_forward(m, xt));
@@ -566,6 +567,7 @@ START_TEST(bad_input_is_a_clear_error)
     clrt_module *mods[2] = {clrt_nn_relu(), NULL};
     ck_assert_ptr_null(clrt_nn_sequential(2, mods));
     tu_assert_error(CLRT_EINVAL, "module 1 is NULL", NULL);
+    TU_OK(clrt_device_synchronize(tu_cpu())); /* nothing left running at exit */
     clrt_tensor_release(xi), clrt_tensor_release(y2), clrt_tensor_release(y);
     clrt_tensor_release(g), clrt_tensor_release(x);
     clrt_module_free(lin);
