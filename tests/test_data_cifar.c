@@ -106,39 +106,32 @@ START_TEST(test_test_split)
 }
 END_TEST
 
-/* Loading fails with `want`; the message names dir/file and `fault`. */
-static void expect_failure(const char *dir, const char *file, clrt_status want, const char *fault)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    clrt_clear_error();
-    ck_assert_ptr_null(clrt_dataset_cifar10(dir, 1));
-    tu_assert_error(want, path, fault, NULL);
-}
-
 START_TEST(test_broken_files)
 {
     char dir[256];
     uint64_t rng = tu_seed();
     tdf_mkdtemp(dir, sizeof dir);
     unsigned char *all = make_records(TRAIN_RECORDS, 0, &rng);
+    tdf_loader load = clrt_dataset_cifar10;
 
     write_train(dir, all, 0);
     tdf_truncate(dir, "data_batch_3.bin", 2 * RECORD - 10);
-    expect_failure(dir, "data_batch_3.bin", CLRT_EFORMAT, "not a multiple of the 3073-byte record");
+    tdf_expect_failure(load, dir, "data_batch_3.bin", CLRT_EFORMAT,
+                       "not a multiple of the 3073-byte record");
 
     write_train(dir, all, 0);
     tdf_truncate(dir, "data_batch_5.bin", 0);
-    expect_failure(dir, "data_batch_5.bin", CLRT_EFORMAT, "empty file");
+    tdf_expect_failure(load, dir, "data_batch_5.bin", CLRT_EFORMAT, "empty file");
 
     write_train(dir, all, 0);
     unsigned char eleven = 11;
     tdf_patch(dir, "data_batch_4.bin", 2 * RECORD, &eleven, 1);
-    expect_failure(dir, "data_batch_4.bin", CLRT_EFORMAT, "label 11 of record 2 is outside 0..9");
+    tdf_expect_failure(load, dir, "data_batch_4.bin", CLRT_EFORMAT,
+                       "label 11 of record 2 is outside 0..9");
 
     write_train(dir, all, 2);
     tdf_truncate(dir, "data_batch_2.bin.gz", tdf_size(dir, "data_batch_2.bin.gz") - 20);
-    expect_failure(dir, "data_batch_2.bin.gz", CLRT_EFORMAT, "gzip data ends early");
+    tdf_expect_failure(load, dir, "data_batch_2.bin.gz", CLRT_EFORMAT, "gzip data ends early");
     char path[400];
     tdf_join(path, sizeof path, dir, "data_batch_2.bin.gz");
     ck_assert_int_eq(remove(path), 0); /* it would be read instead of the plain one */
@@ -146,7 +139,7 @@ START_TEST(test_broken_files)
     write_train(dir, all, 0);
     tdf_join(path, sizeof path, dir, "data_batch_4.bin");
     ck_assert_int_eq(remove(path), 0);
-    expect_failure(dir, "data_batch_4.bin", CLRT_EIO, "No such file");
+    tdf_expect_failure(load, dir, "data_batch_4.bin", CLRT_EIO, "No such file");
 
     clrt_clear_error();
     ck_assert_ptr_null(clrt_dataset_cifar10(NULL, 1));

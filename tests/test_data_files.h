@@ -112,6 +112,20 @@ static inline void tdf_be32(unsigned char *p, uint32_t v)
     p[3] = (unsigned char)v;
 }
 
+typedef clrt_dataset *(*tdf_loader)(const char *dir, int train);
+
+/* Loading the training split from dir fails with `want`, and the message
+ * names dir/file and contains `fault`. */
+static inline void tdf_expect_failure(tdf_loader load, const char *dir, const char *file,
+                                      clrt_status want, const char *fault)
+{
+    char path[4200];
+    tdf_join(path, sizeof path, dir, file);
+    clrt_clear_error();
+    ck_assert_ptr_null(load(dir, 1));
+    tu_assert_error(want, path, fault, NULL);
+}
+
 /* A float32 batch buffer poisoned with NaN. */
 static inline float *tdf_nan_floats(size_t n)
 {

@@ -22,11 +22,12 @@ static clrt_status check_pair(const char *api, int i, const clrt_tensor *p, cons
     if (!p || !g)
         return clrt__fail(CLRT_EINVAL, "%s: %s[%d] is NULL", api, p ? "grads" : "params", i);
     if (p->dtype != CLRT_F32 || g->dtype != CLRT_F32)
-        return clrt__fail(CLRT_EDTYPE, "%s: params[%d] and grads[%d] must be float32, got %s and %s",
-                          api, i, i, clrt_dtype_str(p->dtype), clrt_dtype_str(g->dtype));
+        return clrt__fail(CLRT_EDTYPE,
+                          "%s: params[%d] and grads[%d] must be float32, got %s and %s", api, i,
+                          i, clrt_dtype_str(p->dtype), clrt_dtype_str(g->dtype));
     if (!clrt__shape_equal(p, g))
-        return clrt__fail(CLRT_ESHAPE, "%s: params[%d] has shape %s but grads[%d] has shape %s", api,
-                          i, clrt_shape_str(p->ndim, p->shape, a, sizeof a), i,
+        return clrt__fail(CLRT_ESHAPE, "%s: params[%d] has shape %s but grads[%d] has shape %s",
+                          api, i, clrt_shape_str(p->ndim, p->shape, a, sizeof a), i,
                           clrt_shape_str(g->ndim, g->shape, b, sizeof b));
     const clrt_tensor *off = clrt__dev(p) != dev ? p : clrt__dev(g) != dev ? g : NULL;
     if (off)
