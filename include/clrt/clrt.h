@@ -6,6 +6,7 @@
 #include <clrt/tensor.h>
 #include <clrt/ops.h>
 #include <clrt/nn.h>
+#include <clrt/optim.h>
 #include <clrt/data.h>
 #include <clrt/train.h>
 #endif
