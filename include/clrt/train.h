@@ -44,11 +44,18 @@ typedef struct {
     double train_seconds;    /* training pass, until the device has finished it */
     double test_seconds;     /* evaluation pass */
     double samples_per_s;    /* train_samples / train_seconds */
-    /* Host time of the training pass spent on data: gathering batches into
-     * the staging buffers, waiting for a staging buffer's previous upload,
-     * and enqueueing uploads. The upload itself runs on the device's queue
-     * between compute commands and counts as compute. */
+    /* How the training pass's time splits, measured on the host clock:
+     * data_seconds is the host's work on data, gathering (and normalising)
+     * batches into the staging buffers and enqueueing their uploads;
+     * wait_seconds is the host blocked until a staging buffer's previous
+     * upload completed, which on the in-order queue means until the device
+     * finished the compute queued before it: device time, not data time.
+     * The copies themselves run on the device's queue between compute
+     * commands (a memcpy on a CPU device, a DMA on a GPU) and count as
+     * compute. When data preparation is the bottleneck, data_share nears 1;
+     * when compute is, wait_seconds takes up the difference. */
     double data_seconds;
+    double wait_seconds;
     double compute_seconds;  /* train_seconds - data_seconds */
     double data_share;       /* data_seconds / train_seconds */
     double lr;               /* the optimizer's learning rate this epoch */

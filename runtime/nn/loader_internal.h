@@ -21,7 +21,8 @@ typedef struct {
     clrt_tensor *x[2], *y[2]; /* device batches, one per slot */
     cl_event upload[2];   /* last upload out of each slot's staging, or NULL */
     int64_t staged;       /* batches staged so far this pass */
-    double data_seconds;  /* host time spent staging this pass */
+    double data_seconds;  /* host time gathering and enqueueing uploads this pass */
+    double wait_seconds;  /* host time blocked until a staging buffer was free */
 } clrt__loader;
 
 /* Sets up staging for batches of `batch` samples of ds on dev. */

@@ -31,7 +31,7 @@ typedef struct {
 } pass_args;
 
 typedef struct {
-    double loss, acc, seconds, data_seconds;
+    double loss, acc, seconds, data_seconds, wait_seconds;
     int64_t samples;
 } pass_result;
 
@@ -119,6 +119,7 @@ static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
         st = read_sums(loss_sum, correct, r);
     r->seconds = now() - t0;
     r->data_seconds = p->loader->data_seconds;
+    r->wait_seconds = p->loader->wait_seconds;
     clrt_tensor_release(grad);
     clrt_tensor_release(correct);
     clrt_tensor_release(loss_sum);
@@ -224,6 +225,7 @@ static void fill_stats(clrt_trainer *t, const pass_result *tr, const pass_result
                             .test_seconds = te ? te->seconds : 0,
                             .samples_per_s = (double)tr->samples / tr->seconds,
                             .data_seconds = tr->data_seconds,
+                            .wait_seconds = tr->wait_seconds,
                             .compute_seconds = tr->seconds - tr->data_seconds,
                             .data_share = tr->data_seconds / tr->seconds,
                             .lr = clrt_optimizer_lr(t->opt)};
