@@ -120,6 +120,15 @@ char *clrt_module_str(const clrt_module *m, char *buf, size_t cap)
     return buf;
 }
 
+char *clrt__module_brief(const clrt_module *m, char *buf, size_t cap)
+{
+    if (m && m->children)
+        snprintf(buf, cap, "%s(%d modules)", m->vt->kind, m->nchildren);
+    else
+        clrt_module_str(m, buf, cap);
+    return buf;
+}
+
 clrt_device *clrt_module_device(const clrt_module *m) { return m ? m->device : NULL; }
 
 void clrt_module_train(clrt_module *m, int training)
@@ -145,11 +154,11 @@ static clrt_status check_input(const char *op, const clrt_module *m, const clrt_
         return clrt__fail(CLRT_EDEVMISMATCH,
                           "%s: %s has its parameters on %s but the %s is on %s; move one with "
                           "clrt_module_to() or clrt_tensor_to()",
-                          op, clrt_module_str(m, desc, sizeof desc), m->device->info.name, what,
+                          op, clrt__module_brief(m, desc, sizeof desc), m->device->info.name, what,
                           clrt__dev(t)->info.name);
     if (t->dtype != CLRT_F32)
         return clrt__fail(CLRT_EDTYPE, "%s: %s: the %s must be float32, got %s", op,
-                          clrt_module_str(m, desc, sizeof desc), what, clrt_dtype_str(t->dtype));
+                          clrt__module_brief(m, desc, sizeof desc), what, clrt_dtype_str(t->dtype));
     return CLRT_OK;
 }
 
@@ -173,7 +182,7 @@ clrt_status clrt__module_check_saved(const clrt_module *m, const char *op)
         return clrt__fail(CLRT_ESTATE,
                           "%s: %s has no forward pass to differentiate (call clrt_module_forward "
                           "in training mode first)",
-                          op, clrt_module_str(m, desc, sizeof desc));
+                          op, clrt__module_brief(m, desc, sizeof desc));
     return CLRT_OK;
 }
 
@@ -188,7 +197,7 @@ clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int wa
         st = clrt__module_check_saved(m, op);
     if (st == CLRT_OK && !clrt__shape_equal(grad_out, m->out))
         st = clrt__fail(CLRT_ESHAPE, "%s: %s: the gradient has shape %s, the output had %s", op,
-                        clrt_module_str(m, desc, sizeof desc),
+                        clrt__module_brief(m, desc, sizeof desc),
                         clrt_shape_str(grad_out->ndim, grad_out->shape, a, sizeof a),
                         clrt_shape_str(m->out->ndim, m->out->shape, b, sizeof b));
     if (st == CLRT_OK)

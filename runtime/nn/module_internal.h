@@ -89,6 +89,10 @@ clrt_status clrt__module_check_saved(const clrt_module *m, const char *op);
 clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int want_grad_in,
                                    clrt_status *status);
 
+/* The module for error messages: a layer's full description, a container's
+ * kind and size ("Sequential(12 modules)"). Returns buf. */
+char *clrt__module_brief(const clrt_module *m, char *buf, size_t cap);
+
 /* A fresh 64-bit seed mixed from two values (splitmix64 finaliser). */
 uint64_t clrt__seed_mix(uint64_t a, uint64_t b);
 
