@@ -529,6 +529,31 @@ START_TEST(init_follows_pytorch_bounds_and_seed)
 }
 END_TEST
 
+START_TEST(lenet_fits_its_input_size)
+{
+    const int64_t cifar[3] = {3, 32, 32}, tiny[3] = {1, 8, 8};
+    clrt_module *m = TU_NONNULL(clrt_nn_lenet(cifar, 10));
+    const int64_t *w = clrt_tensor_shape(TU_NONNULL(clrt_module_param(m, "7.weight")));
+    ck_assert_int_eq(w[0], 120);
+    ck_assert_int_eq(w[1], 16 * 6 * 6);
+    ck_assert_int_eq(clrt_tensor_shape(clrt_module_param(m, "0.weight"))[1], 3);
+    ck_assert_int_eq(clrt_tensor_shape(clrt_module_param(m, "11.bias"))[0], 10);
+    int64_t xs[4] = {2, 3, 32, 32};
+    clrt_tensor *x = TU_NONNULL(clrt_rand(tu_cpu(), 4, xs, 3));
+    clrt_tensor *y = TU_NONNULL(clrt_module_forward(m, x));
+    ck_assert_int_eq(clrt_tensor_shape(y)[0], 2);
+    ck_assert_int_eq(clrt_tensor_shape(y)[1], 10);
+    float *yf = tu_read(y);
+    for (int i = 0; i < 20; i++)
+        ck_assert(isfinite(yf[i]));
+    ck_assert_ptr_null(clrt_nn_lenet(tiny, 10));
+    tu_assert_error(CLRT_EINVAL, "[1, 8, 8]", NULL);
+    free(yf);
+    clrt_tensor_release(y), clrt_tensor_release(x);
+    clrt_module_free(m);
+}
+END_TEST
+
 /* --- errors --- */
 
 START_TEST(bad_input_is_a_clear_error)
@@ -593,6 +618,7 @@ static Suite *nn_suite(void)
     tcase_add_test(tc, sequential_chains_and_names);
     tcase_add_test(tc, backward_params_skips_the_input_gradient);
     tcase_add_test(tc, init_follows_pytorch_bounds_and_seed);
+    tcase_add_test(tc, lenet_fits_its_input_size);
     tcase_add_test(tc, bad_input_is_a_clear_error);
     suite_add_tcase(s, tc);
     return s;

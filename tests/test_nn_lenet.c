@@ -25,12 +25,8 @@ static const char *const names[NPARAM] = {"0.weight", "0.bias",  "3.weight", "3.
 
 static clrt_module *lenet(void)
 {
-    clrt_module *mods[12] = {
-        clrt_nn_conv2d(1, 6, 5, 1, 2), clrt_nn_relu(),          clrt_nn_maxpool2d(2, 2),
-        clrt_nn_conv2d(6, 16, 5, 1, 0), clrt_nn_relu(),         clrt_nn_maxpool2d(2, 2),
-        clrt_nn_flatten(),             clrt_nn_linear(400, 120), clrt_nn_relu(),
-        clrt_nn_linear(120, 84),       clrt_nn_relu(),           clrt_nn_linear(84, 10)};
-    return TU_NONNULL(clrt_nn_sequential(12, mods));
+    const int64_t chw[3] = {1, 28, 28};
+    return TU_NONNULL(clrt_nn_lenet(chw, 10));
 }
 
 typedef struct {

@@ -8,7 +8,8 @@
 /* One line per subcommand; each lives in bench_<name>.c. */
 #define BENCH_COMMANDS(X) /* X(name, "help") */                                    \
     X(data, "Fashion-MNIST load and batch gathers vs gzip -dc and a convert loop")  \
-    X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")
+    X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")            \
+    X(train, "LeNet training steps through the trainer vs on a resident batch")
 
 #define DECLARE(name, help) int bench_##name(int argc, char **argv);
 BENCH_COMMANDS(DECLARE)

@@ -55,6 +55,18 @@ clrt_module *clrt_nn_flatten(void);
  * array), also when it fails. Parameters are named "<index>.<name>". */
 clrt_module *clrt_nn_sequential(int n, clrt_module **mods);
 
+/* LeNet-5 as in d2l (ReLU, max pooling) for samples chw = [C, H, H]
+ * (clrt_dataset_sample_shape): Conv2d(C, 6, 5, padding 2), ReLU, MaxPool 2,
+ * Conv2d(6, 16, 5), ReLU, MaxPool 2, Flatten, Linear(16*s*s, 120), ReLU,
+ * Linear(120, 84), ReLU, Linear(84, classes); s = 5 for 28x28 images,
+ * 6 for 32x32. Parameters "0.", "3.", "7.", "9.", "11.". */
+clrt_module *clrt_nn_lenet(const int64_t chw[3], int classes);
+
+/* Children of a container (Sequential), like model[i]: borrowed, NULL +
+ * error when i is out of range. Running a child on its own is allowed. */
+int clrt_module_num_children(const clrt_module *m);
+clrt_module *clrt_module_child(clrt_module *m, int i);
+
 /* "Linear", "Conv2d", "Sequential", ... */
 const char *clrt_module_kind(const clrt_module *m);
 /* PyTorch-like one-line description, e.g. "Linear(in_features=400,

@@ -129,6 +129,19 @@ char *clrt__module_brief(const clrt_module *m, char *buf, size_t cap)
     return buf;
 }
 
+int clrt_module_num_children(const clrt_module *m) { return m ? m->nchildren : 0; }
+
+clrt_module *clrt_module_child(clrt_module *m, int i)
+{
+    char desc[160];
+    if (!m || i < 0 || i >= m->nchildren) {
+        clrt__fail(CLRT_EINVAL, "clrt_module_child: %s has no child %d",
+                   m ? clrt__module_brief(m, desc, sizeof desc) : "(null)", i);
+        return NULL;
+    }
+    return m->children[i];
+}
+
 clrt_device *clrt_module_device(const clrt_module *m) { return m ? m->device : NULL; }
 
 void clrt_module_train(clrt_module *m, int training)
