@@ -1,6 +1,7 @@
 /* Tensors on the CPU device: creation, host round trips for every dtype,
  * printing, lifetime and views, the seeded generator against a host
  * Philox4x32-10, bad arguments, and broadcasting add against float64. */
+#include "philox_ref.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -401,37 +402,16 @@ START_TEST(names_and_accessors)
 }
 END_TEST
 
-/* --- the generator: Philox4x32-10 on the host --- */
-
-static void philox4x32_10(uint32_t ctr[4], uint32_t k0, uint32_t k1)
-{
-    for (int r = 0; r < 10; r++) {
-        uint64_t p0 = (uint64_t)0xD2511F53u * ctr[0], p1 = (uint64_t)0xCD9E8D57u * ctr[2];
-        uint32_t next[4] = {(uint32_t)(p1 >> 32) ^ ctr[1] ^ k0, (uint32_t)p1,
-                            (uint32_t)(p0 >> 32) ^ ctr[3] ^ k1, (uint32_t)p0};
-        memcpy(ctr, next, sizeof next);
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-}
-
-/* Words 4i..4i+3 of the stream for `seed`: counter (i_lo, i_hi, 0, 0). */
-static void philox_block(uint64_t seed, uint64_t i, uint32_t w[4])
-{
-    w[0] = (uint32_t)i;
-    w[1] = (uint32_t)(i >> 32);
-    w[2] = w[3] = 0;
-    philox4x32_10(w, (uint32_t)seed, (uint32_t)(seed >> 32));
-}
+/* --- the generator, against the host Philox4x32-10 (support/philox_ref.c) --- */
 
 /* The reference itself, against Random123's known-answer vectors. */
 START_TEST(philox_known_answers)
 {
     uint32_t a[4] = {0, 0, 0, 0}, b[4] = {~0u, ~0u, ~0u, ~0u};
     uint32_t c[4] = {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344};
-    philox4x32_10(a, 0, 0);
-    philox4x32_10(b, ~0u, ~0u);
-    philox4x32_10(c, 0xa4093822, 0x299f31d0);
+    tu_philox4x32_10(a, 0, 0);
+    tu_philox4x32_10(b, ~0u, ~0u);
+    tu_philox4x32_10(c, 0xa4093822, 0x299f31d0);
     const uint32_t want[3][4] = {{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
                                  {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
                                  {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}};
@@ -450,9 +430,7 @@ START_TEST(rand_matches_host_philox)
         clrt_tensor *x = TU_NONNULL(clrt_rand(tu_cpu(), 1, &sizes[s], seed));
         float *got = tu_read(x);
         for (size_t k = 0; k < n; k++) {
-            uint32_t w[4];
-            philox_block(seed, k / 4, w);
-            float want = (float)(w[k % 4] >> 8) * 0x1p-24f;
+            float want = tu_philox_uniform(seed, k);
             ck_assert_msg(memcmp(&got[k], &want, 4) == 0,
                           "rand seed %llu element %zu of %zu: %.9g, host %.9g",
                           (unsigned long long)seed, k, n, got[k], want);
@@ -488,7 +466,7 @@ END_TEST
 static double host_normal(uint64_t seed, size_t k)
 {
     uint32_t w[4];
-    philox_block(seed, k / 4, w);
+    tu_philox_block(seed, k / 4, w);
     size_t pair = (k % 4) / 2;
     float u = (float)((w[2 * pair] >> 8) + 1u) * 0x1p-24f;  /* (0, 1] */
     float t = 6.283185307f * ((float)(w[2 * pair + 1] >> 8) * 0x1p-24f);
