@@ -6,7 +6,9 @@
 #include <time.h>
 
 /* One line per subcommand; each lives in bench_<name>.c. */
-#define BENCH_COMMANDS(X) /* X(name, "help") */
+#define BENCH_COMMANDS(X) /* X(name, "help") */                                    \
+    X(data, "Fashion-MNIST load and batch gathers vs gzip -dc and a convert loop")  \
+    X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")
 
 #define DECLARE(name, help) int bench_##name(int argc, char **argv);
 BENCH_COMMANDS(DECLARE)
