@@ -258,7 +258,8 @@ START_TEST(print_small)
                   "tensor([[  1, -20, 300],\n        [  4,   5,   6]], device='cpu', "
                   "dtype=int32)\n");
     uint8_t bytes[4] = {0, 7, 255, 10};
-    assert_prints(vec(CLRT_U8, 4, bytes), "tensor([  0,   7, 255,  10], device='cpu', dtype=uint8)\n");
+    assert_prints(vec(CLRT_U8, 4, bytes),
+                  "tensor([  0,   7, 255,  10], device='cpu', dtype=uint8)\n");
     assert_prints(TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 0, NULL, 2.5)),
                   "tensor(2.5000, device='cpu')\n");
     assert_prints(TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 2, s20)),
@@ -271,7 +272,8 @@ START_TEST(print_wraps_long_rows)
 {
     int64_t s30[1] = {30};
     assert_prints(TU_NONNULL(clrt_ones(tu_cpu(), CLRT_F32, 1, s30)),
-                  "tensor([1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1.,\n"
+                  "tensor([1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., "
+                  "1., 1.,\n"
                   "        1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1.], device='cpu')\n");
 }
 END_TEST
@@ -293,7 +295,8 @@ START_TEST(print_elides_large)
                   "        ...,\n"
                   "        [1850, 1851, 1852,  ..., 1897, 1898, 1899],\n"
                   "        [1900, 1901, 1902,  ..., 1947, 1948, 1949],\n"
-                  "        [1950, 1951, 1952,  ..., 1997, 1998, 1999]], device='cpu', dtype=int32)\n");
+                  "        [1950, 1951, 1952,  ..., 1997, 1998, 1999]], device='cpu', "
+                  "dtype=int32)\n");
     int64_t s3[3] = {10, 2, 100};
     assert_prints(TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_I32, 3, s3, i)),
                   "tensor([[[   0,    1,    2,  ...,   97,   98,   99],\n"
@@ -662,7 +665,8 @@ int main(void)
         const char *name;
         const TTest *tests[10];
     } cases[] = {
-        {"creation", {zeros_ones_full, full_int_dtypes, scalar_and_empty_shapes, empty_is_poisoned}},
+        {"creation",
+         {zeros_ones_full, full_int_dtypes, scalar_and_empty_shapes, empty_is_poisoned}},
         {"host_io",
          {round_trip_every_dtype, copy_from_host_forms, item_of_every_dtype, clone_is_independent}},
         {"print", {print_small, print_wraps_long_rows, print_elides_large}},

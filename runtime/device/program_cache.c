@@ -107,8 +107,8 @@ static cl_program load_binary(clrt_device *d, const char *path, const uint64_t k
         return NULL;
     if (fread(magic, 1, 8, f) != 8 || memcmp(magic, cache_magic, 8) != 0 ||
         fread(file_key, sizeof file_key, 1, f) != 1 || file_key[0] != key[0] ||
-        file_key[1] != key[1] || fread(&size, sizeof size, 1, f) != 1 || fread(&hash, sizeof hash, 1, f) != 1 ||
-        size == 0 || size > (1u << 30))
+        file_key[1] != key[1] || fread(&size, sizeof size, 1, f) != 1 ||
+        fread(&hash, sizeof hash, 1, f) != 1 || size == 0 || size > (1u << 30))
         goto done;
     buf = malloc(size);
     if (!buf || fread(buf, 1, size, f) != size || fnv1a(0xcbf29ce484222325ULL, buf, size) != hash)

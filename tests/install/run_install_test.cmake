@@ -18,7 +18,8 @@ function(check_consumer exe)
   set(want "tensor([[2., 3., 4.],\n        [2., 3., 4.]], device='")
   string(FIND "${run_output}" "${want}" at)
   if(NOT at EQUAL 0)
-    message(FATAL_ERROR "install test: ${exe} printed\n${run_output}\nwanted it to start with\n${want}")
+    message(FATAL_ERROR
+            "install test: ${exe} printed\n${run_output}\nwanted it to start with\n${want}")
   endif()
 endfunction()
 

@@ -42,12 +42,18 @@ if(MODE STREQUAL "none")
   expect_match("says there is no device" "no OpenCL device found" "${table}")
   expect_match("names the driver to install" "pocl-opencl-icd" "${table}")
 else()
-  expect_match("header" "DEVICE +MODEL +TYPE +PLATFORM +DRIVER +MEMORY +MAX ALLOC +CUS +MHZ +OPENCL C +FP64 +UNIFIED +GEMM" "${table}")
+  string(CONCAT header "DEVICE +MODEL +TYPE +PLATFORM +DRIVER +MEMORY +MAX ALLOC +CUS +MHZ "
+                "+OPENCL C +FP64 +UNIFIED +GEMM")
+  expect_match("header" "${header}" "${table}")
   expect_match("a cpu row" "\ncpu +[^\n]+ CPU +Portable Computing Language" "${table}")
   expect_match("a GEMM path" "\ncpu [^\n]+(clblast|host-blas)\n" "${table}")
 endif()
 if(MODE STREQUAL "stub")
-  expect_match("gpu:0 first" "^DEVICE[^\n]*\ngpu:0 +Stub GPU 0 +GPU +NVIDIA CUDA +535.104.05 +40.0 GiB +10.0 GiB +108 +1410 +1.2 +yes +no +clblast\ngpu:1 +Stub GPU 1 +GPU" "${table}")
+  string(CONCAT rows "^DEVICE[^\n]*\n"
+         "gpu:0 +Stub GPU 0 +GPU +NVIDIA CUDA +535.104.05 +40.0 GiB +10.0 GiB +108 +1410 +1.2 "
+         "+yes +no +clblast\n"
+         "gpu:1 +Stub GPU 1 +GPU")
+  expect_match("gpu:0 first, then gpu:1" "${rows}" "${table}")
 endif()
 
 # JSON.
