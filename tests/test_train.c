@@ -69,6 +69,8 @@ START_TEST(training_lowers_the_loss_and_beats_chance)
         ck_assert_int_eq(s[e].test_samples, SUBSET);
         ck_assert(isfinite(s[e].train_loss));
         ck_assert_double_gt(s[e].train_seconds, 0);
+        ck_assert_double_gt(s[e].test_seconds, 0);
+        ck_assert_double_eq_tol(s[e].seconds, s[e].train_seconds + s[e].test_seconds, 1e-12);
         ck_assert_double_ge(s[e].data_seconds, 0);
         ck_assert_double_le(s[e].data_seconds, s[e].train_seconds);
         ck_assert_double_eq_tol(s[e].samples_per_s, SUBSET / s[e].train_seconds, 1e-6);

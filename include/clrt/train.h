@@ -43,6 +43,7 @@ typedef struct {
     double test_acc;         /* NaN without a test set */
     double train_seconds;    /* training pass, until the device has finished it */
     double test_seconds;     /* evaluation pass */
+    double seconds;          /* the whole epoch: train_seconds + test_seconds */
     double samples_per_s;    /* train_samples / train_seconds */
     /* How the training pass's time splits, measured on the host clock:
      * data_seconds is the host's work on data, gathering (and normalising)

@@ -44,8 +44,7 @@ static double now(void)
 
 clrt_train_config clrt_train_defaults(void)
 {
-    clrt_train_config c = {NULL, 10, 256, 0, 1, NULL, NULL, NULL};
-    return c;
+    return (clrt_train_config){.epochs = 10, .batch_size = 256, .seed = 0, .evaluate = 1};
 }
 
 static clrt_status check_logits(const pass_args *p, const clrt_tensor *logits)
@@ -223,6 +222,7 @@ static void fill_stats(clrt_trainer *t, const pass_result *tr, const pass_result
                             .test_acc = te ? te->acc : NAN,
                             .train_seconds = tr->seconds,
                             .test_seconds = te ? te->seconds : 0,
+                            .seconds = tr->seconds + (te ? te->seconds : 0),
                             .samples_per_s = (double)tr->samples / tr->seconds,
                             .data_seconds = tr->data_seconds,
                             .wait_seconds = tr->wait_seconds,
