@@ -10,11 +10,20 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* Device-side accumulators of a pass and the loss-gradient buffer, kept
+ * across passes so that no step allocates. */
+typedef struct {
+    clrt_tensor *loss_sum; /* 0-dim float32 */
+    clrt_tensor *correct;  /* 0-dim int32 */
+    clrt_tensor *grad;     /* d loss / d logits, [batch, classes] */
+} sums;
+
 struct clrt_trainer {
     clrt_module *model;
     clrt_optimizer *opt;
     clrt_train_config cfg;
     clrt__loader train, test;
+    sums sums;
     int have_test;
     int epoch;
 };
@@ -24,6 +33,7 @@ typedef struct {
     clrt_module *model;
     clrt_optimizer *opt;
     clrt__loader *loader;
+    sums *sums;
     int classes;
     clrt_phase phase;
     int epoch;
@@ -34,6 +44,21 @@ typedef struct {
     double loss, acc, seconds, data_seconds, wait_seconds;
     int64_t samples;
 } pass_result;
+
+static clrt_status sums_init(sums *s, clrt_device *d)
+{
+    s->grad = NULL;
+    s->loss_sum = clrt__alloc(d, CLRT_F32, 0, NULL);
+    s->correct = s->loss_sum ? clrt__alloc(d, CLRT_I32, 0, NULL) : NULL;
+    return s->correct ? CLRT_OK : clrt_last_status();
+}
+
+static void sums_free(sums *s)
+{
+    clrt_tensor_release(s->loss_sum);
+    clrt_tensor_release(s->correct);
+    clrt_tensor_release(s->grad);
+}
 
 static double now(void)
 {
@@ -61,21 +86,21 @@ static clrt_status check_logits(const pass_args *p, const clrt_tensor *logits)
 
 /* Enqueues one batch: forward, loss sums, and in training the backward
  * pass and the optimizer step. *grad is the loss-gradient buffer. */
-static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y, clrt_tensor *loss_sum,
-                        clrt_tensor *correct, clrt_tensor **grad)
+static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y)
 {
+    sums *s = p->sums;
     clrt_tensor *logits = clrt_module_forward(p->model, x);
     if (!logits)
         return clrt_last_status();
     clrt_status st = check_logits(p, logits);
     if (st == CLRT_OK && p->opt)
-        st = clrt__nn_buffer(grad, p->model->device, CLRT_F32, 2, logits->shape);
+        st = clrt__nn_buffer(&s->grad, p->model->device, CLRT_F32, 2, logits->shape);
     if (st == CLRT_OK)
-        st = clrt_cross_entropy(logits, y, loss_sum, p->opt ? *grad : NULL, correct);
+        st = clrt_cross_entropy(logits, y, s->loss_sum, p->opt ? s->grad : NULL, s->correct);
     if (st == CLRT_OK && p->opt) {
         st = clrt_module_zero_grad(p->model);
         if (st == CLRT_OK)
-            st = clrt_module_backward_params(p->model, *grad);
+            st = clrt_module_backward_params(p->model, s->grad);
         if (st == CLRT_OK)
             st = clrt_optimizer_step(p->opt);
     }
@@ -84,12 +109,12 @@ static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y, clrt
 }
 
 /* Reads the pass's sums: the one place a pass waits for the device. */
-static clrt_status read_sums(clrt_tensor *loss_sum, clrt_tensor *correct, pass_result *r)
+static clrt_status read_sums(const sums *s, pass_result *r)
 {
     double loss = 0, right = 0;
-    clrt_status st = clrt_item(loss_sum, &loss);
+    clrt_status st = clrt_item(s->loss_sum, &loss);
     if (st == CLRT_OK)
-        st = clrt_item(correct, &right);
+        st = clrt_item(s->correct, &right);
     r->loss = loss / (double)r->samples;
     r->acc = right / (double)r->samples;
     return st;
@@ -97,31 +122,28 @@ static clrt_status read_sums(clrt_tensor *loss_sum, clrt_tensor *correct, pass_r
 
 static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
 {
-    clrt_device *d = p->model->device;
-    clrt_tensor *loss_sum = clrt_zeros(d, CLRT_F32, 0, NULL);
-    clrt_tensor *correct = loss_sum ? clrt_zeros(d, CLRT_I32, 0, NULL) : NULL;
-    clrt_tensor *grad = NULL, *x = NULL, *y = NULL;
+    clrt_tensor *x = NULL, *y = NULL;
     double t0 = now();
     int64_t batches = clrt__loader_batches(p->loader), done = 0;
-    clrt_status st = correct ? clrt__loader_start(p->loader, p->opt != NULL, seed)
-                             : clrt_last_status();
+    clrt_status st = clrt__fill(p->sums->loss_sum, 0);
+    if (st == CLRT_OK)
+        st = clrt__fill(p->sums->correct, 0);
+    if (st == CLRT_OK)
+        st = clrt__loader_start(p->loader, p->opt != NULL, seed);
     for (int64_t i = 0; i < batches && st == CLRT_OK; i++) {
         st = clrt__loader_next(p->loader, i, &x, &y);
         if (st == CLRT_OK)
-            st = step(p, x, y, loss_sum, correct, &grad);
+            st = step(p, x, y);
         done += x ? x->shape[0] : 0;
         if (st == CLRT_OK && p->cfg && p->cfg->progress)
             p->cfg->progress(p->cfg->ctx, p->phase, p->epoch, done, p->loader->size);
     }
     r->samples = p->loader->size;
     if (st == CLRT_OK)
-        st = read_sums(loss_sum, correct, r);
+        st = read_sums(p->sums, r);
     r->seconds = now() - t0;
     r->data_seconds = p->loader->data_seconds;
     r->wait_seconds = p->loader->wait_seconds;
-    clrt_tensor_release(grad);
-    clrt_tensor_release(correct);
-    clrt_tensor_release(loss_sum);
     return st;
 }
 
@@ -141,13 +163,17 @@ clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_
                           double *loss, double *accuracy)
 {
     clrt__loader l;
+    sums s = {NULL, NULL, NULL};
     pass_result r = {0};
     if (!model || !ds)
         return clrt__fail(CLRT_EINVAL, "clrt_evaluate: NULL model or data set");
     clrt_status st = clrt__loader_init(&l, ds, model->device, batch_size);
-    pass_args p = {model, NULL, &l, clrt_dataset_num_classes(ds), CLRT_PHASE_TEST, 0, NULL};
+    pass_args p = {model, NULL, &l, &s, clrt_dataset_num_classes(ds), CLRT_PHASE_TEST, 0, NULL};
+    if (st == CLRT_OK)
+        st = sums_init(&s, model->device);
     if (st == CLRT_OK)
         st = eval_pass(&p, &r);
+    sums_free(&s);
     clrt__loader_free(&l);
     if (st == CLRT_OK && loss)
         *loss = r.loss;
@@ -200,9 +226,10 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt,
         clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
         return NULL;
     }
-    *t = (clrt_trainer){model, opt, *cfg, {0}, {0}, test != NULL, 0};
+    *t = (clrt_trainer){model, opt, *cfg, {0}, {0}, {NULL, NULL, NULL}, test != NULL, 0};
     t->cfg.device = d;
-    if (clrt__loader_init(&t->train, train, d, cfg->batch_size) != CLRT_OK ||
+    if (sums_init(&t->sums, d) != CLRT_OK ||
+        clrt__loader_init(&t->train, train, d, cfg->batch_size) != CLRT_OK ||
         (test && clrt__loader_init(&t->test, test, d, cfg->batch_size) != CLRT_OK)) {
         clrt_trainer_free(t);
         return NULL;
@@ -237,8 +264,8 @@ clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
         return clrt__fail(CLRT_EINVAL, "clrt_trainer_epoch: trainer is NULL");
     t->epoch++;
     pass_result tr = {0}, te = {0};
-    pass_args p = {t->model, t->opt, &t->train, clrt_dataset_num_classes(t->train.ds),
-                   CLRT_PHASE_TRAIN, t->epoch, &t->cfg};
+    pass_args p = {t->model,         t->opt, &t->train, &t->sums,
+                   clrt_dataset_num_classes(t->train.ds), CLRT_PHASE_TRAIN, t->epoch, &t->cfg};
     clrt_module_train(t->model, 1);
     clrt_status st = run_pass(&p, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
     int evaluate = t->have_test && t->cfg.evaluate;
@@ -257,6 +284,7 @@ void clrt_trainer_free(clrt_trainer *t)
         return;
     clrt__loader_free(&t->train);
     clrt__loader_free(&t->test);
+    sums_free(&t->sums);
     free(t);
 }
 
