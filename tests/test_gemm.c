@@ -320,9 +320,55 @@ START_TEST(test_internal_strided)
 }
 END_TEST
 
+/* k = 0 on strided sub-matrices: c = beta * c, and for beta 0 c = 0 even
+ * where it held NaN; the gaps between rows and matrices keep their values. */
+enum { K0_M = 3, K0_N = 4, K0_B = 2, K0_LDC = 6, K0_STRIDE = 20, K0_OFF = 1 };
+enum { K0_TOTAL = K0_OFF + K0_B * K0_STRIDE };
+
+static int k0_in_c(int i)
+{
+    int r = (i - K0_OFF) % K0_STRIDE;
+    return i >= K0_OFF && r < K0_M * K0_LDC && r % K0_LDC < K0_N;
+}
+
+static void k0_pass(clrt_tensor *c, const float *before, float beta)
+{
+    int64_t s1[1] = {1};
+    clrt_tensor *empty = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, s1));
+    clrt__gemm_args g = {.m = K0_M, .n = K0_N, .k = 0, .alpha = 1.0f, .beta = beta,
+                         .a = clrt__mem(empty), .b = clrt__mem(empty), .c = clrt__mem(c),
+                         .c_off = K0_OFF, .lda = 1, .ldb = K0_N, .ldc = K0_LDC, .batch = K0_B,
+                         .stride_c = K0_STRIDE};
+    TU_OK(clrt__gemm(tu_cpu(), &g));
+    double want[K0_TOTAL];
+    for (int i = 0; i < K0_TOTAL; i++)
+        want[i] = k0_in_c(i) ? (beta == 0.0f ? 0.0 : (double)beta * before[i]) : before[i];
+    float *got = tu_read(c);
+    ck_assert_msg(tu_rel_err(got, want, K0_TOTAL, 1.0) <= FLT_EPSILON, "k = 0, beta %g wrong",
+                  (double)beta);
+    free(got);
+    clrt_tensor_release(empty);
+}
+
+START_TEST(test_internal_k0_strided)
+{
+    int64_t s[1] = {K0_TOTAL};
+    float *buf = tu_random_floats(&rng, K0_TOTAL, -1, 1);
+    clrt_tensor *c = upload(buf, 1, s);
+    k0_pass(c, buf, 0.5f);
+    for (int i = 0; i < K0_TOTAL; i++)
+        buf[i] = k0_in_c(i) ? NAN : buf[i];
+    TU_OK(clrt_copy_from_host(c, buf, sizeof buf[0] * K0_TOTAL));
+    k0_pass(c, buf, 0.0f);
+    free(buf);
+    clrt_tensor_release(c);
+}
+END_TEST
+
 /* An op must only enqueue: with the queue stalled behind a user event the
  * calls return (a blocking call would hang until the test times out), and
- * the results are right once the event is released. */
+ * the results are right once the event is released, even though the inputs
+ * were released before the work ran. */
 START_TEST(test_never_blocks)
 {
     clrt_device *d = tu_cpu();
@@ -342,6 +388,8 @@ START_TEST(test_never_blocks)
                                     NULL),
                      CL_SUCCESS);
     ck_assert_int_eq(state, CL_SUBMITTED);
+    clrt_tensor_release(a);
+    clrt_tensor_release(b);
     ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
     clReleaseEvent(gate);
     /* c = 0.5 * a^T b^T + 0.5 * (a b) */
@@ -354,8 +402,6 @@ START_TEST(test_never_blocks)
         abf[i] = (float)ab[i];
     double scale = reference(&g2, ha, hb, abf, ref) + 0.5 * scale1;
     check_result(&g2, c, ref, scale);
-    clrt_tensor_release(a);
-    clrt_tensor_release(b);
     clrt_tensor_release(c);
     free(ha);
     free(hb);
@@ -511,6 +557,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(ok, test_empty_dims);
     tcase_add_test(ok, test_inputs_may_alias);
     tcase_add_test(ok, test_internal_strided);
+    tcase_add_test(ok, test_internal_k0_strided);
     tcase_add_test(ok, test_never_blocks);
     suite_add_tcase(s, ok);
     TCase *bad = tcase_create("errors");
