@@ -8,13 +8,15 @@
  * A native kernel gets host pointers for the cl_mem handles in its argument
  * block, but PoCL 3.1 sorts and de-duplicates mem_list without permuting
  * args_mem_loc, so with two or more buffers the pointers can land in the
- * wrong fields. Hence, when the operands span several buffers, one short
- * command per buffer first records that buffer's pointer (a command with a
- * single buffer cannot be mixed up), and a final command that lists every
- * buffer (so the driver keeps them alive and resident: the caller may
- * release its tensors right after enqueueing) runs the GEMM on the recorded
- * pointers. They stay valid in between because each device has its own
- * context and in-order queue: nothing migrates a buffer between commands.
+ * wrong fields. So the addresses come from a table (gemm_host_ptr.c): a
+ * buffer seen for the first time gets a short command of its own that
+ * records its address (a single buffer cannot be mixed up). The GEMM
+ * command itself lists every buffer, so the driver keeps them alive and
+ * resident while it runs (the caller may release its tensors right after
+ * enqueueing), and checks that the addresses it was handed are the recorded
+ * ones: buffers never move on a CPU device with its own context and
+ * in-order queue, and should a driver move one anyway, the GEMM is skipped
+ * and the next call fails instead of writing to a stale address.
  */
 #include "runtime/ops/gemm_internal.h"
 
@@ -27,10 +29,14 @@
 
 enum { OP_A, OP_B, OP_C, N_OPS };
 
+/* Set when a GEMM command was handed addresses other than the recorded
+ * ones (see the top of the file); every later call then fails. */
+static atomic_int addresses_moved;
+
 /* Shared by one GEMM's commands; freed by whichever finishes last. */
 typedef struct {
     atomic_int pending; /* commands still to run */
-    float *ptr[N_OPS];  /* each operand's buffer, filled in by the commands */
+    float *ptr[N_OPS];  /* each operand's buffer address */
     size_t off[N_OPS], stride[N_OPS], batch;
     enum CBLAS_TRANSPOSE ta, tb;
     blasint m, n, k, lda, ldb, ldc;
@@ -39,11 +45,12 @@ typedef struct {
 
 /* One command's argument block, copied by the driver: plain data only. */
 typedef struct {
-    void *mem[N_OPS]; /* cl_mem handles when enqueued; host pointers when run */
+    void *mem[N_OPS]; /* cl_mem handles when enqueued, addresses when run */
+    int n_mems;       /* entries of mem[] in use */
+    cl_mem handle;    /* a recording command's buffer, for the table */
+    unsigned ops;     /* a recording command: bit i if operand i is in it */
+    int gemm;         /* 1: the GEMM command; 0: records one address */
     host_gemm_job *job;
-    unsigned ops; /* bit i: operand i lives in mem[0] (0 for the final step
-                     of several buffers, whose mem[] order is unreliable) */
-    int last;     /* runs the GEMM */
 } host_gemm_step;
 
 static void run_gemm(const host_gemm_job *j)
@@ -55,15 +62,33 @@ static void run_gemm(const host_gemm_job *j)
                     j->ptr[OP_C] + j->off[OP_C] + i * j->stride[OP_C], j->ldc);
 }
 
+/* Every operand's address is among those the driver handed this command
+ * (in an order that cannot be trusted). */
+static int addresses_match(const host_gemm_job *j, const host_gemm_step *s)
+{
+    for (int op = 0; op < N_OPS; op++) {
+        int found = 0;
+        for (int i = 0; i < s->n_mems; i++)
+            found |= s->mem[i] == (void *)j->ptr[op];
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
 static void CL_CALLBACK step_run(void *p)
 {
     const host_gemm_step *s = p;
     host_gemm_job *j = s->job;
-    for (int op = 0; op < N_OPS; op++)
-        if (s->ops & (1u << op))
-            j->ptr[op] = s->mem[0];
-    if (s->last)
+    if (!s->gemm) {
+        clrt__host_ptr_record(s->handle, s->mem[0]);
+        for (int op = 0; op < N_OPS; op++)
+            if (s->ops & (1u << op))
+                j->ptr[op] = s->mem[0];
+    } else if (addresses_match(j, s))
         run_gemm(j);
+    else
+        atomic_store(&addresses_moved, 1);
     if (atomic_fetch_sub(&j->pending, 1) == 1)
         free(j);
 }
@@ -107,6 +132,7 @@ static int group_buffers(const clrt__gemm_args *g, cl_mem *mems, unsigned *ops)
 static cl_int enqueue_step(clrt_device *d, host_gemm_step *step, int n_mems, const cl_mem *mems)
 {
     const void *locs[N_OPS];
+    step->n_mems = n_mems;
     for (int i = 0; i < n_mems; i++) {
         step->mem[i] = (void *)mems[i];
         locs[i] = &step->mem[i];
@@ -115,29 +141,66 @@ static cl_int enqueue_step(clrt_device *d, host_gemm_step *step, int n_mems, con
                                  locs, 0, NULL, NULL);
 }
 
-clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
+/* Fills the job's known addresses; lists the buffers still to record and
+ * registers their destructor callbacks. Returns how many, or -1. */
+static int plan_steps(host_gemm_job *j, int n, const cl_mem *mems, const unsigned *ops,
+                      int *unknown)
 {
+    int n_unknown = 0;
+    for (int s = 0; s < n; s++) {
+        float *p = clrt__host_ptr_lookup(mems[s]);
+        for (int op = 0; p && op < N_OPS; op++)
+            if (ops[s] & (1u << op))
+                j->ptr[op] = p;
+        if (!p && clrt__host_ptr_track(mems[s]) != CLRT_OK)
+            return -1;
+        if (!p)
+            unknown[n_unknown++] = s;
+    }
+    return n_unknown;
+}
+
+static clrt_status check_host_args(clrt_device *d, const clrt__gemm_args *g)
+{
+    if (atomic_load(&addresses_moved))
+        return clrt__fail(CLRT_EOPENCL,
+                          "host BLAS GEMM on %s: the OpenCL driver moved a buffer between native "
+                          "kernels, so an earlier GEMM was skipped; run with CLRT_GEMM=clblast",
+                          d->info.name);
     if (!fits_blasint(g->m) || !fits_blasint(g->n) || !fits_blasint(g->k) ||
         !fits_blasint(g->lda) || !fits_blasint(g->ldb) || !fits_blasint(g->ldc))
         return clrt__fail(CLRT_ENOTSUP,
                           "host BLAS GEMM on %s: m=%zu n=%zu k=%zu (lda %zu ldb %zu ldc %zu) "
                           "exceed the BLAS integer range %d",
                           d->info.name, g->m, g->n, g->k, g->lda, g->ldb, g->ldc, INT_MAX);
+    return CLRT_OK;
+}
+
+clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
+{
     cl_mem mems[N_OPS];
     unsigned ops[N_OPS];
+    int unknown[N_OPS];
+    clrt_status st = check_host_args(d, g);
+    if (st != CLRT_OK)
+        return st;
     int n = group_buffers(g, mems, ops);
-    int n_steps = n == 1 ? 1 : n + 1; /* see the top of the file */
     host_gemm_job *j = job_new(g);
     if (!j)
         return clrt__fail(CLRT_ENOMEM, "host BLAS GEMM on %s: out of host memory", d->info.name);
+    int n_unknown = plan_steps(j, n, mems, ops, unknown);
+    if (n_unknown < 0) {
+        free(j);
+        return CLRT_EOPENCL; /* message set by clrt__host_ptr_track */
+    }
+    int n_steps = n_unknown + 1;
     atomic_init(&j->pending, n_steps);
     for (int s = 0; s < n_steps; s++) {
-        int final = s == n_steps - 1;
-        unsigned step_ops = !final ? ops[s] : n == 1 ? ops[0] : 0u;
-        host_gemm_step step = {{NULL}, j, step_ops, final};
-        cl_int err = final ? enqueue_step(d, &step, n, mems) : enqueue_step(d, &step, 1, &mems[s]);
+        int gemm = s == n_unknown, b = gemm ? 0 : unknown[s];
+        host_gemm_step step = {.handle = mems[b], .ops = gemm ? 0u : ops[b], .gemm = gemm, .job = j};
+        cl_int err = gemm ? enqueue_step(d, &step, n, mems) : enqueue_step(d, &step, 1, &mems[b]);
         if (err != CL_SUCCESS) {
-            /* The GEMM never runs; the steps already enqueued free the job. */
+            /* The GEMM never runs; the commands already enqueued free the job. */
             if (atomic_fetch_sub(&j->pending, n_steps - s) == n_steps - s)
                 free(j);
             return clrt__fail_cl(err, "clEnqueueNativeKernel (host BLAS GEMM)");
