@@ -6,7 +6,8 @@
 #include <time.h>
 
 /* One line per subcommand; each lives in bench_<name>.c. */
-#define BENCH_COMMANDS(X) /* X(name, "help") */
+#define BENCH_COMMANDS(X) /* X(name, "help") */                                    \
+    X(gemm, "SGEMM GFLOP/s: host-BLAS and CLBlast paths vs OpenBLAS called directly")
 
 #define DECLARE(name, help) int bench_##name(int argc, char **argv);
 BENCH_COMMANDS(DECLARE)
