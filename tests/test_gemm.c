@@ -63,8 +63,8 @@ static double reference(const gemm_case *g, const float *a, const float *b, cons
 {
     double scale = 0;
     for (int64_t bi = 0; bi < case_batch(g); bi++) {
-        const float *ai = a + (g->batch_a ? bi * g->m * g->k : 0);
-        const float *bb = b + (g->batch_b ? bi * g->k * g->n : 0);
+        const float *ai = a + (g->batch_a > 1 ? bi * g->m * g->k : 0);
+        const float *bb = b + (g->batch_b > 1 ? bi * g->k * g->n : 0);
         for (int64_t i = 0; i < g->m; i++)
             for (int64_t j = 0; j < g->n; j++) {
                 double sum = 0, abs_sum = 0;
@@ -208,8 +208,9 @@ END_TEST
 
 START_TEST(test_batched)
 {
-    /* {batch_a, batch_b}: both 3-D, and a 2-D operand shared by the batch. */
-    static const int64_t batches[][2] = {{3, 3}, {5, 0}, {0, 4}, {1, 1}};
+    /* {batch_a, batch_b}: both 3-D, and a 2-D or batch-1 operand shared by
+     * the batch. */
+    static const int64_t batches[][2] = {{3, 3}, {5, 0}, {0, 4}, {1, 1}, {1, 3}, {2, 1}};
     for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
         gemm_case mm = {batches[i][0], batches[i][1], 13, 5, 7, 0, 0, 1.0f, 0.0f};
         run_case(&mm, 1);

@@ -29,9 +29,10 @@ typedef struct {
 
 static int usage(FILE *f, int code)
 {
-    fprintf(f, "usage: clrt-bench gemm [--sizes N,N,...]\n"
+    fprintf(f, "usage: clrt-bench gemm [--sizes N,N,...] [--no-clblast]\n"
                "  Square SGEMM C = A B at each size (default 128,512,1024,2048) on the CPU\n"
-               "  device: clrt's default path, clrt through CLBlast, and OpenBLAS directly.\n");
+               "  device: clrt's default path, clrt through CLBlast (in a child process;\n"
+               "  --no-clblast skips it), and OpenBLAS directly.\n");
     return code;
 }
 
@@ -156,14 +157,12 @@ static int child_run(clrt_device *d, const int *sizes, int n_sizes)
     return 0;
 }
 
-/* Runs this program again with CLRT_GEMM=clblast; fills times (-1 where
- * no figure came back). */
+/* Runs this program again with CLRT_GEMM=clblast and fills out[i] for
+ * each size the child reports. */
 static void clblast_run(const int *sizes, int n_sizes, const char *sizes_arg, timing *out)
 {
     char exe[4096], cmd[8192], line[256];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    for (int i = 0; i < n_sizes; i++)
-        out[i] = (timing){-1, -1, -1, -1};
     if (len <= 0)
         return;
     exe[len] = '\0';
@@ -238,13 +237,15 @@ static void print_table(const int *sizes, int n, const timing *def, const timing
 int bench_gemm(int argc, char **argv); /* listed in main.c's BENCH_COMMANDS */
 int bench_gemm(int argc, char **argv)
 {
-    int sizes[MAX_SIZES], n_sizes = 4, child = 0;
+    int sizes[MAX_SIZES], n_sizes = 4, child = 0, with_clblast = 1;
     const char *sizes_arg = "128,512,1024,2048";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc)
             sizes_arg = argv[++i];
         else if (strcmp(argv[i], "--child") == 0)
             child = 1;
+        else if (strcmp(argv[i], "--no-clblast") == 0)
+            with_clblast = 0;
         else
             return usage(strcmp(argv[i], "--help") == 0 ? stdout : stderr,
                          strcmp(argv[i], "--help") == 0 ? 0 : 2);
@@ -272,14 +273,18 @@ int bench_gemm(int argc, char **argv)
     for (int i = 0; i < n_sizes; i++)
         def[i] = measure(d, sizes[i]);
     double t0 = bench_now();
-    clblast_run(sizes, n_sizes, sizes_arg, clb);
+    for (int i = 0; i < n_sizes; i++)
+        clb[i] = (timing){-1, -1, -1, -1};
+    if (with_clblast)
+        clblast_run(sizes, n_sizes, sizes_arg, clb);
     print_table(sizes, n_sizes, def, clb, clrt_gemm_path_str(info.gemm_path));
     int last = n_sizes - 1;
     printf("\nclrt enqueue at n=%d returns after %.1f us of a %.1f ms GEMM (asynchronous)\n",
            sizes[last], def[last].enqueue_s * 1e6, def[last].median_s * 1e3);
-    printf("clblast 1st call: the first call at that size in a fresh process with PoCL's\n"
-           "kernel cache off: kernel compiles (where a size needs new kernels) plus one run.\n"
-           "CLBlast child process: %.1f s in all\n",
-           bench_now() - t0);
+    if (with_clblast)
+        printf("clblast 1st call: the first call at that size in a fresh process with PoCL's\n"
+               "kernel cache off: kernel compiles (where a size needs new kernels) plus one\n"
+               "run. CLBlast child process: %.1f s in all\n",
+               bench_now() - t0);
     return 0;
 }

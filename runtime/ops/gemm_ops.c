@@ -5,8 +5,8 @@
 #include <clrt/ops_gemm.h>
 #include <stdio.h>
 
-/* A product's sizes: op(a) is [m,k], op(b) [k,n]; a 2-D operand of a
- * batched product is reused for every batch entry. */
+/* A product's sizes: op(a) is [m,k], op(b) [k,n]; a 2-D operand, or one
+ * with a batch of one, is reused for every batch entry. */
 typedef struct {
     int batched;
     int64_t batch, m, n, k;
@@ -57,10 +57,11 @@ static clrt_status make_plan(const char *op, clrt_tensor *a, int ta, clrt_tensor
                                        "differ (%lld vs %lld)",
                           op, sa, ta ? " (transposed)" : "", sb, tb ? " (transposed)" : "",
                           (long long)p->k, (long long)kb);
-    if (a->ndim == 3 && b->ndim == 3 && a->shape[0] != b->shape[0])
+    int64_t ba = a->ndim == 3 ? a->shape[0] : 1, bb = b->ndim == 3 ? b->shape[0] : 1;
+    if (ba != bb && ba != 1 && bb != 1)
         return clrt__fail(CLRT_ESHAPE, "%s: batch sizes differ: a %s, b %s", op, sa, sb);
     p->batched = a->ndim == 3 || b->ndim == 3;
-    p->batch = a->ndim == 3 ? a->shape[0] : b->ndim == 3 ? b->shape[0] : 1;
+    p->batch = ba > bb ? ba : bb;
     return CLRT_OK;
 }
 
@@ -100,9 +101,10 @@ static size_t leading_dim(const clrt_tensor *t)
     return t->shape[t->ndim - 1] > 0 ? (size_t)t->shape[t->ndim - 1] : 1;
 }
 
+/* 0 for a matrix shared by the whole batch (2-D, or a batch of one). */
 static size_t matrix_stride(const clrt_tensor *t)
 {
-    return t->ndim == 3 ? (size_t)(t->shape[1] * t->shape[2]) : 0;
+    return t->ndim == 3 && t->shape[0] > 1 ? (size_t)(t->shape[1] * t->shape[2]) : 0;
 }
 
 static clrt_status run(clrt_tensor *c, int ta, int tb, float alpha, clrt_tensor *a,
