@@ -11,12 +11,12 @@
  * wrong fields. So the addresses come from a table (gemm_host_ptr.c): a
  * buffer seen for the first time gets a short command of its own that
  * records its address (a single buffer cannot be mixed up). The GEMM
- * command itself lists every buffer, so the driver keeps them alive and
+ * command itself lists every buffer, so that the driver keeps them alive and
  * resident while it runs (the caller may release its tensors right after
- * enqueueing), and checks that the addresses it was handed are the recorded
- * ones: buffers never move on a CPU device with its own context and
- * in-order queue, and should a driver move one anyway, the GEMM is skipped
- * and the next call fails instead of writing to a stale address.
+ * enqueueing); before running, it checks that the addresses the driver
+ * handed it are the recorded ones. Buffers never move on a CPU device with
+ * its own context and in-order queue; should a driver move one anyway, the
+ * GEMM is skipped and the next call fails instead of using a stale address.
  */
 #include "runtime/ops/gemm_internal.h"
 

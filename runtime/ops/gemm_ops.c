@@ -3,7 +3,6 @@
 #include "runtime/ops/gemm_internal.h"
 
 #include <clrt/ops_gemm.h>
-#include <stdio.h>
 
 /* A product's sizes: op(a) is [m,k], op(b) [k,n]; a 2-D operand, or one
  * with a batch of one, is reused for every batch entry. */
@@ -19,21 +18,22 @@ static void matrix_dims(const clrt_tensor *t, int trans, int64_t *rows, int64_t 
     *cols = trans ? r : c;
 }
 
-/* out is NULL for clrt_matmul, which makes its own. */
-static clrt_status check_inputs(const char *op, clrt_tensor *out, int has_out, clrt_tensor *a,
-                                clrt_tensor *b)
+/* out_name is the output's argument name, NULL for clrt_matmul (which
+ * makes its own output). */
+static clrt_status check_inputs(const char *op, clrt_tensor *out, const char *out_name,
+                                clrt_tensor *a, clrt_tensor *b)
 {
     clrt_tensor *ts[3] = {a, b, out};
     char s[128];
-    if (has_out && !out)
-        return clrt__fail(CLRT_EINVAL, "%s: the output tensor is NULL", op);
-    clrt_status st = clrt__check_same_device(op, has_out ? 3 : 2, ts);
+    if (out_name && !out)
+        return clrt__fail(CLRT_EINVAL, "%s: the output %s is NULL", op, out_name);
+    clrt_status st = clrt__check_same_device(op, out_name ? 3 : 2, ts);
     if (st == CLRT_OK)
         st = clrt__check_dtype(op, "a", a, CLRT_F32);
     if (st == CLRT_OK)
         st = clrt__check_dtype(op, "b", b, CLRT_F32);
-    if (st == CLRT_OK && has_out)
-        st = clrt__check_dtype(op, "out", out, CLRT_F32);
+    if (st == CLRT_OK && out_name)
+        st = clrt__check_dtype(op, out_name, out, CLRT_F32);
     for (int i = 0; i < 2 && st == CLRT_OK; i++)
         if (ts[i]->ndim != 2 && ts[i]->ndim != 3)
             st = clrt__fail(CLRT_ESHAPE, "%s: %s must be 2-D [rows, cols] or 3-D "
@@ -75,8 +75,8 @@ static int plan_shape(const gemm_plan *p, int64_t *shape)
     return n;
 }
 
-static clrt_status check_out(const char *op, const clrt_tensor *out, const clrt_tensor *a,
-                             const clrt_tensor *b, const gemm_plan *p)
+static clrt_status check_out(const char *op, const char *out_name, const clrt_tensor *out,
+                             const clrt_tensor *a, const clrt_tensor *b, const gemm_plan *p)
 {
     int64_t want[3];
     int nd = plan_shape(p, want);
@@ -87,12 +87,12 @@ static clrt_status check_out(const char *op, const clrt_tensor *out, const clrt_
     for (int i = 0; same && i < nd; i++)
         same = out->shape[i] == want[i];
     if (!same)
-        return clrt__fail(CLRT_ESHAPE, "%s: output has shape %s, the product has shape %s", op, so,
-                          sw);
+        return clrt__fail(CLRT_ESHAPE, "%s: %s has shape %s, the product has shape %s", op,
+                          out_name, so, sw);
     if (clrt__mem(out) == clrt__mem(a) || clrt__mem(out) == clrt__mem(b))
-        return clrt__fail(CLRT_EINVAL, "%s: the output %s shares its buffer with input %s; "
+        return clrt__fail(CLRT_EINVAL, "%s: %s %s shares its buffer with input %s; "
                                        "write to a separate tensor",
-                          op, so, clrt__mem(out) == clrt__mem(a) ? "a" : "b");
+                          op, out_name, so, clrt__mem(out) == clrt__mem(a) ? "a" : "b");
     return CLRT_OK;
 }
 
@@ -123,31 +123,30 @@ static clrt_status run(clrt_tensor *c, int ta, int tb, float alpha, clrt_tensor 
     return clrt__gemm(clrt__dev(c), &g);
 }
 
+/* clrt_gemm and clrt_matmul_out: checks everything, then enqueues. */
+static clrt_status gemm_into(const char *op, const char *c_name, clrt_tensor *c, int ta, int tb,
+                             float alpha, clrt_tensor *a, clrt_tensor *b, float beta)
+{
+    gemm_plan p;
+    clrt_status s = check_inputs(op, c, c_name, a, b);
+    if (s == CLRT_OK)
+        s = make_plan(op, a, ta, b, tb, &p);
+    if (s == CLRT_OK)
+        s = check_out(op, c_name, c, a, b, &p);
+    if (s == CLRT_OK)
+        s = run(c, ta, tb, alpha, a, b, beta, &p);
+    return s;
+}
+
 clrt_status clrt_gemm(clrt_tensor *c, int trans_a, int trans_b, float alpha, clrt_tensor *a,
                       clrt_tensor *b, float beta)
 {
-    gemm_plan p;
-    clrt_status s = check_inputs("clrt_gemm", c, 1, a, b);
-    if (s == CLRT_OK)
-        s = make_plan("clrt_gemm", a, trans_a, b, trans_b, &p);
-    if (s == CLRT_OK)
-        s = check_out("clrt_gemm", c, a, b, &p);
-    if (s == CLRT_OK)
-        s = run(c, trans_a, trans_b, alpha, a, b, beta, &p);
-    return s;
+    return gemm_into("clrt_gemm", "c", c, trans_a, trans_b, alpha, a, b, beta);
 }
 
 clrt_status clrt_matmul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b)
 {
-    gemm_plan p;
-    clrt_status s = check_inputs("clrt_matmul_out", out, 1, a, b);
-    if (s == CLRT_OK)
-        s = make_plan("clrt_matmul_out", a, 0, b, 0, &p);
-    if (s == CLRT_OK)
-        s = check_out("clrt_matmul_out", out, a, b, &p);
-    if (s == CLRT_OK)
-        s = run(out, 0, 0, 1.0f, a, b, 0.0f, &p);
-    return s;
+    return gemm_into("clrt_matmul_out", "out", out, 0, 0, 1.0f, a, b, 0.0f);
 }
 
 /* The result must fit one allocation; say so in matmul's own words. */
@@ -173,7 +172,7 @@ clrt_tensor *clrt_matmul(clrt_tensor *a, clrt_tensor *b)
 {
     gemm_plan p;
     int64_t shape[3];
-    if (check_inputs("clrt_matmul", NULL, 0, a, b) != CLRT_OK ||
+    if (check_inputs("clrt_matmul", NULL, NULL, a, b) != CLRT_OK ||
         make_plan("clrt_matmul", a, 0, b, 0, &p) != CLRT_OK)
         return NULL;
     int nd = plan_shape(&p, shape);
