@@ -68,7 +68,6 @@ static double convert_epoch(int64_t n, size_t sample, int64_t batch, float *x)
     return t;
 }
 
-int bench_data(int argc, char **argv); /* listed in main.c's BENCH_COMMANDS */
 int bench_data(int argc, char **argv)
 {
     const char *dir = DEFAULT_DIR;

@@ -253,7 +253,6 @@ static void report(const launch_opts *o, clrt_device *d, per_call t[N_LOOPS][MAX
         printf("  note: CLRT_POISON=1 adds a fill to every new clrt tensor\n");
 }
 
-int bench_launch(int argc, char **argv); /* listed in main.c's BENCH_COMMANDS */
 int bench_launch(int argc, char **argv)
 {
     launch_opts o = {NULL, 1000, 2000, 9};

@@ -124,7 +124,6 @@ done:
     return rc;
 }
 
-int bench_optim(int argc, char **argv); /* listed in main.c's BENCH_COMMANDS */
 int bench_optim(int argc, char **argv)
 {
     const char *spec = NULL;

@@ -164,7 +164,6 @@ static void report(const char *spec, int runs, const startup_run *m, const cache
                m[0].wall / m[i].wall, m[0].first_kernel / m[i].first_kernel);
 }
 
-int bench_startup(int argc, char **argv); /* listed in main.c's BENCH_COMMANDS */
 int bench_startup(int argc, char **argv)
 {
     const char *spec = NULL;

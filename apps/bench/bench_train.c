@@ -192,7 +192,6 @@ static int layer_times(const options *o)
     return ok ? 0 : -1;
 }
 
-int bench_train(int argc, char **argv); /* listed in main.c's BENCH_COMMANDS */
 int bench_train(int argc, char **argv)
 {
     options o;

@@ -5,18 +5,6 @@
 #include <string.h>
 #include <time.h>
 
-/* One line per subcommand; each lives in bench_<name>.c. */
-#define BENCH_COMMANDS(X) /* X(name, "help") */                                    \
-    X(data, "Fashion-MNIST load and batch gathers vs gzip -dc and a convert loop")  \
-    X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")         \
-    X(launch, "clrt_add launch overhead vs bare clEnqueueNDRangeKernel loops")      \
-    X(startup, "fresh process to first finished kernel, cold vs warm caches")       \
-    X(train, "LeNet training steps through the trainer vs on a resident batch")
-
-#define DECLARE(name, help) int bench_##name(int argc, char **argv);
-BENCH_COMMANDS(DECLARE)
-#undef DECLARE
-
 static const bench_command commands[] = {
 #define ENTRY(name, help) {#name, help, bench_##name},
     BENCH_COMMANDS(ENTRY)
