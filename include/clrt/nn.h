@@ -28,7 +28,9 @@
  *
  * Gradients accumulate into each parameter's gradient like PyTorch's .grad:
  * call clrt_module_zero_grad before each backward pass. Gradients start at
- * zero. Everything is asynchronous: nothing here reads back to the host. */
+ * zero. Forward, backward and zero_grad only enqueue work and never read
+ * back to the host; building parameters (constructors, clrt_module_init, a
+ * lazy layer's first forward) and clrt_module_to wait for their copies. */
 #ifndef CLRT_NN_H
 #define CLRT_NN_H
 #include <clrt/tensor.h>
