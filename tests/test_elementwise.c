@@ -224,11 +224,18 @@ static void check_int_case(clrt_device *d, const binary_case *c, int an, const i
     TU_OK(c->fout(out, a, b));
     int32_t *got = malloc((size_t)n * sizeof *got);
     TU_OK(clrt_to_host(out, got, (size_t)n * sizeof *got));
-    for (int64_t o = 0; o < n; o++) {
+    int64_t bad = -1;
+    for (int64_t o = 0; o < n && bad < 0; o++) {
         int32_t x = ha[eu_bcast_index(o, on, osh, an, ash)];
         int32_t y = hb[eu_bcast_index(o, on, osh, bn, bsh)];
-        ck_assert_msg(got[o] == int_ref(c->op, x, y), "int32 %d %c %d: got %d, want %d", x,
-                      c->op, y, got[o], int_ref(c->op, x, y));
+        if (got[o] != int_ref(c->op, x, y))
+            bad = o;
+    }
+    if (bad >= 0) {
+        int32_t x = ha[eu_bcast_index(bad, on, osh, an, ash)];
+        int32_t y = hb[eu_bcast_index(bad, on, osh, bn, bsh)];
+        ck_abort_msg("int32 %d %c %d: got %d, want %d", x, c->op, y, got[bad],
+                     int_ref(c->op, x, y));
     }
     free(got);
     clrt_tensor_release(a);
