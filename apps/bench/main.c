@@ -6,7 +6,8 @@
 #include <time.h>
 
 /* One line per subcommand; each lives in bench_<name>.c. */
-#define BENCH_COMMANDS(X) /* X(name, "help") */
+#define BENCH_COMMANDS(X) /* X(name, "help") */                                        \
+    X(elementwise, "elementwise ops, broadcasts and reductions vs same-shape add and host loops")
 
 #define DECLARE(name, help) int bench_##name(int argc, char **argv);
 BENCH_COMMANDS(DECLARE)
