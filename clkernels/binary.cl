@@ -9,7 +9,11 @@
  *               innermost strides at compile time so the compiler can
  *               vectorize along d2: b3 (a and b both step 1), b3a (b is
  *               constant along d2, stride 0), b3b (a is constant along d2).
- *   <op>_bcast  any broadcast up to 8 dims: decomposes the flat index.
+ *   <op>_bnd    any broadcast up to 8 dims with fewer than 2^31 elements:
+ *               decomposes the flat index with multiply-shift divisions
+ *               (no divide instruction, so it vectorizes).
+ *   <op>_bcast  any broadcast up to 8 dims: decomposes the flat index with
+ *               64-bit divisions; for tensors too large for the others.
  */
 
 #ifdef T_IS_INT
@@ -64,6 +68,40 @@ typedef struct {
                          b[i0 * sb0 + i1 * sb1 + i2 * (sb2)]);                            \
     }
 
+/* <op>_bnd takes the broadcast as uint8 vectors, right-aligned (component
+ * 7 is the innermost dim): the size of each output dim, the strides of a
+ * and b, and the multiplier and shift that divide by the size. For n, d
+ * below 2^31:
+ *     n / d == (mul_hi(n, magic) + n) >> shift
+ * with shift = ceil(log2 d) and magic = 2^32 (2^shift - d) / d + 1 (the
+ * method of PyTorch's IntDivider, after Granlund and Montgomery). Unused
+ * dims have size 1 (magic 1, shift 0): dividing by them changes nothing. */
+
+/* One dim of the decomposition, innermost first. mul_hi is spelled as a
+ * 64-bit product: PoCL 3.1 calls a slow library function for mul_hi. */
+#define FAST_STEP(k)                                                                      \
+    {                                                                                     \
+        uint q = ((uint)(((ulong)rest * magic.s##k) >> 32) + rest) >> shift.s##k;         \
+        uint c = rest - q * shape.s##k;                                                   \
+        rest = q;                                                                         \
+        ia += c * sa.s##k;                                                                \
+        ib += c * sb.s##k;                                                                \
+    }
+
+#define DEFINE_BND(op)                                                                    \
+    __kernel void op##_bnd(__global const T *a, __global const T *b, __global T *out,     \
+                           uint n, uint8 shape, uint8 sa, uint8 sb, uint8 magic,          \
+                           uint8 shift)                                                   \
+    {                                                                                     \
+        uint i = (uint)get_global_id(0);                                                  \
+        if (i >= n)                                                                       \
+            return;                                                                       \
+        uint rest = i, ia = 0, ib = 0;                                                    \
+        FAST_STEP(7) FAST_STEP(6) FAST_STEP(5) FAST_STEP(4)                               \
+        FAST_STEP(3) FAST_STEP(2) FAST_STEP(1) FAST_STEP(0)                               \
+        out[i] = OP_##op(a[ia], b[ib]);                                                   \
+    }
+
 #define DEFINE_BCAST(op)                                                                  \
     __kernel void op##_bcast(__global const T *a, __global const T *b, __global T *out,   \
                              ulong n, bcast_t bc)                                         \
@@ -86,6 +124,7 @@ typedef struct {
     DEFINE_B3(op, b3, 1, 1)                                                               \
     DEFINE_B3(op, b3a, 1, 0)                                                              \
     DEFINE_B3(op, b3b, 0, 1)                                                              \
+    DEFINE_BND(op)                                                                        \
     DEFINE_BCAST(op)
 
 DEFINE_BINARY(add)

@@ -156,10 +156,19 @@ START_TEST(test_broadcast_nd)
     check_shapes(4, EU_SHAPE(3, 5, 7, 9), 3, EU_SHAPE(5, 1, 1), 4, EU_SHAPE(3, 5, 7, 9));
     /* Outer product of a column and a row. */
     check_shapes(2, EU_SHAPE(17, 1), 2, EU_SHAPE(1, 33), 2, EU_SHAPE(17, 33));
-    /* Shapes that merge to no fewer than 4 dims: the general kernel. */
+    /* Shapes that merge to no fewer than 4 dims: leading dims folded into z. */
     check_shapes(4, EU_SHAPE(3, 1, 5, 1), 4, EU_SHAPE(1, 4, 1, 6), 4, EU_SHAPE(3, 4, 5, 6));
     check_shapes(5, EU_SHAPE(2, 1, 3, 1, 5), 5, EU_SHAPE(1, 4, 1, 6, 1), 5,
                  EU_SHAPE(2, 4, 3, 6, 5));
+    /* Large divisors for the multiply-shift index decomposition. */
+    check_shapes(4, EU_SHAPE(3, 1, 2, 1), 4, EU_SHAPE(1, 2, 1, 65537), 4,
+                 EU_SHAPE(3, 2, 2, 65537));
+    check_shapes(4, EU_SHAPE(1, 2, 1, 499979), 4, EU_SHAPE(2, 1, 2, 1), 4,
+                 EU_SHAPE(2, 2, 2, 499979));
+    /* Grids past 65535 groups along z: the same decomposition. */
+    check_shapes(5, EU_SHAPE(300, 1, 300, 1, 2), 5, EU_SHAPE(1, 2, 1, 3, 1), 5,
+                 EU_SHAPE(300, 2, 300, 3, 2));
+    check_shapes(3, EU_SHAPE(70000, 2, 3), 2, EU_SHAPE(2, 1), 3, EU_SHAPE(70000, 2, 3));
     /* Size-1 dims only: same element count, different ranks. */
     check_shapes(2, EU_SHAPE(1, 6), 1, EU_SHAPE(6), 2, EU_SHAPE(1, 6));
     check_shapes(3, EU_SHAPE(2, 1, 3), 2, EU_SHAPE(2, 1), 3, EU_SHAPE(2, 2, 3));

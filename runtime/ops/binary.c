@@ -16,10 +16,11 @@ typedef struct {
 
 /* Kernel names per op, spelled out so that a launch formats no strings. */
 typedef struct {
-    const char *op, *same, *b3, *b3a, *b3b, *bcast;
+    const char *op, *same, *b3, *b3a, *b3b, *bnd, *bcast;
 } binary_kernels;
 
-#define KERNEL_NAMES(op) {#op, #op "_same", #op "_b3", #op "_b3a", #op "_b3b", #op "_bcast"}
+#define KERNEL_NAMES(op)                                                                  \
+    {#op, #op "_same", #op "_b3", #op "_b3a", #op "_b3b", #op "_bnd", #op "_bcast"}
 static const binary_kernels all_kernels[] = {KERNEL_NAMES(add), KERNEL_NAMES(sub),
                                              KERNEL_NAMES(mul), KERNEL_NAMES(div)};
 #undef KERNEL_NAMES
@@ -116,8 +117,8 @@ static clrt_status run_same(clrt_device *d, const binary_kernels *names, clrt_dt
     return clrt__run_1d(d, "binary", type_option(t), names->same, (size_t)n, 4, args);
 }
 
-/* Work-group shape for a 3-D launch over [d0, d1, d2]: powers of two, x
- * first (the contiguous dim), within the kernel's and device's limits.
+/* Work-group shape for a 3-D launch over dims = [z, d1, d2]: powers of two,
+ * x (d2, the contiguous dim) first, within the kernel's and device's limits.
  * Returns 0 when the grid would exceed CLRT__MAX_GROUPS_YZ. */
 static int grid_3d(clrt_device *d, cl_kernel k, const int64_t dims[3], size_t global[3],
                    size_t local[3])
@@ -138,9 +139,11 @@ static int grid_3d(clrt_device *d, cl_kernel k, const int64_t dims[3], size_t gl
            global[2] <= CLRT__MAX_GROUPS_YZ;
 }
 
-/* The broadcast collapsed to <= 3 dims: a 3-D launch, no divisions.
- * *launched = 0 when the grid does not fit (the caller falls back). */
-static clrt_status run_3d(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
+/* <= 3 collapsed dims on a 3-D grid [z, d1, d2] with the b3 kernels: no
+ * index arithmetic at all. The innermost strides (0 or 1: the innermost
+ * output dim is never 1 here) pick the variant. *launched = 0 (and
+ * CLRT_OK) when the grid does not fit; the caller falls back. */
+static clrt_status run_b3(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
                           cl_mem mb, cl_mem mo, const broadcast_plan *p, int *launched)
 {
     int64_t dims[3] = {1, 1, 1}, sa[3] = {0, 0, 0}, sb[3] = {0, 0, 0};
@@ -150,14 +153,13 @@ static clrt_status run_3d(clrt_device *d, const binary_kernels *names, clrt_dtyp
         sa[pad + i] = p->sa[i];
         sb[pad + i] = p->sb[i];
     }
-    /* The innermost output dim is never 1 here, so each input steps 0 or 1. */
     const char *name = sa[2] == sb[2] ? names->b3 : sb[2] == 0 ? names->b3a : names->b3b;
+    *launched = 0;
     cl_kernel k = clrt__kernel(d, "binary", type_option(t), name);
     if (!k)
         return clrt_last_status();
     size_t global[3], local[3];
-    *launched = grid_3d(d, k, dims, global, local);
-    if (!*launched)
+    if (!grid_3d(d, k, dims, global, local))
         return CLRT_OK;
     cl_uint d1 = (cl_uint)dims[1], d2 = (cl_uint)dims[2];
     cl_ulong a0 = (cl_ulong)sa[0], a1 = (cl_ulong)sa[1], b0 = (cl_ulong)sb[0],
@@ -165,14 +167,49 @@ static clrt_status run_3d(clrt_device *d, const binary_kernels *names, clrt_dtyp
     clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(d1),
                          CLRT__ARG(d2), CLRT__ARG(a0), CLRT__ARG(a1), CLRT__ARG(b0),
                          CLRT__ARG(b1)};
+    *launched = 1;
     clrt_status st = clrt__set_args(k, 9, args);
     return st != CLRT_OK ? st : clrt__launch(d, k, 3, global, local);
 }
 
-/* Any broadcast (more than 3 dims left after merging): index decomposition. */
-static clrt_status run_generic(clrt_device *d, const binary_kernels *names, clrt_dtype t,
-                               cl_mem ma, cl_mem mb, cl_mem mo, const broadcast_plan *p,
-                               cl_ulong n)
+/* Multiplier and shift dividing by d (1 <= d < 2^31), see binary.cl. */
+static void fast_divisor(uint32_t d, cl_uint *magic, cl_uint *shift)
+{
+    cl_uint s = 0;
+    while (((uint64_t)1 << s) < d)
+        s++;
+    *shift = s;
+    *magic = (cl_uint)((((uint64_t)1 << 32) * (((uint64_t)1 << s) - d)) / d + 1);
+}
+
+/* Any broadcast of fewer than 2^31 elements: multiply-shift index
+ * decomposition over 8 dims, the plan's right-aligned, size 1 before.
+ * Returns CLRT_ENOTSUP (no message) for larger tensors. */
+static clrt_status run_bnd(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
+                           cl_mem mb, cl_mem mo, const broadcast_plan *p, cl_ulong n)
+{
+    if (n > INT32_MAX)
+        return CLRT_ENOTSUP; /* every shape and stride is below n */
+    cl_uint8 shape, sa, sb, magic, shift;
+    for (int i = 0; i < 8; i++) {
+        int src = i - (8 - p->ndim);
+        shape.s[i] = src >= 0 ? (cl_uint)p->shape[src] : 1;
+        sa.s[i] = src >= 0 ? (cl_uint)p->sa[src] : 0;
+        sb.s[i] = src >= 0 ? (cl_uint)p->sb[src] : 0;
+        fast_divisor(shape.s[i], &magic.s[i], &shift.s[i]);
+    }
+    cl_uint n32 = (cl_uint)n;
+    clrt__karg args[] = {CLRT__ARG(ma),  CLRT__ARG(mb),    CLRT__ARG(mo),
+                         CLRT__ARG(n32), CLRT__ARG(shape), CLRT__ARG(sa),
+                         CLRT__ARG(sb),  CLRT__ARG(magic), CLRT__ARG(shift)};
+    return clrt__run_1d(d, "binary", type_option(t), names->bnd, (size_t)n, 9, args);
+}
+
+/* Any broadcast: 64-bit index decomposition, for tensors of 2^31 elements
+ * or more that the 3-D grid cannot take. */
+static clrt_status run_bcast(clrt_device *d, const binary_kernels *names, clrt_dtype t,
+                             cl_mem ma, cl_mem mb, cl_mem mo, const broadcast_plan *p,
+                             cl_ulong n)
 {
     bcast_t bc;
     memset(&bc, 0, sizeof bc);
@@ -180,8 +217,8 @@ static clrt_status run_generic(clrt_device *d, const binary_kernels *names, clrt
     for (int i = 0; i < p->ndim; i++) {
         if (p->shape[i] > INT32_MAX || p->sa[i] > INT32_MAX || p->sb[i] > INT32_MAX)
             return clrt__fail(CLRT_ENOTSUP,
-                              "%s: broadcast over more than 3 merged dimensions with a "
-                              "dimension or stride above 2^31-1",
+                              "%s: broadcast with a dimension or stride above 2^31-1 that "
+                              "does not fit the 3-D grid",
                               names->op);
         bc.shape[i] = (cl_int)p->shape[i];
         bc.sa[i] = (cl_int)p->sa[i];
@@ -209,11 +246,12 @@ clrt_status clrt__binary_into(const char *op, clrt_tensor *a, clrt_tensor *b, cl
     plan_broadcast(a, b, out, &p);
     if (p.ndim <= 3) {
         int launched = 0;
-        clrt_status st = run_3d(d, names, out->dtype, ma, mb, mo, &p, &launched);
+        clrt_status st = run_b3(d, names, out->dtype, ma, mb, mo, &p, &launched);
         if (st != CLRT_OK || launched)
             return st;
     }
-    return run_generic(d, names, out->dtype, ma, mb, mo, &p, n);
+    clrt_status st = run_bnd(d, names, out->dtype, ma, mb, mo, &p, n);
+    return st != CLRT_ENOTSUP ? st : run_bcast(d, names, out->dtype, ma, mb, mo, &p, n);
 }
 
 /* Device and dtype checks common to every form. */
