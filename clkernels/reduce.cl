@@ -173,12 +173,14 @@ inline void argmax_body(GEOMETRY_ARGS, __global const float *x, __global const i
         int vi = INT_MAX; /* loses every tie against a real element */
         if (p < P) {
             ulong off = q * sQ + p * sP;
+            /* r only grows, and so do the indices (partials keep split
+             * order): a strict > keeps the first of equal values. The
+             * first element is always taken (it may be -inf). */
             for (ulong r = rb; r < re; r += rs) {
                 float e = x[off + r * sR];
-                int ei = has_idx ? xi[off + r * sR] : (int)r;
-                if (beats(e, ei, v, vi)) {
+                if (vi == INT_MAX || e > v || (isnan(e) && !isnan(v))) {
                     v = e;
-                    vi = ei;
+                    vi = has_idx ? xi[off + r * sR] : (int)r;
                 }
             }
         }
