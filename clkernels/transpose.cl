@@ -4,6 +4,9 @@
  *   transpose_tiled_*  C == 1: square tiles through local memory, so that
  *                      reads and writes both run along contiguous memory.
  *                      Local size (ts, ts, 1); grid z = A * B.
+ *   transpose_rows_*   C == 1 on CPUs: no local memory and no barrier; x runs
+ *                      along output rows, and a work group's reads of a
+ *                      square of input stay in cache. Grid z = A * B.
  *   transpose_any_*    any C: one work item per output element. */
 
 #define DEFINE_TRANSPOSE(E, suffix)                                                     \
@@ -24,6 +27,18 @@
         ulong c2 = get_group_id(0) * ts + ly, r2 = get_group_id(1) * ts + lx;           \
         if (r2 < rows && c2 < cols)                                                     \
             dst[((a * cols + c2) * B + b) * rows + r2] = tile[lx * (ts + 1) + ly];      \
+    }                                                                                   \
+    __kernel void transpose_rows_##suffix(__global const E *src, __global E *dst,       \
+                                          ulong rows, ulong cols, ulong B)              \
+    {                                                                                   \
+        ulong r = get_global_id(0), c = get_global_id(1), z = get_global_id(2);         \
+        ulong a = z, b = 0;                                                             \
+        if (B != 1) {                                                                   \
+            a = z / B;                                                                  \
+            b = z % B;                                                                  \
+        }                                                                               \
+        if (r < rows && c < cols)                                                       \
+            dst[((a * cols + c) * B + b) * rows + r] = src[((a * rows + r) * B + b) * cols + c]; \
     }                                                                                   \
     __kernel void transpose_any_##suffix(__global const E *src, __global E *dst,        \
                                          ulong n, ulong D0, ulong B, ulong D1, ulong C) \

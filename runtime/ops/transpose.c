@@ -24,13 +24,18 @@ static transpose_view view_of(const clrt_tensor *x, int d0, int d1)
     return v;
 }
 
-/* C == 1: square tiles; returns 0 (nothing launched) when the tile or the
- * grid does not fit this device. */
+/* C == 1 in ts x ts work groups: through local memory on GPUs
+ * (transpose_tiled_*, x along input rows), directly on CPUs
+ * (transpose_rows_*, x along output rows). Returns 0 (nothing launched)
+ * when the tile or the grid does not fit this device. */
 static int run_tiled(clrt_device *d, const clrt_tensor *x, clrt_tensor *out,
                      const transpose_view *v, clrt_status *st)
 {
-    int four = clrt_dtype_size(x->dtype) == 4;
-    cl_kernel k = clrt__kernel(d, "transpose", NULL, four ? "transpose_tiled_4" : "transpose_tiled_1");
+    static const char *const names[2][2] = {{"transpose_tiled_1", "transpose_tiled_4"},
+                                            {"transpose_rows_1", "transpose_rows_4"}};
+    size_t esize = clrt_dtype_size(x->dtype);
+    int cpu = d->info.kind == CLRT_DEVICE_CPU;
+    cl_kernel k = clrt__kernel(d, "transpose", NULL, names[cpu][esize == 4]);
     size_t items[3];
     if (!k || clrt__max_item_sizes(d, items) != CLRT_OK) {
         *st = clrt_last_status();
@@ -39,14 +44,16 @@ static int run_tiled(clrt_device *d, const clrt_tensor *x, clrt_tensor *out,
     size_t wg = clrt__wg_size(d, k), ts = wg >= 256 ? 16 : wg >= 64 ? 8 : 0;
     if (ts == 0 || items[0] < ts || items[1] < ts)
         return 0;
+    size_t x_extent = cpu ? v->D0 : v->D1, y_extent = cpu ? v->D1 : v->D0;
     size_t local[3] = {ts, ts, 1};
-    size_t global[3] = {(v->D1 + ts - 1) / ts * ts, (v->D0 + ts - 1) / ts * ts, v->A * v->B};
+    size_t global[3] = {(x_extent + ts - 1) / ts * ts, (y_extent + ts - 1) / ts * ts,
+                        v->A * v->B};
     if (global[1] / ts > CLRT__MAX_GROUPS_YZ || global[2] > CLRT__MAX_GROUPS_YZ)
         return 0;
     cl_mem ms = clrt__mem(x), md = clrt__mem(out);
     clrt__karg args[] = {CLRT__ARG(ms), CLRT__ARG(md), CLRT__ARG(v->D0), CLRT__ARG(v->D1),
-                         CLRT__ARG(v->B), CLRT__LOCAL(ts * (ts + 1) * clrt_dtype_size(x->dtype))};
-    *st = clrt__set_args(k, 6, args);
+                         CLRT__ARG(v->B), CLRT__LOCAL(ts * (ts + 1) * esize)};
+    *st = clrt__set_args(k, cpu ? 5 : 6, args);
     if (*st == CLRT_OK)
         *st = clrt__launch(d, k, 3, global, local);
     return 1;
