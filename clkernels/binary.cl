@@ -21,14 +21,14 @@
  * x86 (SIGFPE would kill the host process on a CPU device), so both are
  * defined here: x / 0 = 0 and x / -1 = -x (wrapping for INT_MIN). The
  * division itself always gets a safe divisor so it can be vectorized. */
-inline int div_op(int x, int y)
+int div_op(int x, int y)
 {
     int safe = (y == 0 || y == -1) ? 1 : y;
     int q = x / safe;
     return y == 0 ? 0 : (y == -1 ? (int)(0u - (uint)x) : q);
 }
 #else
-inline float div_op(float x, float y) { return x / y; }
+float div_op(float x, float y) { return x / y; }
 #endif
 
 #define OP_add(x, y) ((x) + (y))

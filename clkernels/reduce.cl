@@ -44,7 +44,7 @@
 /* Serial part of a sum over r = rb, rb + rs, ... < re. A contiguous run
  * (rs == sR == 1) goes through 4 independent lanes, which a CPU compiler
  * turns into SIMD. */
-inline float item_sum(__global const float *base, ulong rb, ulong re, ulong rs, ulong sR,
+float item_sum(__global const float *base, ulong rb, ulong re, ulong rs, ulong sR,
                       int square)
 {
     float total = 0.0f;
@@ -76,7 +76,7 @@ inline float item_sum(__global const float *base, ulong rb, ulong re, ulong rs, 
 }
 
 /* Mean's scale and norm's square root, applied by the last pass. */
-inline float finish(float t, float scale, int take_sqrt)
+float finish(float t, float scale, int take_sqrt)
 {
     t *= scale;
     return take_sqrt ? sqrt(t) : t;
@@ -84,7 +84,7 @@ inline float finish(float t, float scale, int take_sqrt)
 
 /* Sum of x (or of x * x when `square`); the stored result goes through
  * finish(). `tree` is a constant: 0 drops the barriers (LY == 1). */
-inline void sum_body(GEOMETRY_ARGS, __global const float *x, __global float *out, int square,
+void sum_body(GEOMETRY_ARGS, __global const float *x, __global float *out, int square,
                      float scale, int take_sqrt, __local float *acc, const int tree)
 {
     GEOMETRY_SETUP
@@ -151,7 +151,7 @@ __kernel void reduce_sum_cols(GEOMETRY_ARGS, __global const float *x, __global f
 
 /* Does (a, ia) beat (b, ib)? NaN beats numbers (max propagates NaN, as in
  * PyTorch); equal values go to the lower index (the first occurrence). */
-inline int beats(float a, int ia, float b, int ib)
+int beats(float a, int ia, float b, int ib)
 {
     int na = isnan(a), nb = isnan(b);
     if (na != nb)
@@ -163,7 +163,7 @@ inline int beats(float a, int ia, float b, int ib)
 
 /* Max and its index. Indices come from xi when has_idx (a second pass over
  * partials), else they are r. out_v and out_i may each be NULL. */
-inline void argmax_body(GEOMETRY_ARGS, __global const float *x, __global const int *xi,
+void argmax_body(GEOMETRY_ARGS, __global const float *x, __global const int *xi,
                         int has_idx, __global float *out_v, __global int *out_i,
                         __local float *lv, __local int *li, const int tree)
 {

@@ -3,7 +3,7 @@
  * input(s) and out separately; out may be the same buffer (in place). */
 
 /* 1 / (1 + exp(-v)) without overflow: exp only ever sees -|v|. */
-inline float stable_sigmoid(float v)
+float stable_sigmoid(float v)
 {
     float e = exp(-fabs(v));
     float r = 1.0f / (1.0f + e);
