@@ -15,5 +15,9 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/clrtConfigVersion.c
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/clrtConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/clrtConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/clrt)
+# clrt.pc finds the prefix from its own place, so that it stays right after
+# `cmake --install --prefix <elsewhere>` (pkg-config sets ${pcfiledir}).
+file(RELATIVE_PATH CLRT_PC_TO_PREFIX /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
+string(REGEX REPLACE "/$" "" CLRT_PC_TO_PREFIX "${CLRT_PC_TO_PREFIX}")
 configure_file(${CMAKE_CURRENT_SOURCE_DIR}/cmake/clrt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/clrt.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/clrt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

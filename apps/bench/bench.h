@@ -9,6 +9,19 @@ typedef struct {
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand */
 } bench_command;
 
+/* One line per subcommand, each in bench_<name>.c: X(name, "help"). */
+#define BENCH_COMMANDS(X)                                                          \
+    X(gemm, "SGEMM GFLOP/s: host-BLAS and CLBlast paths vs OpenBLAS called directly") \
+    X(launch, "clrt_add launch overhead vs bare clEnqueueNDRangeKernel loops")      \
+    X(startup, "fresh process to first finished kernel, cold vs warm caches")        \
+    X(data, "Fashion-MNIST load and batch gathers vs gzip -dc and a convert loop")  \
+    X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")         \
+    X(elementwise, "elementwise ops, broadcasts, reductions vs same-shape add, host loops")
+
+#define BENCH_DECLARE(name, help) int bench_##name(int argc, char **argv);
+BENCH_COMMANDS(BENCH_DECLARE)
+#undef BENCH_DECLARE
+
 /* Seconds on a monotonic clock. */
 double bench_now(void);
 

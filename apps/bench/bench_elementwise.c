@@ -262,7 +262,6 @@ static clrt_device *pick_device(const char *spec)
     return spec ? clrt_device_get(spec) : clrt_try_gpu(0);
 }
 
-int bench_elementwise(int argc, char **argv); /* listed in main.c's BENCH_COMMANDS */
 int bench_elementwise(int argc, char **argv)
 {
     const char *spec = NULL;

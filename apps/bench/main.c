@@ -5,14 +5,6 @@
 #include <string.h>
 #include <time.h>
 
-/* One line per subcommand; each lives in bench_<name>.c. */
-#define BENCH_COMMANDS(X) /* X(name, "help") */                                        \
-    X(elementwise, "elementwise ops, broadcasts and reductions vs same-shape add and host loops")
-
-#define DECLARE(name, help) int bench_##name(int argc, char **argv);
-BENCH_COMMANDS(DECLARE)
-#undef DECLARE
-
 static const bench_command commands[] = {
 #define ENTRY(name, help) {#name, help, bench_##name},
     BENCH_COMMANDS(ENTRY)

@@ -6,5 +6,6 @@
 #include <clrt/tensor.h>
 #include <clrt/ops.h>
 #include <clrt/nn.h>
+#include <clrt/optim.h>
 #include <clrt/data.h>
 #endif

@@ -1,9 +1,16 @@
 /* clrt/ops_gemm.h — matrix products.
  *
  * GEMM runs through CLBlast on GPUs. On CPU devices with host-unified memory
- * it runs the host's BLAS (OpenBLAS) on the device's buffers in queue order,
- * about 10x faster than CLBlast on PoCL; CLRT_GEMM=clblast picks CLBlast
- * there too. clrt_device_info.gemm_path says which path a device uses. */
+ * and native-kernel support it runs the host's BLAS (OpenBLAS) on the
+ * device's buffers in queue order, without blocking the caller, about 10x
+ * faster than CLBlast on PoCL; CLRT_GEMM=clblast (read when devices are
+ * enumerated) picks CLBlast there too. A CPU driver without native kernels,
+ * or a build without OpenBLAS, stays on CLBlast. clrt_device_info.gemm_path
+ * (shown by clrt-smi) says which path a device uses.
+ *
+ * All calls are float32 only, take tensors on one device, enqueue the work
+ * and return at once. On bad input they change nothing and return an error
+ * whose message shows the shapes, dtypes or devices involved. */
 #ifndef CLRT_OPS_GEMM_H
 #define CLRT_OPS_GEMM_H
 #include <clrt/tensor.h>
@@ -11,14 +18,20 @@
 extern "C" {
 #endif
 
-/* a [m,k] x b [k,n] -> [m,n]; or batched a [B,m,k] x b [B,k,n] -> [B,m,n].
- * float32 only. */
+/* a [m,k] x b [k,n] -> [m,n]; batched a [B,m,k] x b [B,k,n] -> [B,m,n],
+ * where either operand may instead be 2-D or [1,..,..] and is then used for
+ * every batch entry (as in torch.matmul). k = 0 gives zeros. Returns a new
+ * tensor. */
 clrt_tensor *clrt_matmul(clrt_tensor *a, clrt_tensor *b);
+/* The same into out, which must have the product's shape and must not
+ * share its buffer with a or b. */
 clrt_status clrt_matmul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
 
 /* c = alpha * op(a) * op(b) + beta * c, op transposing the last two dims
- * when trans_* is nonzero; 2-D, or 3-D with equal batch sizes. c must not
- * alias a or b. */
+ * when trans_* is nonzero; 2-D, or 3-D with equal batch sizes (an a or b
+ * that is 2-D or has a batch of one is used for every batch entry). c must not share its buffer
+ * with a or b; a and b may be one tensor. With beta = 0, c's old contents
+ * (even NaN) are ignored. */
 clrt_status clrt_gemm(clrt_tensor *c, int trans_a, int trans_b, float alpha, clrt_tensor *a,
                       clrt_tensor *b, float beta);
 

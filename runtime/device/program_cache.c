@@ -13,7 +13,11 @@
 #include <unistd.h>
 
 #define MAX_KERNELS_PER_PROGRAM 48
-static const char cache_magic[8] = {'C', 'L', 'R', 'T', 'P', 'B', '0', '1'};
+/* File layout: magic, the 128-bit key the name is made of, payload size,
+ * payload hash, payload. The key inside catches a file that is valid but
+ * another program's (copied or renamed), which would load and then lack
+ * the kernels asked for. */
+static const char cache_magic[8] = {'C', 'L', 'R', 'T', 'P', 'B', '0', '2'};
 
 struct clrt__program {
     char *family;
@@ -41,9 +45,9 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 
 static uint64_t fnv1a_str(uint64_t h, const char *s) { return fnv1a(h, s, strlen(s) + 1); }
 
-/* Path of the cache file, or 0 when the disk cache is off. */
+/* Path and key of the cache file, or 0 when the disk cache is off. */
 static int cache_path(const clrt_device *d, const char *source, const char *options, char *out,
-                      size_t cap)
+                      size_t cap, uint64_t key[2])
 {
     const char *off = getenv("CLRT_CACHE");
     if (off && strcmp(off, "0") == 0)
@@ -71,6 +75,8 @@ static int cache_path(const clrt_device *d, const char *source, const char *opti
     }
     snprintf(out, cap, "%s/%016llx%016llx.bin", base, (unsigned long long)h[0],
              (unsigned long long)h[1]);
+    key[0] = h[0];
+    key[1] = h[1];
     return 1;
 }
 
@@ -89,18 +95,20 @@ static void make_dirs(char *path) /* mkdir -p of path's parent */
 }
 
 /* Returns a built program from the cache file, or NULL (silently). */
-static cl_program load_binary(clrt_device *d, const char *path, const char *options)
+static cl_program load_binary(clrt_device *d, const char *path, const uint64_t key[2],
+                              const char *options)
 {
     FILE *f = fopen(path, "rb");
     unsigned char *buf = NULL;
     cl_program prog = NULL;
     char magic[8];
-    uint64_t size = 0, hash = 0;
+    uint64_t size = 0, hash = 0, file_key[2];
     if (!f)
         return NULL;
     if (fread(magic, 1, 8, f) != 8 || memcmp(magic, cache_magic, 8) != 0 ||
-        fread(&size, sizeof size, 1, f) != 1 || fread(&hash, sizeof hash, 1, f) != 1 ||
-        size == 0 || size > (1u << 30))
+        fread(file_key, sizeof file_key, 1, f) != 1 || file_key[0] != key[0] ||
+        file_key[1] != key[1] || fread(&size, sizeof size, 1, f) != 1 ||
+        fread(&hash, sizeof hash, 1, f) != 1 || size == 0 || size > (1u << 30))
         goto done;
     buf = malloc(size);
     if (!buf || fread(buf, 1, size, f) != size || fnv1a(0xcbf29ce484222325ULL, buf, size) != hash)
@@ -124,7 +132,7 @@ done:
 }
 
 /* Best effort: a failure to write the cache costs only a rebuild later. */
-static void store_binary(clrt_device *d, cl_program prog, char *path)
+static void store_binary(clrt_device *d, cl_program prog, char *path, const uint64_t key[2])
 {
     size_t size = 0;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
@@ -141,7 +149,8 @@ static void store_binary(clrt_device *d, cl_program prog, char *path)
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     uint64_t size64 = size, hash = fnv1a(0xcbf29ce484222325ULL, buf, size);
-    int ok = f && fwrite(cache_magic, 1, 8, f) == 8 && fwrite(&size64, sizeof size64, 1, f) == 1 &&
+    int ok = f && fwrite(cache_magic, 1, 8, f) == 8 && fwrite(key, 2 * sizeof *key, 1, f) == 1 &&
+             fwrite(&size64, sizeof size64, 1, f) == 1 &&
              fwrite(&hash, sizeof hash, 1, f) == 1 && fwrite(buf, 1, size, f) == size;
     if (f && fclose(f) != 0)
         ok = 0;
@@ -184,16 +193,17 @@ static cl_program get_program(clrt_device *d, const char *family, const char *op
 {
     char *source = clrt__kernel_source(family);
     char path[4096];
+    uint64_t key[2];
     cl_program prog = NULL;
     if (!source)
         return NULL;
-    int cached = cache_path(d, source, options, path, sizeof path);
+    int cached = cache_path(d, source, options, path, sizeof path, key);
     if (cached)
-        prog = load_binary(d, path, options);
+        prog = load_binary(d, path, key, options);
     if (!prog) {
         prog = build_from_source(d, family, source, options);
         if (prog && cached)
-            store_binary(d, prog, path);
+            store_binary(d, prog, path, key);
     }
     free(source);
     return prog;

@@ -8,8 +8,11 @@
  *   C_i[m,n] = alpha * op(A_i)[m,k] * op(B_i)[k,n] + beta * C_i,  i < batch,
  * where X_i starts at element x_off + i * stride_x of buffer x and op()
  * transposes when trans_x is nonzero. Offsets, leading dims and strides are
- * in elements. Enqueued on d's queue in order; never blocks. The path
- * (CLBlast or host BLAS) follows d->info.gemm_path. */
+ * in elements; a stride of 0 for a or b reuses one matrix for the whole
+ * batch. Leading dims must be >= 1 and >= the stored row length (for a
+ * non-transposed A that is k, for a transposed one m). C must not overlap A
+ * or B. Enqueued on d's queue in order; never blocks. The path (CLBlast or
+ * host BLAS) follows d->info.gemm_path. */
 typedef struct {
     int trans_a, trans_b;
     size_t m, n, k;
@@ -22,5 +25,21 @@ typedef struct {
 } clrt__gemm_args;
 
 clrt_status clrt__gemm(clrt_device *d, const clrt__gemm_args *g);
+
+/* The two paths, called by clrt__gemm after it has checked the arguments
+ * (leading dims, buffer bounds) and skipped empty products (m, n or batch
+ * zero). k may be zero: then C = beta * C. */
+clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g);
+/* ENOTSUP when built without CLRT_HAVE_HOST_BLAS. */
+clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g);
+
+/* Host addresses of buffers as the driver hands them to native kernels
+ * (gemm_host_ptr.c). lookup: NULL when not known. track: registers the
+ * buffer's destructor callback that forgets it; call before enqueueing the
+ * native command that records it. record: from inside a native command
+ * that received m as its only buffer. */
+void *clrt__host_ptr_lookup(cl_mem m);
+clrt_status clrt__host_ptr_track(cl_mem m);
+void clrt__host_ptr_record(cl_mem m, void *ptr);
 
 #endif

@@ -45,6 +45,7 @@ char *clrt_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap)
 static clrt_status check_shape(const char *op, clrt_dtype t, int ndim, const int64_t *shape,
                                int64_t *numel)
 {
+    char s[160];
     if (clrt_dtype_size(t) == 0)
         return clrt__fail(CLRT_EDTYPE, "%s: invalid dtype %d", op, (int)t);
     if (ndim < 0 || ndim > CLRT_MAX_DIMS)
@@ -54,10 +55,11 @@ static clrt_status check_shape(const char *op, clrt_dtype t, int ndim, const int
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0)
-            return clrt__fail(CLRT_EINVAL, "%s: negative size %lld in dimension %d", op,
-                              (long long)shape[i], i);
+            return clrt__fail(CLRT_EINVAL, "%s: shape %s has negative size %lld in dimension %d",
+                              op, clrt_shape_str(ndim, shape, s, sizeof s), (long long)shape[i], i);
         if (shape[i] > 0 && n > (INT64_MAX / 8) / shape[i])
-            return clrt__fail(CLRT_ENOMEM, "%s: shape overflows the element count", op);
+            return clrt__fail(CLRT_ENOMEM, "%s: shape %s overflows the element count", op,
+                              clrt_shape_str(ndim, shape, s, sizeof s));
         n *= shape[i];
     }
     *numel = n;
@@ -171,6 +173,11 @@ clrt_status clrt__fill(clrt_tensor *t, double value)
         uint8_t u;
     } pattern;
     size_t psize = clrt_dtype_size(t->dtype);
+    /* Converting an out-of-range double to an integer is undefined in C. */
+    if ((t->dtype == CLRT_I32 && !(value > -2147483649.0 && value < 2147483648.0)) ||
+        (t->dtype == CLRT_U8 && !(value > -1.0 && value < 256.0)))
+        return clrt__fail(CLRT_EINVAL, "fill: value %g does not fit %s", value,
+                          clrt_dtype_str(t->dtype));
     if (t->dtype == CLRT_F32)
         pattern.f = (float)value;
     else if (t->dtype == CLRT_I32)
@@ -389,13 +396,16 @@ clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shape)
                        (long long)shape[i], i);
             return NULL;
         } else
-            known *= shape[i];
+            known = shape[i] && known > INT64_MAX / shape[i] ? INT64_MAX : known * shape[i];
     }
-    if (infer >= 0 && known > 0 && t->numel % known == 0)
+    /* -1 stands for what makes the sizes match; where nothing does, the
+     * shapes mismatch (not a negative size). */
+    int bad_infer = infer >= 0 && (known == 0 || t->numel % known != 0);
+    if (infer >= 0 && !bad_infer)
         dims[infer] = t->numel / known;
-    if (check_shape("clrt_reshape", t->dtype, ndim, dims, &numel) != CLRT_OK)
+    if (!bad_infer && check_shape("clrt_reshape", t->dtype, ndim, dims, &numel) != CLRT_OK)
         return NULL;
-    if (numel != t->numel || (infer >= 0 && known == 0)) {
+    if (bad_infer || numel != t->numel) {
         clrt__fail(CLRT_ESHAPE, "clrt_reshape: cannot view shape %s (%lld elements) as %s",
                    clrt_shape_str(t->ndim, t->shape, a, sizeof a), (long long)t->numel,
                    clrt_shape_str(ndim, shape, b, sizeof b));

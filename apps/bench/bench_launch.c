@@ -1,0 +1,286 @@
+/* clrt-bench launch: what one small op costs to enqueue. clrt_add on N
+ * floats, called back to back with one synchronize at the end, against bare
+ * clEnqueueNDRangeKernel loops of the same add kernel on the same device
+ * and queue: with a fixed output, and with a fresh output buffer per call
+ * as clrt_add makes. A loop that waits after every launch shows what a host
+ * sync per op would cost. */
+#include "bench.h"
+
+#include "runtime/device/device_internal.h"
+#include <clrt/clrt.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char add_source[] =
+    "__kernel void add(__global const float *a, __global const float *b,\n"
+    "                  __global float *out, ulong n)\n"
+    "{\n"
+    "    ulong i = get_global_id(0);\n"
+    "    if (i < n)\n"
+    "        out[i] = a[i] + b[i];\n"
+    "}\n";
+
+/* The bare-OpenCL reference: its own kernel and buffers on clrt's queue. */
+typedef struct {
+    clrt_device *d;
+    cl_kernel k;
+    cl_mem a, b, out;
+    cl_ulong n;
+    size_t global, local;
+} raw_add;
+
+typedef enum { RAW_FIXED_OUT, RAW_NEW_OUT, RAW_WAIT_EACH } raw_mode;
+
+static int usage(FILE *f, int code)
+{
+    fprintf(f, "usage: clrt-bench launch [--device SPEC] [--n N] [--iters K] [--repeats R]\n"
+               "  clrt_add on N floats (default 1000), K calls back to back (default 2000)\n"
+               "  then one clrt_device_synchronize, against bare clEnqueueNDRangeKernel\n"
+               "  loops of the same kernel on SPEC (default: gpu:0 if any, else cpu);\n"
+               "  the median of R rounds (default 9).\n");
+    return code;
+}
+
+static int cl_ok(cl_int err, const char *what)
+{
+    if (err != CL_SUCCESS)
+        fprintf(stderr, "clrt-bench launch: %s: %s\n", what, clrt__cl_error_name(err));
+    return err == CL_SUCCESS;
+}
+
+static cl_mem raw_buffer(raw_add *r, const float *init, cl_int *err)
+{
+    return clCreateBuffer(r->d->ctx, CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0),
+                          (size_t)r->n * sizeof(float), (void *)init, err);
+}
+
+static int raw_setup(raw_add *r, clrt_device *d, const float *host, int64_t n)
+{
+    cl_int err = CL_SUCCESS, e1 = CL_SUCCESS, e2 = CL_SUCCESS;
+    const char *src = add_source;
+    r->d = d;
+    r->n = (cl_ulong)n;
+    if (clrt__device_open(d) != CLRT_OK) {
+        fprintf(stderr, "clrt-bench launch: %s\n", clrt_last_error());
+        return 0;
+    }
+    cl_program p = clCreateProgramWithSource(d->ctx, 1, &src, NULL, &err);
+    if (!cl_ok(err, "clCreateProgramWithSource") ||
+        !cl_ok(clBuildProgram(p, 1, &d->id, "-cl-std=CL1.2", NULL, NULL), "clBuildProgram"))
+        return 0;
+    r->k = clCreateKernel(p, "add", &err);
+    clReleaseProgram(p);
+    r->a = raw_buffer(r, host, &e1);
+    r->b = raw_buffer(r, host, &e2);
+    r->out = raw_buffer(r, NULL, &err);
+    if (!cl_ok(e1, "clCreateBuffer") || !cl_ok(e2, "clCreateBuffer") ||
+        !cl_ok(err, "clCreateBuffer"))
+        return 0;
+    r->local = clrt__wg_size(d, r->k); /* the work sizes clrt would pick */
+    r->global = ((size_t)n + r->local - 1) / r->local * r->local;
+    return 1;
+}
+
+static void raw_release(raw_add *r)
+{
+    clReleaseKernel(r->k);
+    clReleaseMemObject(r->a);
+    clReleaseMemObject(r->b);
+    clReleaseMemObject(r->out);
+}
+
+static int raw_launch(raw_add *r, raw_mode mode)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem out = mode == RAW_NEW_OUT ? raw_buffer(r, NULL, &err) : r->out;
+    if (!cl_ok(err, "clCreateBuffer"))
+        return 0;
+    err = clSetKernelArg(r->k, 0, sizeof r->a, &r->a);
+    err |= clSetKernelArg(r->k, 1, sizeof r->b, &r->b);
+    err |= clSetKernelArg(r->k, 2, sizeof out, &out);
+    err |= clSetKernelArg(r->k, 3, sizeof r->n, &r->n);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(r->d->queue, r->k, 1, NULL, &r->global, &r->local, 0, NULL,
+                                     NULL);
+    if (mode == RAW_NEW_OUT)
+        clReleaseMemObject(out); /* freed by the driver once the kernel is done */
+    if (err == CL_SUCCESS && mode == RAW_WAIT_EACH)
+        err = clFinish(r->d->queue);
+    return cl_ok(err, "launch");
+}
+
+/* Seconds per call: on the host until the loop returns (enqueue), and until
+ * the device has run them all (total, after one wait); < 0 on error. */
+typedef struct {
+    double enqueue, total;
+} per_call;
+
+static per_call time_raw(raw_add *r, raw_mode mode, int iters)
+{
+    per_call t = {-1, -1};
+    double t0 = bench_now();
+    for (int i = 0; i < iters; i++)
+        if (!raw_launch(r, mode))
+            return t;
+    double t1 = bench_now();
+    if (!cl_ok(clFinish(r->d->queue), "clFinish"))
+        return t;
+    t.enqueue = (t1 - t0) / iters;
+    t.total = (bench_now() - t0) / iters;
+    return t;
+}
+
+static per_call time_clrt(clrt_device *d, clrt_tensor *a, clrt_tensor *b, int iters)
+{
+    per_call t = {-1, -1};
+    double t0 = bench_now();
+    for (int i = 0; i < iters; i++) {
+        clrt_tensor *c = clrt_add(a, b);
+        if (!c) {
+            fprintf(stderr, "clrt-bench launch: clrt_add: %s\n", clrt_last_error());
+            return t;
+        }
+        clrt_tensor_release(c);
+    }
+    double t1 = bench_now();
+    if (clrt_device_synchronize(d) != CLRT_OK)
+        return t;
+    t.enqueue = (t1 - t0) / iters;
+    t.total = (bench_now() - t0) / iters;
+    return t;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+#define MAX_REPEATS 101
+
+typedef struct {
+    const char *spec;
+    int64_t n;
+    int iters, repeats;
+} launch_opts;
+
+/* -1 when the options are good, else the exit code. */
+static int parse(int argc, char **argv, launch_opts *o)
+{
+    for (int i = 1; i < argc; i += 2) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return usage(stdout, 0);
+        if (!v)
+            return usage(stderr, 2);
+        if (strcmp(argv[i], "--device") == 0)
+            o->spec = v;
+        else if (strcmp(argv[i], "--n") == 0)
+            o->n = atoll(v);
+        else if (strcmp(argv[i], "--iters") == 0)
+            o->iters = atoi(v);
+        else if (strcmp(argv[i], "--repeats") == 0)
+            o->repeats = atoi(v);
+        else
+            return usage(stderr, 2);
+    }
+    if (o->n < 1 || o->iters < 1 || o->repeats < 1 || o->repeats > MAX_REPEATS)
+        return usage(stderr, 2);
+    return -1;
+}
+
+#define N_LOOPS 4
+
+/* Round r of each loop, interleaved so drift hits all alike. */
+static int measure(const launch_opts *o, clrt_device *d, clrt_tensor *a, clrt_tensor *b,
+                   raw_add *raw, per_call t[N_LOOPS][MAX_REPEATS])
+{
+    int wait_iters = o->iters / 10 > 0 ? o->iters / 10 : 1;
+    if (time_clrt(d, a, b, 200).total < 0 || time_raw(raw, RAW_NEW_OUT, 200).total < 0)
+        return 0; /* warm-up */
+    for (int r = 0; r < o->repeats; r++) {
+        t[0][r] = time_raw(raw, RAW_FIXED_OUT, o->iters);
+        t[1][r] = time_raw(raw, RAW_NEW_OUT, o->iters);
+        t[2][r] = time_clrt(d, a, b, o->iters);
+        t[3][r] = time_raw(raw, RAW_WAIT_EACH, wait_iters);
+        for (int k = 0; k < N_LOOPS; k++)
+            if (t[k][r].total < 0)
+                return 0;
+    }
+    return 1;
+}
+
+static void report(const launch_opts *o, clrt_device *d, per_call t[N_LOOPS][MAX_REPEATS])
+{
+    static const char *const what[N_LOOPS] = {
+        "bare clEnqueueNDRangeKernel, fixed output",
+        "bare, new output buffer per call",
+        "clrt_add (new output tensor per call)",
+        "bare, clFinish after every launch",
+    };
+    double enq[N_LOOPS], tot[N_LOOPS], v[MAX_REPEATS];
+    for (int k = 0; k < N_LOOPS; k++) {
+        for (int r = 0; r < o->repeats; r++)
+            v[r] = t[k][r].enqueue;
+        enq[k] = median(v, o->repeats);
+        for (int r = 0; r < o->repeats; r++)
+            v[r] = t[k][r].total;
+        tot[k] = median(v, o->repeats);
+    }
+    clrt_device_info info;
+    clrt_device_info_get(d, &info);
+    printf("launch overhead on %s (%s), %lld floats, %d calls back to back, median of %d\n",
+           clrt_device_str(d), info.model, (long long)o->n, o->iters, o->repeats);
+    printf("  %-44s %12s %12s\n", "us per call", "enqueue", "enq.+run");
+    for (int k = 0; k < N_LOOPS; k++)
+        printf("  %-44s %12.2f %12.2f\n", what[k], enq[k] * 1e6, tot[k] * 1e6);
+    printf("  %-44s %11.2fx %11.2fx\n", "clrt_add / bare fixed output", enq[2] / enq[0],
+           tot[2] / tot[0]);
+    printf("  %-44s %11.2fx %11.2fx\n", "clrt_add / bare new output", enq[2] / enq[1],
+           tot[2] / tot[1]);
+    printf("  %-44s %11.2fx %11.2fx\n", "clFinish each / bare back to back", enq[3] / enq[0],
+           tot[3] / tot[0]);
+    const char *poison = getenv("CLRT_POISON");
+    if (poison && strcmp(poison, "1") == 0)
+        printf("  note: CLRT_POISON=1 adds a fill to every new clrt tensor\n");
+}
+
+int bench_launch(int argc, char **argv)
+{
+    launch_opts o = {NULL, 1000, 2000, 9};
+    int code = parse(argc, argv, &o);
+    if (code >= 0)
+        return code;
+    clrt_device *d = o.spec ? clrt_device_get(o.spec) : clrt_try_gpu(0);
+    float *host = malloc((size_t)o.n * sizeof *host);
+    clrt_tensor *a = NULL, *b = NULL;
+    raw_add raw = {0};
+    int ok = 0;
+    static per_call t[N_LOOPS][MAX_REPEATS];
+    if (!d || !host)
+        goto done;
+    for (int64_t i = 0; i < o.n; i++)
+        host[i] = (float)i;
+    a = clrt_from_host(d, CLRT_F32, 1, &o.n, host);
+    b = clrt_from_host(d, CLRT_F32, 1, &o.n, host);
+    ok = a && b && raw_setup(&raw, d, host, o.n) && measure(&o, d, a, b, &raw, t);
+    if (ok)
+        report(&o, d, t);
+    if (raw.k)
+        raw_release(&raw);
+done:
+    if (!ok && clrt_last_status() != CLRT_OK)
+        fprintf(stderr, "clrt-bench launch: %s\n", clrt_last_error());
+    clrt_tensor_release(a);
+    clrt_tensor_release(b);
+    free(host);
+    return ok ? 0 : 1;
+}

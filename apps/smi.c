@@ -1,0 +1,188 @@
+/* clrt-smi: nvidia-smi for OpenCL. Lists every device clrt sees, in clrt's
+ * order and with clrt's names, as a table or as JSON (--json). */
+#include <clrt/clrt.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_ROWS 64
+#define N_COLS 13
+#define CELL 160
+
+static const char *const headers[N_COLS] = {"DEVICE",  "MODEL", "TYPE",  "PLATFORM", "DRIVER",
+                                            "MEMORY",  "MAX ALLOC", "CUS", "MHZ", "OPENCL C",
+                                            "FP64",    "UNIFIED", "GEMM"};
+
+static const char *gemm_name(clrt_gemm_path p)
+{
+    return p == CLRT_GEMM_HOST_BLAS ? "host-blas" : "clblast";
+}
+
+static const char *yes_no(int b) { return b ? "yes" : "no"; }
+
+/* 5606132736 -> "5.2 GiB" */
+static void human_bytes(unsigned long long b, char *out, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(out, cap, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+}
+
+static void table_row(const clrt_device_info *in, char row[N_COLS][CELL])
+{
+    const char *cells[N_COLS] = {in->name, in->model, clrt_device_kind_str(in->kind),
+                                 in->platform, in->driver_version};
+    for (int c = 0; c < 5; c++)
+        snprintf(row[c], CELL, "%s", cells[c]);
+    human_bytes(in->global_mem_bytes, row[5], CELL);
+    human_bytes(in->max_alloc_bytes, row[6], CELL);
+    snprintf(row[7], CELL, "%u", in->compute_units);
+    snprintf(row[8], CELL, "%u", in->clock_mhz);
+    /* "OpenCL C 1.2 " -> "1.2" */
+    const char *v = strncmp(in->opencl_c_version, "OpenCL C ", 9) == 0 ? in->opencl_c_version + 9
+                                                                        : in->opencl_c_version;
+    snprintf(row[9], CELL, "%.*s", (int)strcspn(v, " "), v);
+    snprintf(row[10], CELL, "%s", yes_no(in->has_fp64));
+    snprintf(row[11], CELL, "%s", yes_no(in->unified_memory));
+    snprintf(row[12], CELL, "%s", gemm_name(in->gemm_path));
+}
+
+static void print_row(char row[N_COLS][CELL], const int *width)
+{
+    for (int c = 0; c + 1 < N_COLS; c++)
+        printf("%-*s  ", width[c], row[c]);
+    printf("%s\n", row[N_COLS - 1]);
+}
+
+static void print_table(const clrt_device_info *infos, int n)
+{
+    static char rows[MAX_ROWS + 1][N_COLS][CELL];
+    int width[N_COLS] = {0};
+    for (int c = 0; c < N_COLS; c++)
+        snprintf(rows[0][c], CELL, "%s", headers[c]);
+    for (int r = 0; r < n; r++)
+        table_row(&infos[r], rows[r + 1]);
+    for (int r = 0; r <= n; r++)
+        for (int c = 0; c < N_COLS; c++)
+            if ((int)strlen(rows[r][c]) > width[c])
+                width[c] = (int)strlen(rows[r][c]);
+    for (int r = 0; r <= n; r++)
+        print_row(rows[r], width);
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static void json_field(const char *key, const char *value, int last)
+{
+    printf("      \"%s\": ", key);
+    json_string(value);
+    printf(last ? "\n" : ",\n");
+}
+
+static void json_number(const char *key, unsigned long long value)
+{
+    printf("      \"%s\": %llu,\n", key, value);
+}
+
+static void json_bool(const char *key, int value)
+{
+    printf("      \"%s\": %s,\n", key, value ? "true" : "false");
+}
+
+static void print_json_device(const clrt_device_info *in, int index, int last)
+{
+    printf("    {\n      \"index\": %d,\n", index);
+    json_field("name", in->name, 0);
+    json_field("model", in->model, 0);
+    json_field("vendor", in->vendor, 0);
+    json_field("type", clrt_device_kind_str(in->kind), 0);
+    json_field("platform", in->platform, 0);
+    json_field("platform_version", in->platform_version, 0);
+    json_field("driver_version", in->driver_version, 0);
+    json_field("opencl_c_version", in->opencl_c_version, 0);
+    json_number("global_mem_bytes", in->global_mem_bytes);
+    json_number("max_alloc_bytes", in->max_alloc_bytes);
+    json_number("local_mem_bytes", in->local_mem_bytes);
+    json_number("compute_units", in->compute_units);
+    json_number("clock_mhz", in->clock_mhz);
+    json_number("max_work_group_size", in->max_work_group_size);
+    json_bool("fp64", in->has_fp64);
+    json_bool("unified_memory", in->unified_memory);
+    json_field("gemm_path", gemm_name(in->gemm_path), 1);
+    printf(last ? "    }\n" : "    },\n");
+}
+
+static void print_json(const clrt_device_info *infos, int n, const char *error)
+{
+    printf("{\n");
+    if (error) {
+        printf("  \"error\": ");
+        json_string(error);
+        printf(",\n");
+    }
+    printf("  \"devices\": [%s", n ? "\n" : "");
+    for (int i = 0; i < n; i++)
+        print_json_device(&infos[i], i, i + 1 == n);
+    printf("%s]\n}\n", n ? "  " : "");
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: clrt-smi [--json] [--help]\n\n"
+               "Lists the OpenCL devices clrt sees, in its order and with its names\n"
+               "(gpu:N, cpu, cpu:N), as a table or, with --json, as JSON.\n"
+               "CLRT_VISIBLE_DEVICES selects and orders GPUs as in every clrt program.\n");
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "clrt-smi: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    static clrt_device_info infos[MAX_ROWS];
+    int n = clrt_device_count();
+    const char *error = n < 0 ? clrt_last_error() : NULL;
+    if (n > MAX_ROWS)
+        n = MAX_ROWS;
+    for (int i = 0; i < n; i++)
+        if (clrt_device_info_get(clrt_device_at(i), &infos[i]) != CLRT_OK) {
+            fprintf(stderr, "clrt-smi: %s\n", clrt_last_error());
+            return 1;
+        }
+    if (n < 0)
+        n = 0;
+    if (json)
+        print_json(infos, n, error);
+    else if (n == 0)
+        printf("clrt-smi: no OpenCL device found: %s\n", error ? error : "no devices");
+    else
+        print_table(infos, n);
+    return 0;
+}

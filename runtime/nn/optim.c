@@ -1,0 +1,192 @@
+/* Optimizers: argument checks, state, and the step loop shared by every
+ * kind (one kernel launch per parameter tensor). */
+#include "runtime/nn/optim_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+clrt_status clrt__check_hyper(const char *api, const char *what, double v, double lo, double hi)
+{
+    if (isfinite(v) && v >= lo && v < hi)
+        return CLRT_OK;
+    if (isinf(hi))
+        return clrt__fail(CLRT_EINVAL, "%s: %s = %g must be finite and >= %g", api, what, v, lo);
+    return clrt__fail(CLRT_EINVAL, "%s: %s = %g must be in [%g, %g)", api, what, v, lo, hi);
+}
+
+/* One parameter/gradient pair: non-NULL, float32, equal shapes, on dev. */
+static clrt_status check_pair(const char *api, int i, const clrt_tensor *p, const clrt_tensor *g,
+                              const clrt_device *dev)
+{
+    char a[128], b[128];
+    if (!p || !g)
+        return clrt__fail(CLRT_EINVAL, "%s: %s[%d] is NULL", api, p ? "grads" : "params", i);
+    if (p->dtype != CLRT_F32 || g->dtype != CLRT_F32)
+        return clrt__fail(CLRT_EDTYPE,
+                          "%s: params[%d] and grads[%d] must be float32, got %s and %s", api, i,
+                          i, clrt_dtype_str(p->dtype), clrt_dtype_str(g->dtype));
+    if (!clrt__shape_equal(p, g))
+        return clrt__fail(CLRT_ESHAPE, "%s: params[%d] has shape %s but grads[%d] has shape %s",
+                          api, i, clrt_shape_str(p->ndim, p->shape, a, sizeof a), i,
+                          clrt_shape_str(g->ndim, g->shape, b, sizeof b));
+    const clrt_tensor *off = clrt__dev(p) != dev ? p : clrt__dev(g) != dev ? g : NULL;
+    if (off)
+        return clrt__fail(CLRT_EDEVMISMATCH,
+                          "%s: params[0] is on %s but %s[%d] is on %s; all parameters and "
+                          "gradients must be on one device: move them with clrt_tensor_to()",
+                          api, dev->info.name, off == p ? "params" : "grads", i,
+                          clrt__dev(off)->info.name);
+    return CLRT_OK;
+}
+
+static clrt_status check_tensors(const char *api, int n, clrt_tensor *const *params,
+                                 clrt_tensor *const *grads)
+{
+    if (n <= 0)
+        return clrt__fail(CLRT_EINVAL, "%s: n = %d, needs at least one parameter", api, n);
+    if (!params || !grads)
+        return clrt__fail(CLRT_EINVAL, "%s: %s is NULL", api, params ? "grads" : "params");
+    if (!params[0])
+        return clrt__fail(CLRT_EINVAL, "%s: params[0] is NULL", api);
+    for (int i = 0; i < n; i++) {
+        clrt_status s = check_pair(api, i, params[i], grads[i], clrt__dev(params[0]));
+        if (s != CLRT_OK)
+            return s;
+        /* A parameter listed twice would be updated twice per step. */
+        for (int j = 0; j < i; j++)
+            if (params[j]->storage == params[i]->storage)
+                return clrt__fail(CLRT_EINVAL, "%s: params[%d] and params[%d] share storage (a "
+                                               "parameter listed twice)", api, j, i);
+    }
+    return CLRT_OK;
+}
+
+static clrt_status alloc_state(clrt_optimizer *o)
+{
+    int per = o->kind->n_state;
+    if (per == 0)
+        return CLRT_OK;
+    o->state = calloc((size_t)o->n * (size_t)per, sizeof *o->state);
+    if (!o->state)
+        return clrt__fail(CLRT_ENOMEM, "out of host memory creating an optimizer");
+    for (int i = 0; i < o->n * per; i++) {
+        const clrt_tensor *p = o->params[i / per];
+        o->state[i] = clrt_zeros(o->dev, CLRT_F32, p->ndim, p->shape);
+        if (!o->state[i])
+            return clrt_last_status();
+    }
+    return CLRT_OK;
+}
+
+/* Retains the tensors, then allocates state and fetches the kernel. */
+static clrt_status init(clrt_optimizer *o, clrt_tensor *const *params, clrt_tensor *const *grads)
+{
+    o->params = calloc((size_t)o->n, sizeof *o->params);
+    o->grads = calloc((size_t)o->n, sizeof *o->grads);
+    if (!o->params || !o->grads)
+        return clrt__fail(CLRT_ENOMEM, "out of host memory creating an optimizer");
+    for (int i = 0; i < o->n; i++) {
+        clrt_tensor_retain(o->params[i] = params[i]);
+        clrt_tensor_retain(o->grads[i] = grads[i]);
+    }
+    clrt_status s = alloc_state(o);
+    if (s != CLRT_OK)
+        return s;
+    o->kernel = clrt__kernel(o->dev, "optim", NULL, o->kind->kernel);
+    return o->kernel ? CLRT_OK : clrt_last_status();
+}
+
+clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, int n,
+                                clrt_tensor *const *params, clrt_tensor *const *grads,
+                                double lr)
+{
+    if (check_tensors(api, n, params, grads) != CLRT_OK ||
+        clrt__check_hyper(api, "lr", lr, 0, INFINITY) != CLRT_OK)
+        return NULL;
+    clrt_optimizer *o = calloc(1, sizeof *o);
+    if (!o) {
+        clrt__fail(CLRT_ENOMEM, "%s: out of host memory", api);
+        return NULL;
+    }
+    o->kind = kind;
+    o->n = n;
+    o->dev = clrt__dev(params[0]);
+    o->lr = lr;
+    if (init(o, params, grads) != CLRT_OK) {
+        clrt_status s = clrt_last_status();
+        clrt__fail(s, "%s: %s", api, clrt_last_error());
+        clrt_optimizer_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+void clrt_optimizer_free(clrt_optimizer *o)
+{
+    if (!o)
+        return;
+    for (int i = 0; i < o->n; i++) {
+        if (o->params)
+            clrt_tensor_release(o->params[i]);
+        if (o->grads)
+            clrt_tensor_release(o->grads[i]);
+        for (int j = 0; o->state && j < o->kind->n_state; j++)
+            clrt_tensor_release(o->state[i * o->kind->n_state + j]);
+    }
+    free(o->params);
+    free(o->grads);
+    free(o->state);
+    free(o);
+}
+
+/* Sets (p, g, state..., n, scalars...) and enqueues parameter i. */
+static clrt_status launch_one(clrt_optimizer *o, int i, const float *scalars, int n_scalars)
+{
+    clrt__karg args[2 + CLRT__OPTIM_MAX_STATE + 1 + CLRT__OPTIM_MAX_SCALARS];
+    cl_mem mems[2 + CLRT__OPTIM_MAX_STATE];
+    int n_mems = 0, k = 0;
+    mems[n_mems++] = clrt__mem(o->params[i]);
+    mems[n_mems++] = clrt__mem(o->grads[i]);
+    for (int j = 0; j < o->kind->n_state; j++)
+        mems[n_mems++] = clrt__mem(o->state[i * o->kind->n_state + j]);
+    for (int j = 0; j < n_mems; j++)
+        args[k++] = CLRT__ARG(mems[j]);
+    cl_ulong numel = (cl_ulong)o->params[i]->numel;
+    args[k++] = CLRT__ARG(numel);
+    for (int j = 0; j < n_scalars; j++)
+        args[k++] = CLRT__ARG(scalars[j]);
+    clrt_status s = clrt__set_args(o->kernel, k, args);
+    return s != CLRT_OK ? s : clrt__launch_1d(o->dev, o->kernel, (size_t)numel);
+}
+
+clrt_status clrt_optimizer_step(clrt_optimizer *o)
+{
+    if (!o)
+        return clrt__fail(CLRT_EINVAL, "clrt_optimizer_step: optimizer is NULL");
+    float scalars[CLRT__OPTIM_MAX_SCALARS];
+    o->steps++;
+    int n_scalars = o->kind->scalars(o, scalars);
+    for (int i = 0; i < o->n; i++) {
+        clrt_status s = launch_one(o, i, scalars, n_scalars);
+        if (s != CLRT_OK)
+            return clrt__fail(s, "clrt_optimizer_step (%s, params[%d]): %s", o->kind->name, i,
+                              clrt_last_error());
+    }
+    return CLRT_OK;
+}
+
+clrt_status clrt_optimizer_set_lr(clrt_optimizer *o, double lr)
+{
+    if (!o)
+        return clrt__fail(CLRT_EINVAL, "clrt_optimizer_set_lr: optimizer is NULL");
+    clrt_status s = clrt__check_hyper("clrt_optimizer_set_lr", "lr", lr, 0, INFINITY);
+    if (s == CLRT_OK)
+        o->lr = lr;
+    return s;
+}
+
+double clrt_optimizer_lr(const clrt_optimizer *o) { return o ? o->lr : NAN; }
+
+int64_t clrt_optimizer_steps(const clrt_optimizer *o) { return o ? o->steps : -1; }
+
+const char *clrt_optimizer_name(const clrt_optimizer *o) { return o ? o->kind->name : "(null)"; }

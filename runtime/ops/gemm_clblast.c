@@ -1,0 +1,87 @@
+/* GEMM through CLBlast on the device's queue (GPUs, and CPU devices
+ * without the host-BLAS path). */
+#include "runtime/ops/gemm_internal.h"
+
+#include <clblast_c.h>
+
+/* CLBlast returns OpenCL's codes above -1000 and its own below. */
+static const char *clblast_status_name(CLBlastStatusCode s)
+{
+    switch (s) {
+    case CLBlastInvalidDimension: return "CLBlastInvalidDimension";
+    case CLBlastInvalidLeadDimA: return "CLBlastInvalidLeadDimA";
+    case CLBlastInvalidLeadDimB: return "CLBlastInvalidLeadDimB";
+    case CLBlastInvalidLeadDimC: return "CLBlastInvalidLeadDimC";
+    case CLBlastInsufficientMemoryA: return "CLBlastInsufficientMemoryA";
+    case CLBlastInsufficientMemoryB: return "CLBlastInsufficientMemoryB";
+    case CLBlastInsufficientMemoryC: return "CLBlastInsufficientMemoryC";
+    case CLBlastInvalidBatchCount: return "CLBlastInvalidBatchCount";
+    case CLBlastInvalidLocalMemUsage: return "CLBlastInvalidLocalMemUsage";
+    case CLBlastTempBufferAllocFailure: return "CLBlastTempBufferAllocFailure";
+    case CLBlastDatabaseError: return "CLBlastDatabaseError";
+    default: return s > -1000 ? clrt__cl_error_name((cl_int)s) : "CLBlast error";
+    }
+}
+
+static clrt_status clblast_fail(clrt_device *d, const clrt__gemm_args *g, const char *routine,
+                                CLBlastStatusCode s)
+{
+    int no_memory = s == CLBlastOpenCLOutOfHostMemory || s == CLBlastOpenCLOutOfResources ||
+                    s == CLBlastTempBufferAllocFailure;
+    return clrt__fail(no_memory ? CLRT_ENOMEM : CLRT_EOPENCL,
+                      "%s (m=%zu n=%zu k=%zu batch=%zu) on %s failed: %s (%d)", routine, g->m,
+                      g->n, g->k, g->batch, d->info.name, clblast_status_name(s), (int)s);
+}
+
+/* One contiguous run of C's elements: zero it (beta 0: C's old values,
+ * maybe NaN, must not leak in) or scale it by beta. */
+static clrt_status scale_run(clrt_device *d, const clrt__gemm_args *g, size_t off, size_t len)
+{
+    if (g->beta == 0.0f) {
+        const float zero = 0.0f;
+        cl_int err = clEnqueueFillBuffer(d->queue, g->c, &zero, sizeof zero, off * sizeof zero,
+                                         len * sizeof zero, 0, NULL, NULL);
+        return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer (GEMM, k=0)");
+    }
+    CLBlastStatusCode s = CLBlastSscal(len, g->beta, g->c, off, 1, &d->queue, NULL);
+    return s == CLBlastSuccess ? CLRT_OK : clblast_fail(d, g, "CLBlast SSCAL", s);
+}
+
+/* k = 0: CLBlast rejects it, but BLAS defines C = beta * C. Walks C in the
+ * longest contiguous runs its strides allow. */
+static clrt_status scale_c(clrt_device *d, const clrt__gemm_args *g)
+{
+    const size_t mat = g->m * g->n;
+    clrt_status s = CLRT_OK;
+    if (g->beta == 1.0f)
+        return CLRT_OK;
+    if (g->ldc == g->n && (g->batch == 1 || g->stride_c == mat))
+        return scale_run(d, g, g->c_off, g->batch * mat);
+    for (size_t i = 0; i < g->batch && s == CLRT_OK; i++) {
+        size_t base = g->c_off + i * g->stride_c;
+        if (g->ldc == g->n)
+            s = scale_run(d, g, base, mat);
+        for (size_t r = 0; r < g->m && s == CLRT_OK && g->ldc != g->n; r++)
+            s = scale_run(d, g, base + r * g->ldc, g->n);
+    }
+    return s;
+}
+
+clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
+{
+    CLBlastTranspose ta = g->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
+    CLBlastTranspose tb = g->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
+    CLBlastStatusCode s;
+    if (g->k == 0)
+        return scale_c(d, g);
+    if (g->batch == 1)
+        s = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, g->alpha, g->a, g->a_off,
+                         g->lda, g->b, g->b_off, g->ldb, g->beta, g->c, g->c_off, g->ldc,
+                         &d->queue, NULL);
+    else
+        s = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, g->alpha,
+                                       g->a, g->a_off, g->lda, g->stride_a, g->b, g->b_off, g->ldb,
+                                       g->stride_b, g->beta, g->c, g->c_off, g->ldc, g->stride_c,
+                                       g->batch, &d->queue, NULL);
+    return s == CLBlastSuccess ? CLRT_OK : clblast_fail(d, g, "CLBlast SGEMM", s);
+}

@@ -1,0 +1,221 @@
+/* GEMM through the host's BLAS (OpenBLAS) for CPU devices whose buffers
+ * live in host memory. cblas_sgemm runs inside OpenCL native kernels, so it
+ * executes in queue order after the commands before it, on the driver's
+ * thread, and the caller never waits: enqueueing returns at once. OpenBLAS
+ * keeps its own thread pool, so one GEMM uses every core
+ * (OPENBLAS_NUM_THREADS caps it).
+ *
+ * A native kernel gets host pointers for the cl_mem handles in its argument
+ * block, but PoCL 3.1 sorts and de-duplicates mem_list without permuting
+ * args_mem_loc, so with two or more buffers the pointers can land in the
+ * wrong fields. So the addresses come from a table (gemm_host_ptr.c): a
+ * buffer seen for the first time gets a short command of its own that
+ * records its address (a single buffer cannot be mixed up). The GEMM
+ * command itself lists every buffer, so that the driver keeps them alive and
+ * resident while it runs (the caller may release its tensors right after
+ * enqueueing); before running, it checks that the addresses the driver
+ * handed it are the recorded ones. Buffers never move on a CPU device with
+ * its own context and in-order queue; should a driver move one anyway, the
+ * GEMM is skipped and the next call fails instead of using a stale address.
+ */
+#include "runtime/ops/gemm_internal.h"
+
+#ifdef CLRT_HAVE_HOST_BLAS
+
+#include <cblas.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+enum { OP_A, OP_B, OP_C, N_OPS };
+
+/* Set when a GEMM command was handed addresses other than the recorded
+ * ones (see the top of the file); every later call then fails. */
+static atomic_int addresses_moved;
+
+/* Shared by one GEMM's commands; freed by whichever finishes last. */
+typedef struct {
+    atomic_int pending; /* commands still to run */
+    float *ptr[N_OPS];  /* each operand's buffer address */
+    size_t off[N_OPS], stride[N_OPS], batch;
+    enum CBLAS_TRANSPOSE ta, tb;
+    blasint m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+} host_gemm_job;
+
+/* One command's argument block, copied by the driver: plain data only. */
+typedef struct {
+    void *mem[N_OPS]; /* cl_mem handles when enqueued, addresses when run */
+    int n_mems;       /* entries of mem[] in use */
+    cl_mem handle;    /* a recording command's buffer, for the table */
+    unsigned ops;     /* a recording command: bit i if operand i is in it */
+    int gemm;         /* 1: the GEMM command; 0: records one address */
+    host_gemm_job *job;
+} host_gemm_step;
+
+static void run_gemm(const host_gemm_job *j)
+{
+    for (size_t i = 0; i < j->batch; i++)
+        cblas_sgemm(CblasRowMajor, j->ta, j->tb, j->m, j->n, j->k, j->alpha,
+                    j->ptr[OP_A] + j->off[OP_A] + i * j->stride[OP_A], j->lda,
+                    j->ptr[OP_B] + j->off[OP_B] + i * j->stride[OP_B], j->ldb, j->beta,
+                    j->ptr[OP_C] + j->off[OP_C] + i * j->stride[OP_C], j->ldc);
+}
+
+/* Every operand's address is among those the driver handed this command
+ * (in an order that cannot be trusted). */
+static int addresses_match(const host_gemm_job *j, const host_gemm_step *s)
+{
+    for (int op = 0; op < N_OPS; op++) {
+        int found = 0;
+        for (int i = 0; i < s->n_mems; i++)
+            found |= s->mem[i] == (void *)j->ptr[op];
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+static void CL_CALLBACK step_run(void *p)
+{
+    const host_gemm_step *s = p;
+    host_gemm_job *j = s->job;
+    if (!s->gemm) {
+        clrt__host_ptr_record(s->handle, s->mem[0]);
+        for (int op = 0; op < N_OPS; op++)
+            if (s->ops & (1u << op))
+                j->ptr[op] = s->mem[0];
+    } else if (addresses_match(j, s))
+        run_gemm(j);
+    else
+        atomic_store(&addresses_moved, 1);
+    if (atomic_fetch_sub(&j->pending, 1) == 1)
+        free(j);
+}
+
+static int fits_blasint(size_t v) { return v <= (size_t)INT_MAX; }
+
+static host_gemm_job *job_new(const clrt__gemm_args *g)
+{
+    host_gemm_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->off[OP_A] = g->a_off, j->off[OP_B] = g->b_off, j->off[OP_C] = g->c_off;
+    j->stride[OP_A] = g->stride_a, j->stride[OP_B] = g->stride_b, j->stride[OP_C] = g->stride_c;
+    j->batch = g->batch;
+    j->ta = g->trans_a ? CblasTrans : CblasNoTrans;
+    j->tb = g->trans_b ? CblasTrans : CblasNoTrans;
+    j->m = (blasint)g->m, j->n = (blasint)g->n, j->k = (blasint)g->k;
+    j->lda = (blasint)g->lda, j->ldb = (blasint)g->ldb, j->ldc = (blasint)g->ldc;
+    j->alpha = g->alpha, j->beta = g->beta;
+    return j;
+}
+
+/* The distinct buffers and which operands each holds; returns how many. */
+static int group_buffers(const clrt__gemm_args *g, cl_mem *mems, unsigned *ops)
+{
+    const cl_mem by_op[N_OPS] = {g->a, g->b, g->c};
+    int n = 0;
+    for (int op = 0; op < N_OPS; op++) {
+        int s = 0;
+        while (s < n && mems[s] != by_op[op])
+            s++;
+        if (s == n) {
+            mems[n] = by_op[op];
+            ops[n++] = 0;
+        }
+        ops[s] |= 1u << op;
+    }
+    return n;
+}
+
+static cl_int enqueue_step(clrt_device *d, host_gemm_step *step, int n_mems, const cl_mem *mems)
+{
+    const void *locs[N_OPS];
+    step->n_mems = n_mems;
+    for (int i = 0; i < n_mems; i++) {
+        step->mem[i] = (void *)mems[i];
+        locs[i] = &step->mem[i];
+    }
+    return clEnqueueNativeKernel(d->queue, step_run, step, sizeof *step, (cl_uint)n_mems, mems,
+                                 locs, 0, NULL, NULL);
+}
+
+/* Fills the job's known addresses; lists the buffers still to record and
+ * registers their destructor callbacks. Returns how many, or -1. */
+static int plan_steps(host_gemm_job *j, int n, const cl_mem *mems, const unsigned *ops,
+                      int *unknown)
+{
+    int n_unknown = 0;
+    for (int s = 0; s < n; s++) {
+        float *p = clrt__host_ptr_lookup(mems[s]);
+        for (int op = 0; p && op < N_OPS; op++)
+            if (ops[s] & (1u << op))
+                j->ptr[op] = p;
+        if (!p && clrt__host_ptr_track(mems[s]) != CLRT_OK)
+            return -1;
+        if (!p)
+            unknown[n_unknown++] = s;
+    }
+    return n_unknown;
+}
+
+static clrt_status check_host_args(clrt_device *d, const clrt__gemm_args *g)
+{
+    if (atomic_load(&addresses_moved))
+        return clrt__fail(CLRT_EOPENCL,
+                          "host BLAS GEMM on %s: the OpenCL driver moved a buffer between native "
+                          "kernels, so an earlier GEMM was skipped; run with CLRT_GEMM=clblast",
+                          d->info.name);
+    if (!fits_blasint(g->m) || !fits_blasint(g->n) || !fits_blasint(g->k) ||
+        !fits_blasint(g->lda) || !fits_blasint(g->ldb) || !fits_blasint(g->ldc))
+        return clrt__fail(CLRT_ENOTSUP,
+                          "host BLAS GEMM on %s: m=%zu n=%zu k=%zu (lda %zu ldb %zu ldc %zu) "
+                          "exceed the BLAS integer range %d",
+                          d->info.name, g->m, g->n, g->k, g->lda, g->ldb, g->ldc, INT_MAX);
+    return CLRT_OK;
+}
+
+clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
+{
+    cl_mem mems[N_OPS];
+    unsigned ops[N_OPS];
+    int unknown[N_OPS];
+    clrt_status st = check_host_args(d, g);
+    if (st != CLRT_OK)
+        return st;
+    int n = group_buffers(g, mems, ops);
+    host_gemm_job *j = job_new(g);
+    if (!j)
+        return clrt__fail(CLRT_ENOMEM, "host BLAS GEMM on %s: out of host memory", d->info.name);
+    int n_unknown = plan_steps(j, n, mems, ops, unknown);
+    if (n_unknown < 0) {
+        free(j);
+        return CLRT_EOPENCL; /* message set by clrt__host_ptr_track */
+    }
+    int n_steps = n_unknown + 1;
+    atomic_init(&j->pending, n_steps);
+    for (int s = 0; s < n_steps; s++) {
+        int gemm = s == n_unknown, b = gemm ? 0 : unknown[s];
+        host_gemm_step step = {.handle = mems[b], .ops = gemm ? 0u : ops[b], .gemm = gemm, .job = j};
+        cl_int err = gemm ? enqueue_step(d, &step, n, mems) : enqueue_step(d, &step, 1, &mems[b]);
+        if (err != CL_SUCCESS) {
+            /* The GEMM never runs; the commands already enqueued free the job. */
+            if (atomic_fetch_sub(&j->pending, n_steps - s) == n_steps - s)
+                free(j);
+            return clrt__fail_cl(err, "clEnqueueNativeKernel (host BLAS GEMM)");
+        }
+    }
+    return CLRT_OK;
+}
+
+#else /* !CLRT_HAVE_HOST_BLAS */
+
+clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
+{
+    (void)g;
+    return clrt__fail(CLRT_ENOTSUP, "host BLAS GEMM on %s: clrt was built without a host BLAS",
+                      d->info.name);
+}
+
+#endif

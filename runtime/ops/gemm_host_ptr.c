@@ -1,0 +1,63 @@
+/* Host addresses of device buffers as native kernels see them, so the
+ * host-BLAS GEMM (gemm_host.c) needs one native command per call instead of
+ * one per buffer plus one. An entry is recorded by a native command that
+ * received the buffer alone (unambiguous), and removed by the buffer's
+ * destructor callback, registered before the entry can exist, so a handle
+ * reused by a later buffer never finds a stale address. A direct-mapped
+ * table: a collision only evicts, costing a rediscovery. */
+#include "runtime/ops/gemm_internal.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define SLOTS 4096 /* a power of two */
+
+typedef struct {
+    cl_mem mem;
+    void *ptr;
+} slot;
+
+static slot table[SLOTS];
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static slot *slot_of(cl_mem m)
+{
+    uintptr_t h = (uintptr_t)m;
+    h ^= h >> 17;
+    h *= (uintptr_t)0x9E3779B97F4A7C15ULL;
+    return &table[(h >> 20) & (SLOTS - 1)];
+}
+
+void *clrt__host_ptr_lookup(cl_mem m)
+{
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_of(m);
+    void *p = s->mem == m ? s->ptr : NULL;
+    pthread_mutex_unlock(&table_lock);
+    return p;
+}
+
+void clrt__host_ptr_record(cl_mem m, void *ptr)
+{
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_of(m);
+    s->mem = m;
+    s->ptr = ptr;
+    pthread_mutex_unlock(&table_lock);
+}
+
+static void CL_CALLBACK forget(cl_mem m, void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_of(m);
+    if (s->mem == m)
+        s->mem = NULL, s->ptr = NULL;
+    pthread_mutex_unlock(&table_lock);
+}
+
+clrt_status clrt__host_ptr_track(cl_mem m)
+{
+    cl_int err = clSetMemObjectDestructorCallback(m, forget, NULL);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clSetMemObjectDestructorCallback");
+}

@@ -1,0 +1,52 @@
+# cmake -DBUILD_DIR= -DWORK_DIR= -DCONSUMER= -DC_COMPILER= -DPKG_CONFIG= -DGENERATOR=
+#       -DEXTRA_FLAGS= -P run_install_test.cmake
+set(prefix ${WORK_DIR}/prefix)
+
+# run(cmd...): runs a command; fails the test with its output if it fails.
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    string(REPLACE ";" " " cmd "${ARGN}")
+    message(FATAL_ERROR "install test: '${cmd}' failed (${rc}):\n${out}")
+  endif()
+  set(run_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# The consumer prints a [2, 3] tensor of ones plus the row [1, 2, 3].
+function(check_consumer exe)
+  run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${exe})
+  set(want "tensor([[2., 3., 4.],\n        [2., 3., 4.]], device='")
+  string(FIND "${run_output}" "${want}" at)
+  if(NOT at EQUAL 0)
+    message(FATAL_ERROR
+            "install test: ${exe} printed\n${run_output}\nwanted it to start with\n${want}")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+file(GLOB_RECURSE lib ${prefix}/*/libclrt.so)
+if(NOT lib)
+  message(FATAL_ERROR "install test: no libclrt.so under ${prefix}")
+endif()
+get_filename_component(libdir "${lib}" DIRECTORY)
+foreach(file include/clrt/clrt.h include/clrt/tensor.h bin/clrt-smi)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "install test: ${file} was not installed")
+  endif()
+endforeach()
+run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${prefix}/bin/clrt-smi)
+
+# find_package(clrt) and clrt::clrt
+run(${CMAKE_COMMAND} -S ${CONSUMER} -B ${WORK_DIR}/cmake-build -G ${GENERATOR}
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER} "-DCMAKE_C_FLAGS=${EXTRA_FLAGS}")
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-build)
+check_consumer(${WORK_DIR}/cmake-build/consumer)
+
+# pkg-config, from the installed clrt.pc alone
+run(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${libdir}/pkgconfig
+    ${PKG_CONFIG} --cflags --libs clrt)
+separate_arguments(pc_flags UNIX_COMMAND "${run_output}")
+separate_arguments(extra UNIX_COMMAND "${EXTRA_FLAGS}")
+run(${C_COMPILER} -std=c11 ${extra} ${CONSUMER}/main.c ${pc_flags} -o ${WORK_DIR}/consumer-pc)
+check_consumer(${WORK_DIR}/consumer-pc)

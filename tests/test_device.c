@@ -1,0 +1,226 @@
+/* The device model on the host's real drivers (PoCL here; NVIDIA's where
+ * there is one), and with no OpenCL platform at all: `test_device no_platform`
+ * runs under OCL_ICD_VENDORS=<empty dir> (tests/stub_icd/CMakeLists.txt). */
+#include "testutil.h"
+
+#include <string.h>
+
+static const char *const bad_specs[] = {"cuda0", "tpu", "cpu:x", "gpu:-1", "", "cpu:", "gpu:1x",
+                                        "GPU", "cpu:0:1", "cuda:+1"};
+
+/* --- real drivers --- */
+
+START_TEST(cpu_exists_and_is_named_cpu)
+{
+    clrt_device *c = tu_cpu();
+    ck_assert_str_eq(clrt_device_str(c), "cpu");
+    ck_assert_ptr_eq(clrt_device_get("cpu"), c);
+    ck_assert_ptr_eq(clrt_device_get("cpu:0"), c);
+    ck_assert_ptr_eq(clrt_device_at(clrt_num_gpus()), c);
+    ck_assert_int_ge(clrt_num_cpus(), 1);
+    ck_assert_int_eq(clrt_device_count(), clrt_num_gpus() + clrt_num_cpus());
+}
+END_TEST
+
+/* Every device's name follows from its place: gpu:N first, then cpu, cpu:N. */
+START_TEST(names_follow_the_order)
+{
+    int n = clrt_device_count(), g = clrt_num_gpus();
+    ck_assert_int_ge(n, 1);
+    for (int i = 0; i < n; i++) {
+        clrt_device *d = TU_NONNULL(clrt_device_at(i));
+        char want[32];
+        if (i < g)
+            snprintf(want, sizeof want, "gpu:%d", i);
+        else if (i == g)
+            snprintf(want, sizeof want, "cpu");
+        else
+            snprintf(want, sizeof want, "cpu:%d", i - g);
+        ck_assert_str_eq(clrt_device_str(d), want);
+        ck_assert_ptr_eq(clrt_device_get(want), d);
+    }
+    ck_assert_ptr_null(clrt_device_at(n));
+    tu_assert_error(CLRT_ENODEV, "device(s) exist", NULL);
+    ck_assert_ptr_null(clrt_device_at(-1));
+    tu_assert_error(CLRT_ENODEV, NULL);
+    ck_assert_str_eq(clrt_device_str(NULL), "(null)");
+}
+END_TEST
+
+static void assert_text(const char *what, const char *s)
+{
+    ck_assert_msg(s[0] != '\0' && strcmp(s, "?") != 0, "%s is empty or unknown: '%s'", what, s);
+}
+
+START_TEST(device_info_is_sane)
+{
+    for (int i = 0; i < clrt_device_count(); i++) {
+        clrt_device *d = TU_NONNULL(clrt_device_at(i));
+        clrt_device_info in;
+        TU_OK(clrt_device_info_get(d, &in));
+        ck_assert_str_eq(in.name, clrt_device_str(d));
+        assert_text("model", in.model);
+        assert_text("vendor", in.vendor);
+        assert_text("platform", in.platform);
+        assert_text("platform version", in.platform_version);
+        assert_text("driver version", in.driver_version);
+        ck_assert_msg(strncmp(in.opencl_c_version, "OpenCL C ", 9) == 0, "OpenCL C version '%s'",
+                      in.opencl_c_version);
+        if (i >= clrt_num_gpus())
+            ck_assert_int_eq(in.kind, CLRT_DEVICE_CPU);
+        else
+            ck_assert_int_ne(in.kind, CLRT_DEVICE_CPU);
+        ck_assert_uint_gt(in.global_mem_bytes, 0);
+        ck_assert_uint_gt(in.max_alloc_bytes, 0);
+        ck_assert_uint_le(in.max_alloc_bytes, in.global_mem_bytes);
+        ck_assert_uint_gt(in.local_mem_bytes, 0);
+        ck_assert_uint_ge(in.compute_units, 1);
+        ck_assert_uint_ge(in.max_work_group_size, 1);
+        ck_assert(in.has_fp64 == 0 || in.has_fp64 == 1);
+        ck_assert(in.unified_memory == 0 || in.unified_memory == 1);
+        ck_assert(in.gemm_path == CLRT_GEMM_CLBLAST || in.gemm_path == CLRT_GEMM_HOST_BLAS);
+        if (in.gemm_path == CLRT_GEMM_HOST_BLAS) /* only where the host's memory is the device's */
+            ck_assert(in.kind == CLRT_DEVICE_CPU && in.unified_memory && in.native_kernels);
+    }
+    ck_assert_int_eq(clrt_device_info_get(NULL, NULL), CLRT_EINVAL);
+    clrt_device_info in;
+    ck_assert_int_eq(clrt_device_info_get(NULL, &in), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_device_info_get(tu_cpu(), NULL), CLRT_EINVAL);
+    ck_assert_str_eq(clrt_device_kind_str(CLRT_DEVICE_GPU), "GPU");
+    ck_assert_str_eq(clrt_device_kind_str(CLRT_DEVICE_CPU), "CPU");
+    ck_assert_str_eq(clrt_device_kind_str(CLRT_DEVICE_ACCELERATOR), "ACCELERATOR");
+}
+END_TEST
+
+START_TEST(bad_specs_list_the_accepted_forms)
+{
+    for (size_t i = 0; i < sizeof bad_specs / sizeof *bad_specs; i++) {
+        clrt_clear_error();
+        ck_assert_ptr_null(clrt_device_get(bad_specs[i]));
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "'%s'", bad_specs[i]);
+        tu_assert_error(CLRT_EINVAL, quoted, "accepted forms", "\"cpu:N\"", "\"gpu:N\"",
+                        "\"cuda:N\"", NULL);
+    }
+    ck_assert_ptr_null(clrt_device_get(NULL));
+    tu_assert_error(CLRT_EINVAL, "NULL", "accepted forms", NULL);
+}
+END_TEST
+
+START_TEST(cpu_index_out_of_range_says_how_many)
+{
+    int ncpu = clrt_num_cpus();
+    char spec[32], count[32];
+    snprintf(spec, sizeof spec, "cpu:%d", ncpu);
+    snprintf(count, sizeof count, "%d CPU device", ncpu);
+    ck_assert_ptr_null(clrt_device_get(spec));
+    tu_assert_error(CLRT_ENODEV, spec, count, NULL);
+}
+END_TEST
+
+/* On a host without GPUs the GPU calls fall back or fail as documented; on
+ * one with GPUs, gpu:0 is the first device. */
+START_TEST(gpu_calls_match_the_host)
+{
+    clrt_device *c = tu_cpu(), *all[4] = {NULL, NULL, NULL, NULL};
+    int g = clrt_num_gpus();
+    if (g == 0) {
+        ck_assert_ptr_null(clrt_gpu(0));
+        tu_assert_error(CLRT_ENODEV, "gpu:0", "0 GPU", NULL);
+        ck_assert_ptr_null(clrt_device_get("gpu"));
+        tu_assert_error(CLRT_ENODEV, "0 GPU", NULL);
+        ck_assert_ptr_eq(clrt_try_gpu(0), c);
+        ck_assert_int_eq(clrt_try_all_gpus(all, 4), 1);
+        ck_assert_ptr_eq(all[0], c);
+        ck_assert_ptr_null(all[1]);
+    } else {
+        ck_assert_ptr_eq(clrt_try_gpu(0), clrt_device_at(0));
+        ck_assert_int_eq(clrt_try_all_gpus(all, 4), g);
+        ck_assert_ptr_eq(all[0], clrt_gpu(0));
+    }
+    ck_assert_ptr_eq(clrt_try_gpu(g + 7), c);
+    ck_assert_int_eq(clrt_try_all_gpus(NULL, 1), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_try_all_gpus(all, -1), CLRT_EINVAL);
+    ck_assert_ptr_null(clrt_gpu(-1));
+    tu_assert_error(CLRT_ENODEV, NULL);
+}
+END_TEST
+
+START_TEST(synchronize)
+{
+    ck_assert_int_eq(clrt_device_synchronize(NULL), CLRT_EINVAL);
+    TU_OK(clrt_device_synchronize(tu_cpu()));
+    int64_t shape[1] = {17};
+    clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, shape));
+    TU_OK(clrt_device_synchronize(tu_cpu()));
+    clrt_tensor_release(x);
+}
+END_TEST
+
+START_TEST(status_names_and_messages)
+{
+    ck_assert_str_eq(clrt_status_name(CLRT_OK), "CLRT_OK");
+    ck_assert_str_eq(clrt_status_name(CLRT_ESHAPE), "CLRT_ESHAPE");
+    ck_assert_str_eq(clrt_status_name(CLRT_ENOPLATFORM), "CLRT_ENOPLATFORM");
+    ck_assert_str_eq(clrt_status_name((clrt_status)-999), "CLRT_UNKNOWN");
+    ck_assert_str_eq(clrt_status_str(CLRT_EDEVMISMATCH), "tensors are on different devices");
+    ck_assert_str_eq(clrt_status_str((clrt_status)42), "unknown status");
+    ck_assert_ptr_null(clrt_device_get("tpu"));
+    ck_assert_int_eq(clrt_last_status(), CLRT_EINVAL);
+    clrt_clear_error();
+    ck_assert_int_eq(clrt_last_status(), CLRT_OK);
+    ck_assert_str_eq(clrt_last_error(), "");
+}
+END_TEST
+
+/* --- no OpenCL platform --- */
+
+static void assert_no_platform_error(void)
+{
+    tu_assert_error(CLRT_ENOPLATFORM, "no OpenCL platform", "pocl-opencl-icd", NULL);
+}
+
+START_TEST(no_platform_fails_saying_so)
+{
+    ck_assert_int_eq(clrt_device_count(), CLRT_ENOPLATFORM);
+    assert_no_platform_error();
+    ck_assert_ptr_null(clrt_cpu());
+    assert_no_platform_error();
+    ck_assert_ptr_null(clrt_gpu(0));
+    assert_no_platform_error();
+    ck_assert_ptr_null(clrt_try_gpu(0));
+    assert_no_platform_error();
+    ck_assert_ptr_null(clrt_device_get("cpu"));
+    assert_no_platform_error();
+    ck_assert_ptr_null(clrt_device_at(0));
+    assert_no_platform_error();
+    clrt_device *all[2];
+    ck_assert_int_eq(clrt_try_all_gpus(all, 2), CLRT_ENOPLATFORM);
+    ck_assert_int_eq(clrt_num_gpus(), 0);
+    ck_assert_int_eq(clrt_num_cpus(), 0);
+    int64_t shape[1] = {4};
+    ck_assert_ptr_null(clrt_zeros(clrt_cpu(), CLRT_F32, 1, shape));
+    tu_assert_error(CLRT_EINVAL, "device is NULL", NULL);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    Suite *s = suite_create("device");
+    TCase *tc = tcase_create("device");
+    tcase_set_timeout(tc, 120);
+    if (argc == 2 && strcmp(argv[1], "no_platform") == 0) {
+        tcase_add_test(tc, no_platform_fails_saying_so);
+    } else {
+        tcase_add_test(tc, cpu_exists_and_is_named_cpu);
+        tcase_add_test(tc, names_follow_the_order);
+        tcase_add_test(tc, device_info_is_sane);
+        tcase_add_test(tc, bad_specs_list_the_accepted_forms);
+        tcase_add_test(tc, cpu_index_out_of_range_says_how_many);
+        tcase_add_test(tc, gpu_calls_match_the_host);
+        tcase_add_test(tc, synchronize);
+        tcase_add_test(tc, status_names_and_messages);
+    }
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}

@@ -1,0 +1,113 @@
+/* GEMM with two CPU devices (ctest sets POCL_DEVICES="cpu cpu"): mixing
+ * devices is an error naming both; products on both devices at once are
+ * right (two driver threads calling the host BLAS concurrently).
+ * Error bound as in test_gemm.c: (k + 2) * FLT_EPSILON relative to
+ * max_ij sum_p |a_ip * b_pj|. */
+#include "testutil.h"
+
+#include <float.h>
+#include <math.h>
+
+enum { M = 200, K = 150, N = 170 };
+
+static uint64_t rng;
+static void setup(void) { rng = tu_seed() ^ 0xBB67AE8584CAA73BULL; }
+
+static clrt_device *cpu1(void)
+{
+    ck_assert_int_ge(clrt_num_cpus(), 2);
+    return TU_NONNULL(clrt_device_get("cpu:1"));
+}
+
+static clrt_tensor *filled(clrt_device *d, int64_t rows, int64_t cols, double v)
+{
+    int64_t s[2] = {rows, cols};
+    return TU_NONNULL(clrt_full(d, CLRT_F32, 2, s, v));
+}
+
+START_TEST(test_mixed_devices_rejected)
+{
+    clrt_device *d0 = tu_cpu(), *d1 = cpu1();
+    clrt_tensor *a0 = filled(d0, 3, 4, 1), *b1 = filled(d1, 4, 2, 2);
+    clrt_tensor *b0 = filled(d0, 4, 2, 2), *c1 = filled(d1, 3, 2, 5);
+    ck_assert_ptr_null(clrt_matmul(a0, b1));
+    tu_assert_error(CLRT_EDEVMISMATCH, "clrt_matmul", "cpu", "cpu:1", "clrt_tensor_to", NULL);
+    ck_assert_int_eq(clrt_matmul_out(c1, a0, b0), CLRT_EDEVMISMATCH);
+    tu_assert_error(CLRT_EDEVMISMATCH, "clrt_matmul_out", "cpu:1", NULL);
+    ck_assert_int_eq(clrt_gemm(c1, 0, 0, 1.0f, a0, b0, 1.0f), CLRT_EDEVMISMATCH);
+    tu_assert_error(CLRT_EDEVMISMATCH, "clrt_gemm", "cpu", "cpu:1", NULL);
+    float c[6];
+    TU_OK(clrt_to_host(c1, c, sizeof c));
+    for (int i = 0; i < 6; i++)
+        ck_assert_float_eq(c[i], 5.0f);
+    clrt_tensor *ts[] = {a0, b1, b0, c1};
+    for (int i = 0; i < 4; i++)
+        clrt_tensor_release(ts[i]);
+}
+END_TEST
+
+/* Returns the error of got against a b in float64, relative to
+ * max_ij sum_p |a_ip b_pj|. */
+static double product_error(const float *a, const float *b, const float *got)
+{
+    double worst = 0, scale = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double sum = 0, abs_sum = 0;
+            for (int p = 0; p < K; p++) {
+                sum += (double)a[i * K + p] * b[p * N + j];
+                abs_sum += fabs((double)a[i * K + p] * b[p * N + j]);
+            }
+            double diff = isnan(got[i * N + j]) ? INFINITY : fabs(got[i * N + j] - sum);
+            worst = diff > worst ? diff : worst;
+            scale = abs_sum > scale ? abs_sum : scale;
+        }
+    return worst / scale;
+}
+
+START_TEST(test_both_devices_at_once)
+{
+    clrt_device *devs[2] = {tu_cpu(), cpu1()};
+    int64_t sa[2] = {M, K}, sb[2] = {K, N};
+    float *ha[2], *hb[2];
+    clrt_tensor *c[2][4];
+    for (int d = 0; d < 2; d++) {
+        ha[d] = tu_random_floats(&rng, M * K, -1, 1);
+        hb[d] = tu_random_floats(&rng, K * N, -1, 1);
+    }
+    /* Enqueue everything on both queues before reading anything back. */
+    for (int d = 0; d < 2; d++) {
+        clrt_tensor *a = TU_NONNULL(clrt_from_host(devs[d], CLRT_F32, 2, sa, ha[d]));
+        clrt_tensor *b = TU_NONNULL(clrt_from_host(devs[d], CLRT_F32, 2, sb, hb[d]));
+        for (int r = 0; r < 4; r++)
+            c[d][r] = TU_NONNULL(clrt_matmul(a, b));
+        clrt_tensor_release(a);
+        clrt_tensor_release(b);
+    }
+    for (int d = 0; d < 2; d++)
+        for (int r = 0; r < 4; r++) {
+            float *got = tu_read(c[d][r]);
+            double err = product_error(ha[d], hb[d], got), bound = (K + 2) * FLT_EPSILON;
+            ck_assert_msg(err <= bound, "%s, product %d: error %.3g > %.3g",
+                          clrt_device_str(devs[d]), r, err, bound);
+            free(got);
+            clrt_tensor_release(c[d][r]);
+        }
+    for (int d = 0; d < 2; d++) {
+        free(ha[d]);
+        free(hb[d]);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gemm_multi");
+    TCase *tc = tcase_create("two devices");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_mixed_devices_rejected);
+    tcase_add_test(tc, test_both_devices_at_once);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
