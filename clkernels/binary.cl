@@ -1,8 +1,43 @@
-/* binary.cl — elementwise a (op) b, same shape or NumPy-style broadcast.
- * T comes in as -DT=float or -DT=int. */
+/* binary.cl — elementwise out = a (op) b, same shape or NumPy-style broadcast.
+ * T comes in as -DT=float, or -DT=int -DT_IS_INT=1.
+ *
+ * Kernels per op:
+ *   <op>_same   a, b, out hold the same number of elements: out[i] = a[i] op b[i].
+ *   <op>_b3*    the broadcast collapsed on the host to at most 3 dims
+ *               [d0, d1, d2]; a 3-D launch gives the coordinates, so no
+ *               index arithmetic needs a division. The suffix fixes the
+ *               innermost strides at compile time so the compiler can
+ *               vectorize along d2: b3 (a and b both step 1), b3a (b is
+ *               constant along d2, stride 0), b3b (a is constant along d2).
+ *   <op>_bnd    any broadcast up to 8 dims with fewer than 2^31 elements:
+ *               decomposes the flat index with multiply-shift divisions
+ *               (no divide instruction, so it vectorizes).
+ *   <op>_bcast  any broadcast up to 8 dims: decomposes the flat index with
+ *               64-bit divisions; for tensors too large for the others.
+ */
 
-/* Broadcast description: out has `ndim` dims; sa/sb are the element strides
- * of a and b for each output dim (0 where that input is broadcast). */
+#ifdef T_IS_INT
+/* Integer division truncates toward zero. x / 0 and INT_MIN / -1 trap on
+ * x86 (SIGFPE would kill the host process on a CPU device), so both are
+ * defined here: x / 0 = 0 and x / -1 = -x (wrapping for INT_MIN). The
+ * division itself always gets a safe divisor so it can be vectorized. */
+int div_op(int x, int y)
+{
+    int safe = (y == 0 || y == -1) ? 1 : y;
+    int q = x / safe;
+    return y == 0 ? 0 : (y == -1 ? (int)(0u - (uint)x) : q);
+}
+#else
+float div_op(float x, float y) { return x / y; }
+#endif
+
+#define OP_add(x, y) ((x) + (y))
+#define OP_sub(x, y) ((x) - (y))
+#define OP_mul(x, y) ((x) * (y))
+#define OP_div(x, y) div_op((x), (y))
+
+/* Broadcast description for <op>_bcast: out has `ndim` dims; sa/sb are the
+ * element strides of a and b for each output dim (0 where broadcast). */
 typedef struct {
     int ndim;
     int shape[8];
@@ -10,18 +45,66 @@ typedef struct {
     int sb[8];
 } bcast_t;
 
-#define DEFINE_BINARY(name, expr)                                                         \
-    __kernel void name##_same(__global const T *a, __global const T *b, __global T *out,  \
-                              ulong n)                                                    \
+#define DEFINE_SAME(op)                                                                   \
+    __kernel void op##_same(__global const T *a, __global const T *b, __global T *out,    \
+                            ulong n)                                                      \
     {                                                                                     \
         ulong i = get_global_id(0);                                                       \
-        if (i < n) {                                                                      \
-            T x = a[i], y = b[i];                                                         \
-            out[i] = (expr);                                                              \
-        }                                                                                 \
-    }                                                                                     \
-    __kernel void name##_bcast(__global const T *a, __global const T *b, __global T *out, \
-                               ulong n, bcast_t bc)                                       \
+        if (i < n)                                                                        \
+            out[i] = OP_##op(a[i], b[i]);                                                 \
+    }
+
+/* sa2/sb2: compile-time innermost strides (0 or 1). */
+#define DEFINE_B3(op, suffix, sa2, sb2)                                                   \
+    __kernel void op##_##suffix(__global const T *a, __global const T *b, __global T *out, \
+                                uint d1, uint d2, ulong sa0, ulong sa1, ulong sb0,        \
+                                ulong sb1)                                                \
+    {                                                                                     \
+        ulong i2 = get_global_id(0), i1 = get_global_id(1), i0 = get_global_id(2);        \
+        if (i2 >= d2 || i1 >= d1)                                                         \
+            return;                                                                       \
+        ulong o = (i0 * d1 + i1) * d2 + i2;                                               \
+        out[o] = OP_##op(a[i0 * sa0 + i1 * sa1 + i2 * (sa2)],                             \
+                         b[i0 * sb0 + i1 * sb1 + i2 * (sb2)]);                            \
+    }
+
+/* <op>_bnd takes the broadcast as uint8 vectors, right-aligned (component
+ * 7 is the innermost dim): the size of each output dim, the strides of a
+ * and b, and the multiplier and shift that divide by the size. For n, d
+ * below 2^31:
+ *     n / d == (mul_hi(n, magic) + n) >> shift
+ * with shift = ceil(log2 d) and magic = 2^32 (2^shift - d) / d + 1 (the
+ * method of PyTorch's IntDivider, after Granlund and Montgomery). Unused
+ * dims have size 1 (magic 1, shift 0): dividing by them changes nothing. */
+
+/* One dim of the decomposition, innermost first. mul_hi is spelled as a
+ * 64-bit product: PoCL 3.1 calls a slow library function for mul_hi. */
+#define FAST_STEP(k)                                                                      \
+    {                                                                                     \
+        uint q = ((uint)(((ulong)rest * magic.s##k) >> 32) + rest) >> shift.s##k;         \
+        uint c = rest - q * shape.s##k;                                                   \
+        rest = q;                                                                         \
+        ia += c * sa.s##k;                                                                \
+        ib += c * sb.s##k;                                                                \
+    }
+
+#define DEFINE_BND(op)                                                                    \
+    __kernel void op##_bnd(__global const T *a, __global const T *b, __global T *out,     \
+                           uint n, uint8 shape, uint8 sa, uint8 sb, uint8 magic,          \
+                           uint8 shift)                                                   \
+    {                                                                                     \
+        uint i = (uint)get_global_id(0);                                                  \
+        if (i >= n)                                                                       \
+            return;                                                                       \
+        uint rest = i, ia = 0, ib = 0;                                                    \
+        FAST_STEP(7) FAST_STEP(6) FAST_STEP(5) FAST_STEP(4)                               \
+        FAST_STEP(3) FAST_STEP(2) FAST_STEP(1) FAST_STEP(0)                               \
+        out[i] = OP_##op(a[ia], b[ib]);                                                   \
+    }
+
+#define DEFINE_BCAST(op)                                                                  \
+    __kernel void op##_bcast(__global const T *a, __global const T *b, __global T *out,   \
+                             ulong n, bcast_t bc)                                         \
     {                                                                                     \
         ulong i = get_global_id(0);                                                       \
         if (i >= n)                                                                       \
@@ -33,11 +116,18 @@ typedef struct {
             ia += c * (ulong)bc.sa[d];                                                    \
             ib += c * (ulong)bc.sb[d];                                                    \
         }                                                                                 \
-        T x = a[ia], y = b[ib];                                                           \
-        out[i] = (expr);                                                                  \
+        out[i] = OP_##op(a[ia], b[ib]);                                                   \
     }
 
-DEFINE_BINARY(add, x + y)
-DEFINE_BINARY(sub, x - y)
-DEFINE_BINARY(mul, x * y)
-DEFINE_BINARY(div, x / y)
+#define DEFINE_BINARY(op)                                                                 \
+    DEFINE_SAME(op)                                                                       \
+    DEFINE_B3(op, b3, 1, 1)                                                               \
+    DEFINE_B3(op, b3a, 1, 0)                                                              \
+    DEFINE_B3(op, b3b, 0, 1)                                                              \
+    DEFINE_BND(op)                                                                        \
+    DEFINE_BCAST(op)
+
+DEFINE_BINARY(add)
+DEFINE_BINARY(sub)
+DEFINE_BINARY(mul)
+DEFINE_BINARY(div)

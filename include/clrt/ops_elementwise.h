@@ -5,7 +5,11 @@
  * keep their buffers across steps); clrt_X_ works in place on its first
  * argument. Binary ops broadcast NumPy-style (a trailing bias row, a column,
  * a scalar tensor); in-place forms broadcast b to a's shape. Arithmetic is on
- * float32 (add/sub/mul/div also on int32). */
+ * float32 (add/sub/mul/div also on int32). _out forms may pass an input as
+ * out when it has the result's shape. A failed call changes nothing.
+ *
+ * int32 division truncates toward zero like C; x / 0 gives 0 and
+ * INT32_MIN / -1 gives INT32_MIN (no trap, no error: ops are asynchronous). */
 #ifndef CLRT_OPS_ELEMENTWISE_H
 #define CLRT_OPS_ELEMENTWISE_H
 #include <clrt/tensor.h>
@@ -26,7 +30,8 @@ clrt_status clrt_sub_(clrt_tensor *a, clrt_tensor *b);
 clrt_status clrt_mul_(clrt_tensor *a, clrt_tensor *b);
 clrt_status clrt_div_(clrt_tensor *a, clrt_tensor *b);
 
-/* Scalar forms: a + s, a * s (sub and div are these with -s and 1/s). */
+/* Scalar forms on float32: a + s, a * s (sub and div are these with -s and
+ * 1/s); s is rounded to float32. */
 clrt_tensor *clrt_add_scalar(clrt_tensor *a, double s);
 clrt_tensor *clrt_mul_scalar(clrt_tensor *a, double s);
 clrt_status clrt_add_scalar_(clrt_tensor *a, double s);
@@ -34,7 +39,8 @@ clrt_status clrt_mul_scalar_(clrt_tensor *a, double s);
 /* y += alpha * x (same shape): gradient accumulation. */
 clrt_status clrt_axpy_(clrt_tensor *y, double alpha, clrt_tensor *x);
 
-/* Unary float32 ops. */
+/* Unary float32 ops. sigmoid never overflows (exp sees only -|x|); relu
+ * keeps NaN, like PyTorch. */
 clrt_tensor *clrt_neg(clrt_tensor *x);
 clrt_tensor *clrt_exp(clrt_tensor *x);
 clrt_tensor *clrt_log(clrt_tensor *x);
@@ -63,9 +69,12 @@ clrt_status clrt_sigmoid_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_ou
                                       clrt_tensor *y);
 clrt_status clrt_tanh_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *y);
 
-/* Whole-tensor fill with a value of t's dtype; copy between tensors of the
- * same shape and dtype on one device; cast between dtypes (float -> int
- * truncates toward zero, -> uint8 saturates to 0..255). */
+/* Whole-tensor fill with a value of t's dtype (integer dtypes truncate
+ * toward zero, and refuse values they cannot hold with CLRT_EINVAL); copy
+ * between tensors of the same shape and dtype on one device; cast between
+ * dtypes into a new tensor (float -> int truncates toward zero; every
+ * conversion saturates to the target's range, NaN -> 0; casting to the same
+ * dtype copies). */
 clrt_status clrt_fill_(clrt_tensor *t, double value);
 clrt_status clrt_copy_(clrt_tensor *dst, clrt_tensor *src);
 clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to);

@@ -1,0 +1,69 @@
+/* unary.cl — float32 elementwise maps: math and activations, scalar
+ * arithmetic, axpy and the activation gradients. Every kernel takes its
+ * input(s) and out separately; out may be the same buffer (in place). */
+
+/* 1 / (1 + exp(-v)) without overflow: exp only ever sees -|v|. */
+float stable_sigmoid(float v)
+{
+    float e = exp(-fabs(v));
+    float r = 1.0f / (1.0f + e);
+    return v >= 0.0f ? r : e * r;
+}
+
+/* relu keeps NaN (like PyTorch): the comparison is false for NaN. */
+#define DEFINE_UNARY(name, expr)                                                       \
+    __kernel void name(__global const float *x, __global float *out, ulong n)          \
+    {                                                                                  \
+        ulong i = get_global_id(0);                                                    \
+        if (i < n) {                                                                   \
+            float v = x[i];                                                            \
+            out[i] = (expr);                                                           \
+        }                                                                              \
+    }
+
+DEFINE_UNARY(neg_f32, -v)
+DEFINE_UNARY(exp_f32, exp(v))
+DEFINE_UNARY(log_f32, log(v))
+DEFINE_UNARY(sqrt_f32, sqrt(v))
+DEFINE_UNARY(relu_f32, v < 0.0f ? 0.0f : v)
+DEFINE_UNARY(sigmoid_f32, stable_sigmoid(v))
+DEFINE_UNARY(tanh_f32, tanh(v))
+
+__kernel void add_scalar_f32(__global const float *x, __global float *out, ulong n, float s)
+{
+    ulong i = get_global_id(0);
+    if (i < n)
+        out[i] = x[i] + s;
+}
+
+__kernel void mul_scalar_f32(__global const float *x, __global float *out, ulong n, float s)
+{
+    ulong i = get_global_id(0);
+    if (i < n)
+        out[i] = x[i] * s;
+}
+
+/* y += alpha * x */
+__kernel void axpy_f32(__global float *y, __global const float *x, ulong n, float alpha)
+{
+    ulong i = get_global_id(0);
+    if (i < n)
+        y[i] += alpha * x[i];
+}
+
+/* grad_in = grad_out * f'(.); v is relu's input (or output), sigmoid's and
+ * tanh's output. */
+#define DEFINE_BACKWARD(name, expr)                                                    \
+    __kernel void name(__global const float *grad_out, __global const float *t,        \
+                       __global float *grad_in, ulong n)                               \
+    {                                                                                  \
+        ulong i = get_global_id(0);                                                    \
+        if (i < n) {                                                                   \
+            float g = grad_out[i], v = t[i];                                           \
+            grad_in[i] = (expr);                                                       \
+        }                                                                              \
+    }
+
+DEFINE_BACKWARD(relu_backward_f32, v > 0.0f ? g : 0.0f)
+DEFINE_BACKWARD(sigmoid_backward_f32, g * v * (1.0f - v))
+DEFINE_BACKWARD(tanh_backward_f32, g * (1.0f - v * v))

@@ -1,0 +1,89 @@
+/* Public binary ops: add, sub, mul, div as new tensors, _out forms and in
+ * place, with their argument checks (the kernels: binary.c). */
+#include "runtime/ops/binary_internal.h"
+#include "runtime/ops/elementwise_internal.h"
+
+#include <clrt/ops_elementwise.h>
+
+/* Device and dtype checks common to every form. */
+static clrt_status check_inputs(const char *api, clrt_tensor *a, clrt_tensor *b)
+{
+    clrt_tensor *ts[2] = {a, b};
+    clrt_status st = clrt__check_same_device(api, 2, ts);
+    if (st != CLRT_OK)
+        return st;
+    if (a->dtype != b->dtype || (a->dtype != CLRT_F32 && a->dtype != CLRT_I32))
+        return clrt__fail(CLRT_EDTYPE, "%s: needs two float32 or two int32 tensors, got %s and %s",
+                          api, clrt_dtype_str(a->dtype), clrt_dtype_str(b->dtype));
+    return CLRT_OK;
+}
+
+clrt_tensor *clrt__binary(const char *op, const char *api, clrt_tensor *a, clrt_tensor *b)
+{
+    int64_t shape[CLRT_MAX_DIMS];
+    int ndim = 0;
+    if (check_inputs(api, a, b) != CLRT_OK || clrt__broadcast_shape(api, a, b, &ndim, shape))
+        return NULL;
+    clrt_tensor *out = clrt__alloc(clrt__dev(a), a->dtype, ndim, shape);
+    if (out && clrt__binary_into(op, a, b, out) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+static clrt_status binary_out(const char *op, const char *api, clrt_tensor *out, clrt_tensor *a,
+                              clrt_tensor *b)
+{
+    int64_t shape[CLRT_MAX_DIMS];
+    int ndim = 0;
+    clrt_status st = check_inputs(api, a, b);
+    if (st == CLRT_OK)
+        st = clrt__check_out_device(api, out, a);
+    if (st == CLRT_OK)
+        st = clrt__broadcast_shape(api, a, b, &ndim, shape);
+    if (st == CLRT_OK)
+        st = clrt__check_out(api, out, a->dtype, ndim, shape);
+    return st != CLRT_OK ? st : clrt__binary_into(op, a, b, out);
+}
+
+static clrt_status binary_inplace(const char *op, const char *api, clrt_tensor *a, clrt_tensor *b)
+{
+    int64_t shape[CLRT_MAX_DIMS];
+    int ndim = 0;
+    char sa[128], sb[128];
+    clrt_status st = check_inputs(api, a, b);
+    if (st == CLRT_OK)
+        st = clrt__broadcast_shape(api, a, b, &ndim, shape);
+    if (st != CLRT_OK)
+        return st;
+    int same = ndim == a->ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = shape[i] == a->shape[i];
+    if (!same)
+        return clrt__fail(CLRT_ESHAPE,
+                          "%s: b of shape %s does not broadcast to a's shape %s (an in-place op "
+                          "never changes a's shape)",
+                          api, clrt_shape_str(b->ndim, b->shape, sb, sizeof sb),
+                          clrt_shape_str(a->ndim, a->shape, sa, sizeof sa));
+    return clrt__binary_into(op, a, b, a);
+}
+
+#define DEFINE_BINARY_API(op)                                                              \
+    clrt_tensor *clrt_##op(clrt_tensor *a, clrt_tensor *b)                                 \
+    {                                                                                      \
+        return clrt__binary(#op, "clrt_" #op, a, b);                                       \
+    }                                                                                      \
+    clrt_status clrt_##op##_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b)          \
+    {                                                                                      \
+        return binary_out(#op, "clrt_" #op "_out", out, a, b);                             \
+    }                                                                                      \
+    clrt_status clrt_##op##_(clrt_tensor *a, clrt_tensor *b)                               \
+    {                                                                                      \
+        return binary_inplace(#op, "clrt_" #op "_", a, b);                                 \
+    }
+
+DEFINE_BINARY_API(add)
+DEFINE_BINARY_API(sub)
+DEFINE_BINARY_API(mul)
+DEFINE_BINARY_API(div)

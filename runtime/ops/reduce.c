@@ -1,0 +1,131 @@
+/* Public reductions: over all elements (0-dim results) and over one dim. */
+#include "runtime/ops/elementwise_internal.h"
+#include "runtime/ops/reduce_internal.h"
+
+#include <clrt/ops_reduce.h>
+
+static int needs_elements(clrt__reduce_op op)
+{
+    return op == CLRT__REDUCE_MAX || op == CLRT__REDUCE_ARGMAX;
+}
+
+static clrt_dtype result_dtype(clrt__reduce_op op)
+{
+    return op == CLRT__REDUCE_ARGMAX ? CLRT_I32 : CLRT_F32;
+}
+
+/* max/argmax need at least one element; argmax indices are int32. */
+static clrt_status check_length(const char *api, clrt__reduce_op op, const clrt_tensor *x,
+                                int64_t R)
+{
+    char s[128];
+    if (R == 0 && needs_elements(op))
+        return clrt__fail(CLRT_ESHAPE, "%s: cannot reduce an empty dimension of shape %s", api,
+                          clrt_shape_str(x->ndim, x->shape, s, sizeof s));
+    if (op == CLRT__REDUCE_ARGMAX && R > INT32_MAX)
+        return clrt__fail(CLRT_ENOTSUP, "%s: %lld elements exceed int32 indices", api,
+                          (long long)R);
+    return CLRT_OK;
+}
+
+static clrt_tensor *reduce_all(clrt__reduce_op op, const char *api, clrt_tensor *x)
+{
+    if (clrt__check_dtype(api, "x", x, CLRT_F32) != CLRT_OK ||
+        check_length(api, op, x, x->numel) != CLRT_OK)
+        return NULL;
+    clrt_tensor *out = clrt__alloc(clrt__dev(x), result_dtype(op), 0, NULL);
+    if (out && clrt__reduce_into(op, x, 1, x->numel, 1, out) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+clrt_tensor *clrt_sum(clrt_tensor *x) { return reduce_all(CLRT__REDUCE_SUM, "clrt_sum", x); }
+clrt_tensor *clrt_mean(clrt_tensor *x) { return reduce_all(CLRT__REDUCE_MEAN, "clrt_mean", x); }
+clrt_tensor *clrt_max(clrt_tensor *x) { return reduce_all(CLRT__REDUCE_MAX, "clrt_max", x); }
+clrt_tensor *clrt_norm(clrt_tensor *x) { return reduce_all(CLRT__REDUCE_NORM, "clrt_norm", x); }
+clrt_tensor *clrt_argmax(clrt_tensor *x)
+{
+    return reduce_all(CLRT__REDUCE_ARGMAX, "clrt_argmax", x);
+}
+
+/* x as [outer, R, inner] around `dim`, and the result's shape. */
+typedef struct {
+    int64_t outer, R, inner;
+    int ndim;
+    int64_t shape[CLRT_MAX_DIMS];
+} dim_layout;
+
+/* A 0-dim tensor reduces over dim 0 or -1 as if it had shape [1]. */
+static clrt_status layout_of(const char *api, const clrt_tensor *x, int dim, int keepdim,
+                             dim_layout *l)
+{
+    char s[128];
+    int n = x->ndim > 0 ? x->ndim : 1;
+    if (dim < -n || dim >= n)
+        return clrt__fail(CLRT_EINVAL, "%s: dim %d out of range for shape %s (%d dims)", api,
+                          dim, clrt_shape_str(x->ndim, x->shape, s, sizeof s), x->ndim);
+    int d = dim < 0 ? dim + n : dim;
+    l->outer = l->inner = 1;
+    l->R = x->ndim > 0 ? x->shape[d] : 1;
+    l->ndim = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (i < d)
+            l->outer *= x->shape[i];
+        else if (i > d)
+            l->inner *= x->shape[i];
+        if (i != d || keepdim)
+            l->shape[l->ndim++] = i == d ? 1 : x->shape[i];
+    }
+    return CLRT_OK;
+}
+
+static clrt_tensor *reduce_dim(clrt__reduce_op op, const char *api, clrt_tensor *x, int dim,
+                               int keepdim)
+{
+    dim_layout l;
+    if (clrt__check_dtype(api, "x", x, CLRT_F32) != CLRT_OK ||
+        layout_of(api, x, dim, keepdim, &l) != CLRT_OK || check_length(api, op, x, l.R) != CLRT_OK)
+        return NULL;
+    clrt_tensor *out = clrt__alloc(clrt__dev(x), result_dtype(op), l.ndim, l.shape);
+    if (out && clrt__reduce_into(op, x, l.outer, l.R, l.inner, out) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+clrt_tensor *clrt_sum_dim(clrt_tensor *x, int dim, int keepdim)
+{
+    return reduce_dim(CLRT__REDUCE_SUM, "clrt_sum_dim", x, dim, keepdim);
+}
+
+clrt_tensor *clrt_mean_dim(clrt_tensor *x, int dim, int keepdim)
+{
+    return reduce_dim(CLRT__REDUCE_MEAN, "clrt_mean_dim", x, dim, keepdim);
+}
+
+clrt_tensor *clrt_max_dim(clrt_tensor *x, int dim, int keepdim)
+{
+    return reduce_dim(CLRT__REDUCE_MAX, "clrt_max_dim", x, dim, keepdim);
+}
+
+clrt_tensor *clrt_argmax_dim(clrt_tensor *x, int dim, int keepdim)
+{
+    return reduce_dim(CLRT__REDUCE_ARGMAX, "clrt_argmax_dim", x, dim, keepdim);
+}
+
+clrt_status clrt_sum_dim_out(clrt_tensor *out, clrt_tensor *x, int dim, int keepdim)
+{
+    const char *api = "clrt_sum_dim_out";
+    dim_layout l;
+    clrt_status st = clrt__check_dtype(api, "x", x, CLRT_F32);
+    if (st == CLRT_OK)
+        st = clrt__check_out_device(api, out, x);
+    if (st == CLRT_OK)
+        st = layout_of(api, x, dim, keepdim, &l);
+    if (st == CLRT_OK)
+        st = clrt__check_out(api, out, CLRT_F32, l.ndim, l.shape);
+    return st != CLRT_OK ? st : clrt__reduce_into(CLRT__REDUCE_SUM, x, l.outer, l.R, l.inner, out);
+}

@@ -1,0 +1,24 @@
+/* Reductions over the middle dim of an [outer, R, inner] view, shared by
+ * the public reduce ops and by layers (e.g. bias gradients). */
+#ifndef CLRT_REDUCE_INTERNAL_H
+#define CLRT_REDUCE_INTERNAL_H
+
+#include "runtime/tensor/tensor_internal.h"
+
+typedef enum {
+    CLRT__REDUCE_SUM,
+    CLRT__REDUCE_MEAN,
+    CLRT__REDUCE_NORM, /* sqrt(sum x^2) */
+    CLRT__REDUCE_MAX,
+    CLRT__REDUCE_ARGMAX /* int32 index along R, first one on ties */
+} clrt__reduce_op;
+
+/* Reduces float32 x, viewed as [outer, R, inner], over R into out (outer *
+ * inner elements of float32, int32 for ARGMAX, any shape). Arguments are
+ * already checked; R must be >= 1 for MAX and ARGMAX and fit int32 for
+ * ARGMAX. Enqueues one pass, or two with a temporary partials buffer for
+ * long reductions; never blocks. */
+clrt_status clrt__reduce_into(clrt__reduce_op op, clrt_tensor *x, int64_t outer, int64_t R,
+                              int64_t inner, clrt_tensor *out);
+
+#endif

@@ -1,0 +1,71 @@
+/* Activation gradients: grad_in = grad_out * f'(.), for relu (from its
+ * input or output), sigmoid and tanh (from their outputs). Kernels in
+ * clkernels/unary.cl. */
+#include "runtime/ops/elementwise_internal.h"
+
+#include <clrt/ops_elementwise.h>
+
+/* `t` names the second argument in messages: "x" for relu, "y" otherwise. */
+static clrt_status check_args(const char *api, const char *t_name, clrt_tensor *grad_out,
+                              clrt_tensor *t)
+{
+    clrt_tensor *ts[2] = {grad_out, t};
+    clrt_status st = clrt__check_same_device(api, 2, ts);
+    if (st == CLRT_OK)
+        st = clrt__check_dtype(api, "grad_out", grad_out, CLRT_F32);
+    if (st == CLRT_OK)
+        st = clrt__check_dtype(api, t_name, t, CLRT_F32);
+    if (st == CLRT_OK)
+        st = clrt__check_same_shape(api, grad_out, t);
+    return st;
+}
+
+static clrt_status backward_into(const char *kernel, clrt_tensor *grad_out, clrt_tensor *t,
+                                 clrt_tensor *grad_in)
+{
+    cl_mem mg = clrt__mem(grad_out), mt = clrt__mem(t), mi = clrt__mem(grad_in);
+    cl_ulong n = (cl_ulong)t->numel;
+    clrt__karg args[] = {CLRT__ARG(mg), CLRT__ARG(mt), CLRT__ARG(mi), CLRT__ARG(n)};
+    return clrt__run_1d(clrt__dev(t), "unary", NULL, kernel, (size_t)n, 4, args);
+}
+
+static clrt_tensor *backward_new(const char *kernel, const char *api, const char *t_name,
+                                 clrt_tensor *grad_out, clrt_tensor *t)
+{
+    if (check_args(api, t_name, grad_out, t) != CLRT_OK)
+        return NULL;
+    clrt_tensor *grad_in = clrt__alloc_like(t);
+    if (grad_in && backward_into(kernel, grad_out, t, grad_in) != CLRT_OK) {
+        clrt_tensor_release(grad_in);
+        return NULL;
+    }
+    return grad_in;
+}
+
+static clrt_status backward_out(const char *kernel, const char *api, const char *t_name,
+                                clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *t)
+{
+    clrt_status st = check_args(api, t_name, grad_out, t);
+    if (st == CLRT_OK)
+        st = clrt__check_out_device(api, grad_in, t);
+    if (st == CLRT_OK)
+        st = clrt__check_out(api, grad_in, CLRT_F32, t->ndim, t->shape);
+    return st != CLRT_OK ? st : backward_into(kernel, grad_out, t, grad_in);
+}
+
+#define DEFINE_BACKWARD_API(name, t)                                                        \
+    clrt_tensor *clrt_##name##_backward(clrt_tensor *grad_out, clrt_tensor *t)              \
+    {                                                                                       \
+        return backward_new(#name "_backward_f32", "clrt_" #name "_backward", #t, grad_out, \
+                            t);                                                             \
+    }                                                                                       \
+    clrt_status clrt_##name##_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,     \
+                                           clrt_tensor *t)                                  \
+    {                                                                                       \
+        return backward_out(#name "_backward_f32", "clrt_" #name "_backward_out", #t,       \
+                            grad_in, grad_out, t);                                          \
+    }
+
+DEFINE_BACKWARD_API(relu, x)
+DEFINE_BACKWARD_API(sigmoid, y)
+DEFINE_BACKWARD_API(tanh, y)
