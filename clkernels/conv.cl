@@ -20,10 +20,10 @@ __kernel void bias_grad(__global const float *g, __global float *gb, int images,
         }
     }
     part[l] = acc;
-    for (int half = L / 2; half > 0; half /= 2) {
+    for (int step = L / 2; step > 0; step /= 2) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (l < half)
-            part[l] += part[l + half];
+        if (l < step)
+            part[l] += part[l + step];
     }
     if (l == 0)
         gb[o] = (accumulate ? gb[o] : 0.0f) + part[0];

@@ -55,11 +55,11 @@ __kernel void xent_reduce(__global const float *row_loss, __global const int *ro
     }
     lpart[l] = ls;
     hpart[l] = hs;
-    for (int half = L / 2; half > 0; half /= 2) {
+    for (int step = L / 2; step > 0; step /= 2) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (l < half) {
-            lpart[l] += lpart[l + half];
-            hpart[l] += hpart[l + half];
+        if (l < step) {
+            lpart[l] += lpart[l + step];
+            hpart[l] += hpart[l + step];
         }
     }
     if (l == 0) {
