@@ -1,45 +1,56 @@
-/* pool.cl — 2-D max and average pooling, NCHW, square window K, stride s,
- * no padding. Launched 2-D: dim 0 a pixel in a plane (output pixel forward,
- * input pixel backward), dim 1 the plane (image * channel). Backward is a
- * gather over the windows that cover each input pixel, so overlapping
- * windows (s < K) need no atomics. */
+/* pool.cl — 2-D max and average pooling, NCHW, no padding, built with
+ * -DKSIZE=k -DSTRIDE=s: the compile-time windows are unrolled (#pragma
+ * unroll), leaving no loop inside a work item, which is what lets CPU
+ * drivers vectorize across work items. Launched 2-D: dim 0 a pixel
+ * of a plane (output pixel forward, input pixel backward), dim 1 the plane
+ * (image * channel). Backward is a gather over the windows covering each
+ * input pixel, so overlapping windows (s < k) need no atomics. */
 
 /* Must match geom_arg in runtime/ops/pool.c. */
 typedef struct {
-    int H, W, K, stride, OH, OW, planes;
+    int H, W, OH, OW, planes;
+    uint ow_mul, ow_shift; /* fast_div by OW */
+    uint w_mul, w_shift;   /* fast_div by W */
 } pool_geom;
 
-/* First window whose span [o*s, o*s+K) covers position q. */
-static int first_window(int q, int K, int s) { return q >= K ? (q - K) / s + 1 : 0; }
-
 /* Ties go to the first maximum in row-major window order; a NaN wins over
- * numbers (and the first NaN over later ones) so that NaNs propagate. */
+ * numbers (the first NaN over later ones), so NaNs propagate. */
 __kernel void maxpool_fwd(__global const float *x, __global float *out, __global int *idx,
                           int want_idx, pool_geom g)
 {
     int p = get_global_id(0), plane = get_global_id(1);
-    int ohw = g.OH * g.OW, hw = g.H * g.W;
+    int ohw = g.OH * g.OW;
     if (p >= ohw || plane >= g.planes)
         return;
-    int oh = p / g.OW, ow = p - oh * g.OW;
-    __global const float *xp = x + (ulong)plane * (ulong)hw;
-    int first = oh * g.stride * g.W + ow * g.stride;
+    int oh = fast_div(p, g.ow_mul, g.ow_shift), ow = p - oh * g.OW;
+    __global const float *xp = x + (ulong)plane * (ulong)(g.H * g.W);
+    int first = oh * STRIDE * g.W + ow * STRIDE;
     float best = xp[first];
     int best_i = first;
-    for (int kh = 0; kh < g.K; kh++) {
-        int row = first + kh * g.W;
-        for (int kw = 0; kw < g.K; kw++) {
-            float v = xp[row + kw];
-            if (v > best || (isnan(v) && !isnan(best))) {
-                best = v;
-                best_i = row + kw;
-            }
+    #pragma unroll
+    for (int kh = 0; kh < KSIZE; kh++)
+        #pragma unroll
+        for (int kw = 0; kw < KSIZE; kw++) {
+            int i = first + kh * g.W + kw;
+            float v = xp[i];
+            int take = v > best || (v != v && best == best);
+            best = take ? v : best;
+            best_i = take ? i : best_i;
         }
-    }
     ulong o = (ulong)plane * (ulong)ohw + (ulong)p;
     out[o] = best;
     if (want_idx)
         idx[o] = best_i;
+}
+
+/* The window (oh, ow) whose tap (kh, kw) is input pixel (h, w), as its
+ * index in the output plane, or -1 when there is none. */
+static int window_of(int h, int w, int kh, int kw, pool_geom g)
+{
+    int ohs = h - kh, ows = w - kw, oh = ohs / STRIDE, ow = ows / STRIDE;
+    int ok = ohs >= 0 && ows >= 0 && oh * STRIDE == ohs && ow * STRIDE == ows && oh < g.OH &&
+             ow < g.OW;
+    return ok ? oh * g.OW + ow : -1;
 }
 
 /* gx[q] = sum of gout over the windows covering q whose maximum was q. */
@@ -47,19 +58,21 @@ __kernel void maxpool_bwd(__global const float *gout, __global const int *idx,
                           __global float *gx, pool_geom g)
 {
     int q = get_global_id(0), plane = get_global_id(1);
-    int ohw = g.OH * g.OW, hw = g.H * g.W;
+    int hw = g.H * g.W;
     if (q >= hw || plane >= g.planes)
         return;
-    int h = q / g.W, w = q - h * g.W;
-    int oh_hi = min(h / g.stride, g.OH - 1), ow_hi = min(w / g.stride, g.OW - 1);
-    int ow_lo = first_window(w, g.K, g.stride);
-    ulong base = (ulong)plane * (ulong)ohw;
+    int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
+    ulong base = (ulong)plane * (ulong)(g.OH * g.OW);
     float acc = 0.0f;
-    for (int oh = first_window(h, g.K, g.stride); oh <= oh_hi; oh++)
-        for (int ow = ow_lo; ow <= ow_hi; ow++) {
-            ulong o = base + (ulong)(oh * g.OW + ow);
-            if (idx[o] == q)
-                acc += gout[o];
+    #pragma unroll
+    for (int kh = 0; kh < KSIZE; kh++)
+        #pragma unroll
+        for (int kw = 0; kw < KSIZE; kw++) {
+            int o = window_of(h, w, kh, kw, g);
+            ulong at = base + (ulong)(o < 0 ? 0 : o);
+            int hit = o >= 0 && idx[at] == q;
+            float v = gout[at];
+            acc += hit ? v : 0.0f;
         }
     gx[(ulong)plane * (ulong)hw + (ulong)q] = acc;
 }
@@ -67,32 +80,38 @@ __kernel void maxpool_bwd(__global const float *gout, __global const int *idx,
 __kernel void avgpool_fwd(__global const float *x, __global float *out, pool_geom g)
 {
     int p = get_global_id(0), plane = get_global_id(1);
-    int ohw = g.OH * g.OW, hw = g.H * g.W;
+    int ohw = g.OH * g.OW;
     if (p >= ohw || plane >= g.planes)
         return;
-    int oh = p / g.OW, ow = p - oh * g.OW;
-    __global const float *xp = x + (ulong)plane * (ulong)hw + oh * g.stride * g.W + ow * g.stride;
+    int oh = fast_div(p, g.ow_mul, g.ow_shift), ow = p - oh * g.OW;
+    __global const float *xp =
+        x + (ulong)plane * (ulong)(g.H * g.W) + (ulong)(oh * STRIDE * g.W + ow * STRIDE);
     float acc = 0.0f;
-    for (int kh = 0; kh < g.K; kh++, xp += g.W)
-        for (int kw = 0; kw < g.K; kw++)
-            acc += xp[kw];
-    out[(ulong)plane * (ulong)ohw + (ulong)p] = acc / (float)(g.K * g.K);
+    #pragma unroll
+    for (int kh = 0; kh < KSIZE; kh++)
+        #pragma unroll
+        for (int kw = 0; kw < KSIZE; kw++)
+            acc += xp[kh * g.W + kw];
+    out[(ulong)plane * (ulong)ohw + (ulong)p] = acc * (1.0f / (KSIZE * KSIZE));
 }
 
 /* gx[q] = sum of gout over the windows covering q, / K^2. */
 __kernel void avgpool_bwd(__global const float *gout, __global float *gx, pool_geom g)
 {
     int q = get_global_id(0), plane = get_global_id(1);
-    int ohw = g.OH * g.OW, hw = g.H * g.W;
+    int hw = g.H * g.W;
     if (q >= hw || plane >= g.planes)
         return;
-    int h = q / g.W, w = q - h * g.W;
-    int oh_hi = min(h / g.stride, g.OH - 1), ow_hi = min(w / g.stride, g.OW - 1);
-    int ow_lo = first_window(w, g.K, g.stride);
-    __global const float *gp = gout + (ulong)plane * (ulong)ohw;
+    int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
+    __global const float *gp = gout + (ulong)plane * (ulong)(g.OH * g.OW);
     float acc = 0.0f;
-    for (int oh = first_window(h, g.K, g.stride); oh <= oh_hi; oh++)
-        for (int ow = ow_lo; ow <= ow_hi; ow++)
-            acc += gp[oh * g.OW + ow];
-    gx[(ulong)plane * (ulong)hw + (ulong)q] = acc / (float)(g.K * g.K);
+    #pragma unroll
+    for (int kh = 0; kh < KSIZE; kh++)
+        #pragma unroll
+        for (int kw = 0; kw < KSIZE; kw++) {
+            int o = window_of(h, w, kh, kw, g);
+            float v = gp[o < 0 ? 0 : o];
+            acc += o >= 0 ? v : 0.0f;
+        }
+    gx[(ulong)plane * (ulong)hw + (ulong)q] = acc * (1.0f / (KSIZE * KSIZE));
 }

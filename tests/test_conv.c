@@ -3,6 +3,7 @@
  * differences; argument errors. */
 #include "testutil.h"
 
+#include "runtime/ops/conv_internal.h"
 #include <math.h>
 #include <string.h>
 
@@ -367,6 +368,28 @@ START_TEST(reference_vs_finite_differences)
 }
 END_TEST
 
+/* The kernels divide by image widths with fast_div (clkernels/common.cl):
+ * its host-computed constants must give exact quotients for every divisor
+ * and every 31-bit dividend. Emulated here bit for bit. */
+START_TEST(fast_division_constants)
+{
+    uint64_t rng = tu_seed();
+    for (uint32_t d = 1; d < 70000; d += d < 5000 ? 1 : 97) {
+        clrt__divisor dv = clrt__divisor_of(d);
+        for (int k = 0; k < 64; k++) {
+            uint32_t q = k < 8 ? (uint32_t)INT32_MAX - (uint32_t)k
+                         : k < 24 ? (uint32_t)((tu_next(&rng) % 4096) * d + (uint32_t)(k % 3)) - 1u
+                                  : (uint32_t)(tu_next(&rng) >> 33);
+            if (q > (uint32_t)INT32_MAX)
+                q = 0;
+            uint32_t hi = (uint32_t)(((uint64_t)q * dv.mul) >> 32);
+            uint32_t got = (hi + q) >> dv.shift;
+            ck_assert_msg(got == q / d, "%u / %u: got %u", q, d, got);
+        }
+    }
+}
+END_TEST
+
 /* --- errors --- */
 
 static clrt_tensor *zeros4(clrt_dtype dt, int a, int b, int c, int d)
@@ -421,6 +444,9 @@ START_TEST(bad_arguments)
     clrt_tensor *all[] = {x, w, w_ok, w5, w_rect, xi, b5, g, g_bad, g1};
     for (int k = 0; k < 10; k++)
         clrt_tensor_release(all[k]);
+    /* PoCL aborts if the process exits while it still compiles a queued
+     * kernel (LLVM is torn down under it): finish before leaving. */
+    TU_OK(clrt_device_synchronize(tu_cpu()));
 }
 END_TEST
 
@@ -480,6 +506,7 @@ static Suite *conv_suite(void)
     tcase_add_loop_test(tc, chunked_batch, 0, 2);
     tcase_add_test(tc, workspace_grows_while_queued);
     tcase_add_loop_test(tc, reference_vs_finite_differences, 0, 3);
+    tcase_add_test(tc, fast_division_constants);
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, errors_lose_nothing);
     tcase_add_test(tc, empty_batch);

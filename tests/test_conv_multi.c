@@ -43,6 +43,8 @@ START_TEST(conv_mixed_devices)
     clrt_tensor *all[] = {x, w, wa, bias_b, g, out_b, db};
     for (int k = 0; k < 7; k++)
         clrt_tensor_release(all[k]);
+    TU_OK(clrt_device_synchronize(a)); /* PoCL must not exit with work queued */
+    TU_OK(clrt_device_synchronize(b));
 }
 END_TEST
 
@@ -68,6 +70,8 @@ START_TEST(pool_and_loss_mixed_devices)
     clrt_tensor *all[] = {x, out_b, idx, g_b, logits, labels_b, labels, loss_b};
     for (int k = 0; k < 8; k++)
         clrt_tensor_release(all[k]);
+    TU_OK(clrt_device_synchronize(a)); /* PoCL must not exit with work queued */
+    TU_OK(clrt_device_synchronize(b));
 }
 END_TEST
 

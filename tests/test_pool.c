@@ -10,11 +10,12 @@ typedef struct {
 } pool_case;
 
 /* k=2,s=2; k=3,s=2 (overlapping windows); k=3,s=1; odd sizes; windows that
- * leave rows unused (s > k); 1x1; one large case. */
+ * leave rows unused (s > k); 1x1; one large case. Few distinct (k, s)
+ * pairs: each is a kernel build. */
 static const pool_case cases[] = {
     {2, 3, 8, 8, 2, 2},   {3, 2, 7, 9, 3, 2},   {1, 1, 13, 13, 3, 1}, {3, 5, 11, 7, 2, 3},
-    {2, 4, 28, 28, 2, 2}, {1, 1, 1, 1, 1, 1},   {3, 6, 14, 14, 2, 2}, {2, 3, 9, 5, 5, 1},
-    {1, 2, 10, 10, 3, 3}, {16, 16, 61, 59, 3, 2},
+    {2, 4, 28, 28, 2, 2}, {1, 1, 1, 1, 1, 1},   {3, 6, 14, 14, 2, 2}, {2, 3, 9, 5, 3, 1},
+    {1, 2, 11, 10, 2, 2}, {16, 16, 61, 59, 3, 2},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -191,7 +192,7 @@ END_TEST
  * reference backward, and the device's gradient against the same. */
 START_TEST(gradients_vs_finite_differences)
 {
-    static const pool_case small[] = {{2, 2, 7, 6, 3, 2}, {1, 3, 5, 7, 2, 1}};
+    static const pool_case small[] = {{2, 2, 7, 6, 3, 2}, {1, 3, 5, 7, 3, 1}};
     for (int is_max = 0; is_max < 2; is_max++) {
         uint64_t rng = tu_seed() + 4242 + (uint64_t)(_i * 2 + is_max);
         pool_dims d = dims_of(small[_i]);

@@ -121,6 +121,24 @@ clrt_status clrt_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_o
     return over_chunks(1, grad_w, grad_out, x, &cd, accumulate);
 }
 
+/* gb (+)= per-channel sums of g [N, O, ohw]: row sums of g as [N*O, ohw]
+ * into the workspace, then one item per channel adds its N row sums. The
+ * caller holds the workspace. */
+static clrt_status bias_sums(clrt_device *d, cl_mem g, cl_mem gb, cl_int images,
+                             cl_int channels, cl_int ohw, cl_int accumulate)
+{
+    cl_int rows = images * channels;
+    cl_mem sums = clrt__workspace(d, CLRT__WS_ROWS_F, (size_t)rows * sizeof(float));
+    if (!sums)
+        return clrt_last_status();
+    clrt__karg rargs[] = {CLRT__ARG(g), CLRT__ARG(sums), CLRT__ARG(rows), CLRT__ARG(ohw)};
+    clrt_status st = clrt__run_1d(d, "conv", NULL, "row_sums", (size_t)rows, 4, rargs);
+    clrt__karg bargs[] = {CLRT__ARG(sums), CLRT__ARG(gb), CLRT__ARG(images), CLRT__ARG(channels),
+                          CLRT__ARG(accumulate)};
+    return st != CLRT_OK ? st
+                         : clrt__run_1d(d, "conv", NULL, "bias_grad", (size_t)channels, 5, bargs);
+}
+
 clrt_status clrt_conv2d_backward_bias(clrt_tensor *grad_b, clrt_tensor *grad_out, int accumulate)
 {
     const char *op = "clrt_conv2d_backward_bias";
@@ -133,32 +151,24 @@ clrt_status clrt_conv2d_backward_bias(clrt_tensor *grad_b, clrt_tensor *grad_out
         st = clrt__check_dtype(op, "grad_out", grad_out, CLRT_F32);
     if (st != CLRT_OK)
         return st;
+    const int64_t *gs = grad_out->shape;
     clrt_shape_str(grad_b->ndim, grad_b->shape, sb, sizeof sb);
-    clrt_shape_str(grad_out->ndim, grad_out->shape, sg, sizeof sg);
+    clrt_shape_str(grad_out->ndim, gs, sg, sizeof sg);
     if (grad_out->ndim != 4)
         return clrt__fail(CLRT_ESHAPE, "%s: grad_out must be 4-D [N, O, OH, OW], got %s", op, sg);
-    if (grad_b->ndim != 1 || grad_b->shape[0] != grad_out->shape[1])
+    if (grad_b->ndim != 1 || grad_b->shape[0] != gs[1])
         return clrt__fail(CLRT_ESHAPE, "%s: grad_b %s must be [%lld] for grad_out %s", op, sb,
-                          (long long)grad_out->shape[1], sg);
-    if (grad_out->shape[0] > INT32_MAX || grad_out->shape[1] > INT32_MAX ||
-        (double)grad_out->shape[2] * (double)grad_out->shape[3] > (double)INT32_MAX)
+                          (long long)gs[1], sg);
+    if ((double)gs[0] * (double)gs[1] > (double)INT32_MAX ||
+        (double)gs[2] * (double)gs[3] > (double)INT32_MAX)
         return clrt__fail(CLRT_ENOTSUP, "%s: grad_out %s too large for 32-bit indexing", op, sg);
     if (grad_b->storage == grad_out->storage)
         return clrt__fail(CLRT_EINVAL, "%s: grad_b must not share storage with grad_out", op);
     clrt_device *d = clrt__dev(grad_b);
-    cl_kernel k = clrt__kernel(d, "conv", NULL, "bias_grad");
-    if (!k)
-        return clrt_last_status();
-    size_t local = clrt__pow2_group(d, k), global = local * (size_t)grad_out->shape[1];
-    cl_mem g = clrt__mem(grad_out), gb = clrt__mem(grad_b);
-    cl_int images = (cl_int)grad_out->shape[0], channels = (cl_int)grad_out->shape[1];
-    cl_int ohw = (cl_int)(grad_out->shape[2] * grad_out->shape[3]), acc = accumulate != 0;
-    if (ohw == 0) { /* nothing to sum; the kernel must not divide by zero */
-        images = 0;
-        ohw = 1;
-    }
-    clrt__karg kargs[] = {CLRT__ARG(g),   CLRT__ARG(gb),  CLRT__ARG(images), CLRT__ARG(channels),
-                          CLRT__ARG(ohw), CLRT__ARG(acc), CLRT__LOCAL(local * sizeof(float))};
-    st = clrt__set_args(k, 7, kargs);
-    return st != CLRT_OK ? st : clrt__launch(d, k, 1, &global, &local);
+    if ((st = clrt__workspace_begin(d)) != CLRT_OK)
+        return st;
+    st = bias_sums(d, clrt__mem(grad_out), clrt__mem(grad_b), (cl_int)gs[0], (cl_int)gs[1],
+                   (cl_int)(gs[2] * gs[3]), accumulate != 0);
+    clrt__workspace_end(d);
+    return st;
 }

@@ -48,16 +48,19 @@ int clrt__conv_chunk(const clrt_device *d, const clrt__conv_dims *cd);
 clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n,
                             size_t k, cl_mem a, cl_mem b, float beta, cl_mem c);
 
+/* A divisor d >= 1 as (mul, shift) for fast_div in clkernels/common.cl:
+ * q / d == (mul_hi(q, mul) + q) >> shift for 0 <= q < 2^31. */
+typedef struct {
+    cl_uint mul, shift;
+} clrt__divisor;
+clrt__divisor clrt__divisor_of(uint32_t d);
+
 /* Launches k over `planes` planes of `items` work items each: dim 0 the
  * item in its plane, dim 1 the plane; both rounded up to the work-group
  * (kernels guard both). Work-groups are sized from device queries and span
  * several small planes, so there are neither tiny work-groups nor much
  * rounding waste. Never blocks. */
 clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes);
-
-/* The largest power of two <= the work-group size queried for k: the local
- * size of tree reductions. */
-size_t clrt__pow2_group(clrt_device *d, cl_kernel k);
 
 /* Pipeline stages over images [img0, img0+n) of a batch; `cols` is
  * n*OH*OW, the width of the column matrices. All enqueue and return.

@@ -65,12 +65,14 @@ clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_
     return clrt__launch(d, k, 2, global, local);
 }
 
-size_t clrt__pow2_group(clrt_device *d, cl_kernel k)
+clrt__divisor clrt__divisor_of(uint32_t d)
 {
-    size_t wg = clrt__wg_size(d, k), l = 1;
-    while (l * 2 <= wg)
-        l *= 2;
-    return l;
+    /* shift = ceil(log2 d); mul = floor(2^32 (2^shift - d) / d) + 1 < 2^32 */
+    cl_uint shift = 0;
+    while (((uint64_t)1 << shift) < d)
+        shift++;
+    uint64_t mul = (((uint64_t)1 << 32) * (((uint64_t)1 << shift) - d)) / d + 1;
+    return (clrt__divisor){(cl_uint)mul, shift};
 }
 
 int clrt__conv_chunk(const clrt_device *d, const clrt__conv_dims *cd)

@@ -2,6 +2,7 @@
 #include "runtime/ops/conv_internal.h"
 
 #include <clrt/ops_conv.h>
+#include <stdio.h>
 
 /* x-shaped [N,C,H,W] input and [N,C,OH,OW] pooled sizes. */
 typedef struct {
@@ -11,7 +12,8 @@ typedef struct {
 
 /* Must match pool_geom in clkernels/pool.cl. */
 typedef struct {
-    cl_int H, W, K, stride, OH, OW, planes;
+    cl_int H, W, OH, OW, planes;
+    clrt__divisor ow, w;
 } geom_arg;
 
 /* Validates the input-shaped tensor x (float32 [N,C,H,W]), the window and
@@ -70,15 +72,22 @@ static clrt_status check_no_alias(const char *op, const clrt_tensor *dst, const 
     return CLRT_OK;
 }
 
-/* Runs a pool kernel over planes of input (backward) or output (forward)
- * pixels. */
+/* Runs a pool kernel, built for pd's window and stride, over planes of
+ * input (backward) or output (forward) pixels. */
 static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, int over_input,
                        int nargs, clrt__karg *args)
 {
-    geom_arg g = {(cl_int)pd->H,  (cl_int)pd->W,  pd->K, pd->stride,
-                  (cl_int)pd->OH, (cl_int)pd->OW, (cl_int)(pd->N * pd->C)};
+    geom_arg g = {(cl_int)pd->H,
+                  (cl_int)pd->W,
+                  (cl_int)pd->OH,
+                  (cl_int)pd->OW,
+                  (cl_int)(pd->N * pd->C),
+                  clrt__divisor_of((uint32_t)pd->OW),
+                  clrt__divisor_of((uint32_t)pd->W)};
+    char options[64];
+    snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d", pd->K, pd->stride);
     args[nargs] = CLRT__ARG(g);
-    cl_kernel k = clrt__kernel(d, "pool", NULL, name);
+    cl_kernel k = clrt__kernel(d, "pool", options, name);
     if (!k)
         return clrt_last_status();
     clrt_status st = clrt__set_args(k, nargs + 1, args);
