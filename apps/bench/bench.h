@@ -16,7 +16,8 @@ typedef struct {
     X(startup, "fresh process to first finished kernel, cold vs warm caches")        \
     X(data, "Fashion-MNIST load and batch gathers vs gzip -dc and a convert loop")  \
     X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")         \
-    X(elementwise, "elementwise ops, broadcasts, reductions vs same-shape add, host loops")
+    X(elementwise, "elementwise ops, broadcasts, reductions vs same-shape add, host loops") \
+    X(conv, "LeNet conv layers + max pooling, fwd+bwd, vs im2col + host SGEMM")
 
 #define BENCH_DECLARE(name, help) int bench_##name(int argc, char **argv);
 BENCH_COMMANDS(BENCH_DECLARE)
