@@ -53,6 +53,26 @@ static int window_of(int h, int w, int kh, int kw, pool_geom g)
     return ok ? oh * g.OW + ow : -1;
 }
 
+/* Runs BODY with `o` set to the output-plane index of each window covering
+ * input pixel (h, w), -1 for taps that belong to no window. When windows
+ * tile the input (KSIZE == STRIDE) there is exactly one candidate. */
+#if KSIZE == STRIDE
+#define FOR_EACH_WINDOW(h, w, o, BODY)                                             \
+    {                                                                              \
+        int oh_ = (h) / KSIZE, ow_ = (w) / KSIZE;                                  \
+        int o = oh_ < g.OH && ow_ < g.OW ? oh_ * g.OW + ow_ : -1;                  \
+        BODY                                                                       \
+    }
+#else
+#define FOR_EACH_WINDOW(h, w, o, BODY)                                             \
+    _Pragma("unroll") for (int kh_ = 0; kh_ < KSIZE; kh_++)                        \
+        _Pragma("unroll") for (int kw_ = 0; kw_ < KSIZE; kw_++)                    \
+        {                                                                          \
+            int o = window_of(h, w, kh_, kw_, g);                                  \
+            BODY                                                                   \
+        }
+#endif
+
 /* gx[q] = sum of gout over the windows covering q whose maximum was q. */
 __kernel void maxpool_bwd(__global const float *gout, __global const int *idx,
                           __global float *gx, pool_geom g)
@@ -64,16 +84,12 @@ __kernel void maxpool_bwd(__global const float *gout, __global const int *idx,
     int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
     ulong base = (ulong)plane * (ulong)(g.OH * g.OW);
     float acc = 0.0f;
-    #pragma unroll
-    for (int kh = 0; kh < KSIZE; kh++)
-        #pragma unroll
-        for (int kw = 0; kw < KSIZE; kw++) {
-            int o = window_of(h, w, kh, kw, g);
-            ulong at = base + (ulong)(o < 0 ? 0 : o);
-            int hit = o >= 0 && idx[at] == q;
-            float v = gout[at];
-            acc += hit ? v : 0.0f;
-        }
+    FOR_EACH_WINDOW(h, w, o, {
+        ulong at = base + (ulong)(o < 0 ? 0 : o);
+        int hit = o >= 0 && idx[at] == q;
+        float v = gout[at];
+        acc += hit ? v : 0.0f;
+    })
     gx[(ulong)plane * (ulong)hw + (ulong)q] = acc;
 }
 
@@ -105,13 +121,9 @@ __kernel void avgpool_bwd(__global const float *gout, __global float *gx, pool_g
     int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
     __global const float *gp = gout + (ulong)plane * (ulong)(g.OH * g.OW);
     float acc = 0.0f;
-    #pragma unroll
-    for (int kh = 0; kh < KSIZE; kh++)
-        #pragma unroll
-        for (int kw = 0; kw < KSIZE; kw++) {
-            int o = window_of(h, w, kh, kw, g);
-            float v = gp[o < 0 ? 0 : o];
-            acc += o >= 0 ? v : 0.0f;
-        }
+    FOR_EACH_WINDOW(h, w, o, {
+        float v = gp[o < 0 ? 0 : o];
+        acc += o >= 0 ? v : 0.0f;
+    })
     gx[(ulong)plane * (ulong)hw + (ulong)q] = acc * (1.0f / (KSIZE * KSIZE));
 }
