@@ -335,37 +335,35 @@ static double check_results(dev_layer *t, host_layer *h)
     return fmax(e, rel_diff(t->gy, h->gy, h->ny));
 }
 
-/* Times every phase of one layer into dev_s/host_s; 0 or -1. */
-static int bench_layer(clrt_device *d, const layer *l, int index, int runs, double *dev_s,
-                       double *host_s)
+/* Times every phase of both layers into dev_s/host_s: all device runs
+ * first, then all host runs, because OpenBLAS's threads spin for a while
+ * after a call and would steal the device's cores. 0 or -1. */
+static int time_layers(dev_layer *t, host_layer *h, int runs, double dev_s[2][N_PHASES],
+                       double host_s[2][N_PHASES])
 {
-    host_layer h;
-    dev_layer t;
-    if (host_setup(&h, l) != 0 || dev_setup(&t, d, &h) != 0) {
-        fprintf(stderr, "clrt-bench conv: set-up failed: %s\n", clrt_last_error());
-        return -1;
-    }
-    printf("layer %d: x[%d,%d,%d,%d] * w[%d,%d,%d,%d] pad %d -> [%d,%d,%d,%d]\n", index, l->N,
-           l->C, l->H, l->W, l->O, l->C, l->K, l->K, l->pad, l->N, l->O, h.OH, h.OW);
-    int rc = 0;
-    for (int p = 0; p < N_PHASES && rc == 0; p++) {
-        double td = time_phase(&t, NULL, (phase)p, runs);
-        double th = time_phase(NULL, &h, (phase)p, runs);
-        if (td < 0) {
-            fprintf(stderr, "clrt-bench conv: %s failed: %s\n", phase_names[p], clrt_last_error());
-            rc = -1;
-            break;
-        }
+    for (int i = 0; i < 2; i++)
+        for (int p = 0; p < N_PHASES; p++)
+            if ((dev_s[i][p] = time_phase(&t[i], NULL, (phase)p, runs)) < 0) {
+                fprintf(stderr, "clrt-bench conv: layer %d %s failed: %s\n", i + 1,
+                        phase_names[p], clrt_last_error());
+                return -1;
+            }
+    for (int i = 0; i < 2; i++)
+        for (int p = 0; p < N_PHASES; p++)
+            host_s[i][p] = time_phase(NULL, &h[i], (phase)p, runs);
+    return 0;
+}
+
+static void print_layer(int i, const host_layer *h, dev_layer *t, const double *dev_s,
+                        const double *host_s)
+{
+    const layer *l = h->l;
+    printf("layer %d: x[%d,%d,%d,%d] * w[%d,%d,%d,%d] pad %d -> [%d,%d,%d,%d]\n", i + 1, l->N,
+           l->C, l->H, l->W, l->O, l->C, l->K, l->K, l->pad, l->N, l->O, h->OH, h->OW);
+    for (int p = 0; p < N_PHASES; p++)
         printf("  %-18s device %8.3f ms   host %8.3f ms   host/device %6.2fx\n", phase_names[p],
-               td * 1e3, th * 1e3, th / td);
-        dev_s[p] = td;
-        host_s[p] = th;
-    }
-    if (rc == 0)
-        printf("  max rel diff device vs host: %.2e\n", check_results(&t, &h));
-    dev_free(&t);
-    host_free(&h);
-    return rc;
+               dev_s[p] * 1e3, host_s[p] * 1e3, host_s[p] / dev_s[p]);
+    printf("  max rel diff device vs host: %.2e\n", check_results(t, (host_layer *)h));
 }
 
 int bench_conv(int argc, char **argv)
@@ -402,10 +400,25 @@ int bench_conv(int argc, char **argv)
 #endif
            batch, runs);
     layer lenet[2] = {{batch, 1, 28, 28, 6, 5, 2}, {batch, 6, 14, 14, 16, 5, 0}};
+    host_layer h[2];
+    dev_layer t[2];
     double dev_s[2][N_PHASES], host_s[2][N_PHASES];
+    int ok = 1;
     for (int i = 0; i < 2; i++)
-        if (bench_layer(d, &lenet[i], i + 1, runs, dev_s[i], host_s[i]) != 0)
-            return 1;
+        if (host_setup(&h[i], &lenet[i]) != 0 || dev_setup(&t[i], d, &h[i]) != 0) {
+            fprintf(stderr, "clrt-bench conv: set-up failed: %s\n", clrt_last_error());
+            ok = 0;
+        }
+    if (ok && time_layers(t, h, runs, dev_s, host_s) != 0)
+        ok = 0;
+    for (int i = 0; i < 2; i++) {
+        if (ok)
+            print_layer(i, &h[i], &t[i], dev_s[i], host_s[i]);
+        dev_free(&t[i]);
+        host_free(&h[i]);
+    }
+    if (!ok)
+        return 1;
     /* A training step skips the first layer's input gradient. */
     double dt = 0, ht = 0;
     for (int i = 0; i < 2; i++)
