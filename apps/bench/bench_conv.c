@@ -392,7 +392,7 @@ int bench_conv(int argc, char **argv)
     clrt_device_info info;
     clrt_device_info_get(d, &info);
     printf("device %s (%s), GEMM path %s; host reference: im2col + %s; batch %d, median of %d\n",
-           info.name, info.model, info.gemm_path == CLRT_GEMM_HOST_BLAS ? "host-blas" : "clblast",
+           info.name, info.model, clrt_gemm_path_str(info.gemm_path),
 #ifdef CLRT_HAVE_HOST_BLAS
            "OpenBLAS cblas_sgemm",
 #else
