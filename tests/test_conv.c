@@ -14,10 +14,10 @@ typedef struct {
 /* Odd image sizes, kernels 1/3/5, strides 1/2, padding 0/1/2, one and
  * several channels, batches 1 and 3, LeNet's two layers, one large case. */
 static const conv_case cases[] = {
-    {1, 1, 7, 9, 1, 1, 1, 0},    {3, 2, 7, 9, 4, 3, 1, 1},    {3, 3, 13, 13, 5, 3, 2, 1},
-    {1, 1, 28, 28, 6, 5, 1, 2},  {3, 6, 14, 14, 16, 5, 1, 0}, {3, 2, 7, 9, 3, 5, 2, 2},
-    {3, 4, 13, 13, 2, 1, 2, 0},  {1, 3, 28, 28, 7, 3, 2, 0},  {3, 5, 11, 8, 6, 5, 2, 1},
-    {1, 2, 13, 13, 3, 3, 1, 2},  {3, 1, 7, 9, 2, 5, 1, 0},    {8, 3, 61, 67, 16, 3, 1, 1},
+    {1, 1, 7, 9, 1, 1, 1, 0},   {3, 2, 7, 9, 4, 3, 1, 1},    {3, 3, 13, 13, 5, 3, 2, 1},
+    {1, 1, 28, 28, 6, 5, 1, 2}, {3, 6, 14, 14, 16, 5, 1, 0}, {3, 2, 7, 9, 3, 5, 2, 2},
+    {3, 4, 13, 13, 2, 1, 2, 0}, {1, 3, 28, 28, 7, 3, 2, 0},  {3, 5, 11, 8, 6, 5, 2, 1},
+    {1, 2, 13, 13, 3, 3, 1, 2}, {3, 1, 7, 9, 2, 5, 1, 0},    {8, 3, 61, 67, 16, 3, 1, 1},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -74,25 +74,25 @@ static void data_free(conv_data *t)
 /* Visits every (output, input, weight) index triple of the convolution
  * whose input tap lies inside the image: the one loop nest all the
  * references share. */
-#define FOR_EACH_TAP(t, OI, XI, WI, BODY)                                                       \
-    do {                                                                                        \
-        const conv_case c_ = (t)->c;                                                            \
-        for (int n = 0; n < c_.N; n++)                                                          \
-            for (int o = 0; o < c_.O; o++)                                                      \
-                for (int oh = 0; oh < (t)->OH; oh++)                                            \
-                    for (int ow = 0; ow < (t)->OW; ow++) {                                      \
-                        size_t OI = (((size_t)n * c_.O + o) * (t)->OH + oh) * (t)->OW + ow;     \
-                        for (int ch = 0; ch < c_.C; ch++)                                       \
-                            for (int kh = 0; kh < c_.K; kh++)                                   \
-                                for (int kw = 0; kw < c_.K; kw++) {                             \
-                                    int ih = oh * c_.s - c_.p + kh, iw = ow * c_.s - c_.p + kw; \
-                                    if (ih < 0 || ih >= c_.H || iw < 0 || iw >= c_.W)           \
-                                        continue;                                               \
+#define FOR_EACH_TAP(t, OI, XI, WI, BODY)                                                          \
+    do {                                                                                           \
+        const conv_case c_ = (t)->c;                                                               \
+        for (int n = 0; n < c_.N; n++)                                                             \
+            for (int o = 0; o < c_.O; o++)                                                         \
+                for (int oh = 0; oh < (t)->OH; oh++)                                               \
+                    for (int ow = 0; ow < (t)->OW; ow++) {                                         \
+                        size_t OI = (((size_t)n * c_.O + o) * (t)->OH + oh) * (t)->OW + ow;        \
+                        for (int ch = 0; ch < c_.C; ch++)                                          \
+                            for (int kh = 0; kh < c_.K; kh++)                                      \
+                                for (int kw = 0; kw < c_.K; kw++) {                                \
+                                    int ih = oh * c_.s - c_.p + kh, iw = ow * c_.s - c_.p + kw;    \
+                                    if (ih < 0 || ih >= c_.H || iw < 0 || iw >= c_.W)              \
+                                        continue;                                                  \
                                     size_t XI = (((size_t)n * c_.C + ch) * c_.H + ih) * c_.W + iw; \
                                     size_t WI = (((size_t)o * c_.C + ch) * c_.K + kh) * c_.K + kw; \
-                                    BODY;                                                       \
-                                }                                                               \
-                    }                                                                           \
+                                    BODY;                                                          \
+                                }                                                                  \
+                    }                                                                              \
     } while (0)
 
 /* out = conv(x, w) + b (b may be NULL), all float64. */
@@ -284,7 +284,8 @@ END_TEST
 START_TEST(workspace_grows_while_queued)
 {
     uint64_t rng = tu_seed() + 5;
-    conv_case cs[3] = {{2, 2, 9, 9, 3, 3, 1, 1}, {6, 4, 31, 29, 8, 5, 1, 2}, {1, 1, 7, 9, 2, 3, 2, 0}};
+    conv_case cs[3] = {
+        {2, 2, 9, 9, 3, 3, 1, 1}, {6, 4, 31, 29, 8, 5, 1, 2}, {1, 1, 7, 9, 2, 3, 2, 0}};
     conv_data t[3];
     clrt_tensor *x[3], *w[3], *y[3];
     for (int k = 0; k < 3; k++) {
@@ -377,7 +378,7 @@ START_TEST(fast_division_constants)
     for (uint32_t d = 1; d < 70000; d += d < 5000 ? 1 : 97) {
         clrt__divisor dv = clrt__divisor_of(d);
         for (int k = 0; k < 64; k++) {
-            uint32_t q = k < 8 ? (uint32_t)INT32_MAX - (uint32_t)k
+            uint32_t q = k < 8    ? (uint32_t)INT32_MAX - (uint32_t)k
                          : k < 24 ? (uint32_t)((tu_next(&rng) % 4096) * d + (uint32_t)(k % 3)) - 1u
                                   : (uint32_t)(tu_next(&rng) >> 33);
             if (q > (uint32_t)INT32_MAX)

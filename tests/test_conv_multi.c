@@ -5,26 +5,25 @@
 
 #include <math.h>
 
-static clrt_device *dev(int i)
-{
-    return TU_NONNULL(clrt_device_get(i ? "cpu:1" : "cpu"));
-}
+static clrt_device *dev(int i) { return TU_NONNULL(clrt_device_get(i ? "cpu:1" : "cpu")); }
 
-static clrt_tensor *zeros(clrt_device *d, clrt_dtype dt, int ndim, int64_t a, int64_t b,
-                          int64_t c, int64_t e)
+static clrt_tensor *zeros(clrt_device *d, clrt_dtype dt, int ndim, int64_t a, int64_t b, int64_t c,
+                          int64_t e)
 {
     int64_t s[4] = {a, b, c, e};
     return TU_NONNULL(clrt_zeros(d, dt, ndim, s));
 }
 
-#define MISMATCH(op) tu_assert_error(CLRT_EDEVMISMATCH, op, "cpu:1", "on cpu ", "clrt_tensor_to", NULL)
+#define MISMATCH(op)                                                                               \
+    tu_assert_error(CLRT_EDEVMISMATCH, op, "cpu:1", "on cpu ", "clrt_tensor_to", NULL)
 
 START_TEST(conv_mixed_devices)
 {
     ck_assert_int_ge(clrt_num_cpus(), 2);
     clrt_device *a = dev(0), *b = dev(1);
     clrt_tensor *x = zeros(a, CLRT_F32, 4, 2, 3, 7, 7), *w = zeros(b, CLRT_F32, 4, 4, 3, 3, 3);
-    clrt_tensor *wa = zeros(a, CLRT_F32, 4, 4, 3, 3, 3), *bias_b = zeros(b, CLRT_F32, 1, 4, 0, 0, 0);
+    clrt_tensor *wa = zeros(a, CLRT_F32, 4, 4, 3, 3, 3),
+                *bias_b = zeros(b, CLRT_F32, 1, 4, 0, 0, 0);
     clrt_tensor *g = zeros(b, CLRT_F32, 4, 2, 4, 5, 5), *out_b = zeros(b, CLRT_F32, 4, 2, 4, 5, 5);
     clrt_tensor *db = zeros(a, CLRT_F32, 1, 4, 0, 0, 0);
 
@@ -60,7 +59,8 @@ START_TEST(pool_and_loss_mixed_devices)
     ck_assert_int_eq(clrt_avgpool2d_backward(x, g_b, 2, 2), CLRT_EDEVMISMATCH);
     MISMATCH("clrt_avgpool2d_backward");
 
-    clrt_tensor *logits = zeros(a, CLRT_F32, 2, 4, 3, 0, 0), *labels_b = zeros(b, CLRT_I32, 1, 4, 0, 0, 0);
+    clrt_tensor *logits = zeros(a, CLRT_F32, 2, 4, 3, 0, 0),
+                *labels_b = zeros(b, CLRT_I32, 1, 4, 0, 0, 0);
     clrt_tensor *labels = zeros(a, CLRT_I32, 1, 4, 0, 0, 0);
     clrt_tensor *loss_b = TU_NONNULL(clrt_zeros(b, CLRT_F32, 0, NULL));
     ck_assert_int_eq(clrt_cross_entropy(logits, labels_b, NULL, NULL, NULL), CLRT_EDEVMISMATCH);

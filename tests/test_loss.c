@@ -62,8 +62,13 @@ typedef struct {
 
 static batch batch_make(loss_case c, uint64_t *rng)
 {
-    batch b = {c.N, c.K, tu_random_floats(rng, (size_t)c.N * c.K, -c.scale, c.scale), NULL,
-               malloc((size_t)c.N * sizeof(int)), NULL, NULL};
+    batch b = {c.N,
+               c.K,
+               tu_random_floats(rng, (size_t)c.N * c.K, -c.scale, c.scale),
+               NULL,
+               malloc((size_t)c.N * sizeof(int)),
+               NULL,
+               NULL};
     b.xd = malloc((size_t)c.N * c.K * sizeof(double));
     for (size_t i = 0; i < (size_t)c.N * c.K; i++)
         b.xd[i] = b.x[i];
@@ -106,8 +111,8 @@ START_TEST(values_grad_counts)
     clrt_tensor *grad = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 2, clrt_tensor_shape(b.logits)));
     TU_OK(clrt_cross_entropy(b.logits, b.labels, loss, grad, correct));
     double got = item(loss);
-    ck_assert_msg(fabs(got - ref) <= LOSS_TOL * fmax(fabs(ref), 1.0), "case %d: loss %.9g, want %.9g",
-                  _i, got, ref);
+    ck_assert_msg(fabs(got - ref) <= LOSS_TOL * fmax(fabs(ref), 1.0),
+                  "case %d: loss %.9g, want %.9g", _i, got, ref);
     ck_assert_int_eq((int)item(correct), ref_correct);
     float *g = tu_read(grad);
     double err = tu_rel_err(g, ref_grad, n, 1e-3);

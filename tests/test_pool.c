@@ -13,8 +13,8 @@ typedef struct {
  * leave rows unused (s > k); 1x1; one large case. Few distinct (k, s)
  * pairs: each is a kernel build. */
 static const pool_case cases[] = {
-    {2, 3, 8, 8, 2, 2},   {3, 2, 7, 9, 3, 2},   {1, 1, 13, 13, 3, 1}, {3, 5, 11, 7, 2, 3},
-    {2, 4, 28, 28, 2, 2}, {1, 1, 1, 1, 1, 1},   {3, 6, 14, 14, 2, 2}, {2, 3, 9, 5, 3, 1},
+    {2, 3, 8, 8, 2, 2},   {3, 2, 7, 9, 3, 2},     {1, 1, 13, 13, 3, 1}, {3, 5, 11, 7, 2, 3},
+    {2, 4, 28, 28, 2, 2}, {1, 1, 1, 1, 1, 1},     {3, 6, 14, 14, 2, 2}, {2, 3, 9, 5, 3, 1},
     {1, 2, 11, 10, 2, 2}, {16, 16, 61, 59, 3, 2},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
@@ -253,7 +253,8 @@ START_TEST(bad_arguments)
     int64_t s4[4] = {2, 3, 7, 7};
     clrt_tensor *x = TU_NONNULL(clrt_rand(tu_cpu(), 4, s4, tu_seed()));
     clrt_tensor *xi = tensor4(CLRT_I32, 2, 3, 7, 7, NULL);
-    clrt_tensor *out = tensor4(CLRT_F32, 2, 3, 3, 3, NULL), *idx = tensor4(CLRT_I32, 2, 3, 3, 3, NULL);
+    clrt_tensor *out = tensor4(CLRT_F32, 2, 3, 3, 3, NULL),
+                *idx = tensor4(CLRT_I32, 2, 3, 3, 3, NULL);
     clrt_tensor *idx_f = tensor4(CLRT_F32, 2, 3, 3, 3, NULL);
     clrt_tensor *bad = tensor4(CLRT_F32, 2, 3, 4, 3, NULL);
     int64_t s3[3] = {3, 7, 7};

@@ -18,10 +18,16 @@ typedef struct {
     int N, C, H, W, O, K, pad;
 } layer;
 
-typedef enum { CONV_FWD, CONV_BWD_INPUT, CONV_BWD_WEIGHT, CONV_BWD_BIAS, POOL_FWD_BWD, N_PHASES } phase;
-static const char *phase_names[N_PHASES] = {"conv forward", "conv grad input",
-                                            "conv grad weight", "conv grad bias",
-                                            "maxpool fwd+bwd"};
+typedef enum {
+    CONV_FWD,
+    CONV_BWD_INPUT,
+    CONV_BWD_WEIGHT,
+    CONV_BWD_BIAS,
+    POOL_FWD_BWD,
+    N_PHASES
+} phase;
+static const char *phase_names[N_PHASES] = {"conv forward", "conv grad input", "conv grad weight",
+                                            "conv grad bias", "maxpool fwd+bwd"};
 
 static int usage(FILE *f, int code)
 {
@@ -41,8 +47,8 @@ static void host_sgemm(int ta, int tb, int m, int n, int k, const float *a, cons
                        float beta, float *c)
 {
 #ifdef CLRT_HAVE_HOST_BLAS
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-                n, k, 1.0f, a, ta ? m : k, b, tb ? k : n, beta, c, n);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+                k, 1.0f, a, ta ? m : k, b, tb ? k : n, beta, c, n);
 #else
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
@@ -121,8 +127,8 @@ static void host_phase(host_layer *h, phase p)
     case CONV_BWD_WEIGHT:
         for (int n = 0; n < l->N; n++) {
             host_im2col(l, h->x + (size_t)n * l->C * hw, h->col);
-            host_sgemm(0, 1, l->O, ckk, ohw, h->g + (size_t)n * l->O * ohw, h->col,
-                       n ? 1.0f : 0.0f, h->dw);
+            host_sgemm(0, 1, l->O, ckk, ohw, h->g + (size_t)n * l->O * ohw, h->col, n ? 1.0f : 0.0f,
+                       h->dw);
         }
         break;
     case CONV_BWD_BIAS:
@@ -344,8 +350,8 @@ static int time_layers(dev_layer *t, host_layer *h, int runs, double dev_s[2][N_
     for (int i = 0; i < 2; i++)
         for (int p = 0; p < N_PHASES; p++)
             if ((dev_s[i][p] = time_phase(&t[i], NULL, (phase)p, runs)) < 0) {
-                fprintf(stderr, "clrt-bench conv: layer %d %s failed: %s\n", i + 1,
-                        phase_names[p], clrt_last_error());
+                fprintf(stderr, "clrt-bench conv: layer %d %s failed: %s\n", i + 1, phase_names[p],
+                        clrt_last_error());
                 return -1;
             }
     for (int i = 0; i < 2; i++)
@@ -358,8 +364,8 @@ static void print_layer(int i, const host_layer *h, dev_layer *t, const double *
                         const double *host_s)
 {
     const layer *l = h->l;
-    printf("layer %d: x[%d,%d,%d,%d] * w[%d,%d,%d,%d] pad %d -> [%d,%d,%d,%d]\n", i + 1, l->N,
-           l->C, l->H, l->W, l->O, l->C, l->K, l->K, l->pad, l->N, l->O, h->OH, h->OW);
+    printf("layer %d: x[%d,%d,%d,%d] * w[%d,%d,%d,%d] pad %d -> [%d,%d,%d,%d]\n", i + 1, l->N, l->C,
+           l->H, l->W, l->O, l->C, l->K, l->K, l->pad, l->N, l->O, h->OH, h->OW);
     for (int p = 0; p < N_PHASES; p++)
         printf("  %-18s device %8.3f ms   host %8.3f ms   host/device %6.2fx\n", phase_names[p],
                dev_s[p] * 1e3, host_s[p] * 1e3, host_s[p] / dev_s[p]);

@@ -7,9 +7,8 @@
 
 #include <clrt/ops_conv.h>
 
-static clrt_status check_forward(const char *op, clrt_tensor *out, clrt_tensor *x,
-                                 clrt_tensor *w, clrt_tensor *bias, int stride, int padding,
-                                 clrt__conv_dims *cd)
+static clrt_status check_forward(const char *op, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
+                                 clrt_tensor *bias, int stride, int padding, clrt__conv_dims *cd)
 {
     char sb[128], sw[128];
     clrt__arg args[] = {{"x", x, 0}, {"weight", w, 0}, {"bias", bias, 1}, {"out", out, 1}};
@@ -33,9 +32,8 @@ static clrt_status check_forward(const char *op, clrt_tensor *out, clrt_tensor *
 }
 
 /* Enqueues the chunks; the caller holds the workspace. */
-static clrt_status forward_chunks(clrt_device *d, clrt_tensor *out, clrt_tensor *x,
-                                  clrt_tensor *w, clrt_tensor *bias, const clrt__conv_dims *cd,
-                                  int chunk)
+static clrt_status forward_chunks(clrt_device *d, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
+                                  clrt_tensor *bias, const clrt__conv_dims *cd, int chunk)
 {
     size_t ohw = (size_t)cd->OH * (size_t)cd->OW, ckk = (size_t)cd->C * cd->K * cd->K;
     clrt_status st = CLRT_OK;
@@ -43,27 +41,27 @@ static clrt_status forward_chunks(clrt_device *d, clrt_tensor *out, clrt_tensor 
         int n = cd->N - img0 < chunk ? cd->N - img0 : chunk;
         size_t cols = (size_t)n * ohw;
         cl_mem col = clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float));
-        cl_mem y = col ? clrt__workspace(d, CLRT__WS_MAT, (size_t)cd->O * cols * sizeof(float))
-                       : NULL;
+        cl_mem y =
+            col ? clrt__workspace(d, CLRT__WS_MAT, (size_t)cd->O * cols * sizeof(float)) : NULL;
         if (!y)
             return clrt_last_status();
         st = clrt__im2col(d, clrt__mem(x), col, cd, img0, n);
         if (st == CLRT_OK)
             st = clrt__conv_gemm(d, 0, 0, (size_t)cd->O, cols, ckk, clrt__mem(w), col, 0.0f, y);
         if (st == CLRT_OK)
-            st = clrt__cols_to_nchw(d, y, bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd,
-                                    img0, n);
+            st = clrt__cols_to_nchw(d, y, bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd, img0,
+                                    n);
     }
     return st;
 }
 
-static clrt_status forward_into(clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
+static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
                                 clrt_tensor *bias, const clrt__conv_dims *cd)
 {
     clrt_device *d = clrt__dev(x);
     if (cd->N == 0)
         return CLRT_OK;
-    int chunk = clrt__conv_chunk(d, cd);
+    int chunk = clrt__conv_chunk(op, d, cd);
     if (chunk == 0)
         return clrt_last_status();
     clrt_status st = clrt__workspace_begin(d);
@@ -81,7 +79,7 @@ clrt_status clrt_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weigh
     if (!out)
         return clrt__fail(CLRT_EINVAL, "clrt_conv2d_out: out is NULL");
     clrt_status st = check_forward("clrt_conv2d_out", out, x, weight, bias, stride, padding, &cd);
-    return st != CLRT_OK ? st : forward_into(out, x, weight, bias, &cd);
+    return st != CLRT_OK ? st : forward_into("clrt_conv2d_out", out, x, weight, bias, &cd);
 }
 
 clrt_tensor *clrt_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias, int stride,
@@ -92,7 +90,7 @@ clrt_tensor *clrt_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias,
         return NULL;
     int64_t shape[4] = {cd.N, cd.O, cd.OH, cd.OW};
     clrt_tensor *out = clrt__alloc(clrt__dev(x), CLRT_F32, 4, shape);
-    if (out && forward_into(out, x, weight, bias, &cd) != CLRT_OK) {
+    if (out && forward_into("clrt_conv2d", out, x, weight, bias, &cd) != CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;
     }

@@ -51,8 +51,8 @@ static clrt_status input_chunk(clrt_device *d, clrt_tensor *grad_x, clrt_tensor 
     cl_mem colgrad = gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float)) : NULL;
     if (!colgrad)
         return clrt_last_status();
-    clrt_status st = clrt__conv_gemm(d, 1, 0, ckk, cols, (size_t)cd->O, clrt__mem(w), gp, 0.0f,
-                                     colgrad);
+    clrt_status st =
+        clrt__conv_gemm(d, 1, 0, ckk, cols, (size_t)cd->O, clrt__mem(w), gp, 0.0f, colgrad);
     return st != CLRT_OK ? st : clrt__col2im(d, colgrad, clrt__mem(grad_x), cd, img0, n);
 }
 
@@ -73,11 +73,11 @@ static clrt_status weight_chunk(clrt_device *d, clrt_tensor *grad_w, clrt_tensor
 }
 
 /* Runs input_chunk or weight_chunk over the batch holding the workspace. */
-static clrt_status over_chunks(int weight, clrt_tensor *dst, clrt_tensor *grad_out,
+static clrt_status over_chunks(const char *op, int weight, clrt_tensor *dst, clrt_tensor *grad_out,
                                clrt_tensor *src, const clrt__conv_dims *cd, int accumulate)
 {
     clrt_device *d = clrt__dev(dst);
-    int chunk = clrt__conv_chunk(d, cd);
+    int chunk = clrt__conv_chunk(op, d, cd);
     if (chunk == 0)
         return clrt_last_status();
     clrt_status st = clrt__workspace_begin(d);
@@ -99,33 +99,32 @@ clrt_status clrt_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_ou
     const char *op = "clrt_conv2d_backward_input";
     clrt__conv_dims cd;
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"weight", weight, 0}};
-    clrt_status st = check_backward(op, args, grad_x, "grad_x", weight, "weight", stride,
-                                    padding, &cd);
+    clrt_status st =
+        check_backward(op, args, grad_x, "grad_x", weight, "weight", stride, padding, &cd);
     if (st != CLRT_OK || cd.N == 0)
         return st;
-    return over_chunks(0, grad_x, grad_out, weight, &cd, 0);
+    return over_chunks(op, 0, grad_x, grad_out, weight, &cd, 0);
 }
 
-clrt_status clrt_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_out,
-                                        clrt_tensor *x, int stride, int padding, int accumulate)
+clrt_status clrt_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_out, clrt_tensor *x,
+                                        int stride, int padding, int accumulate)
 {
     const char *op = "clrt_conv2d_backward_weight";
     clrt__conv_dims cd;
     clrt__arg args[] = {{"grad_w", grad_w, 0}, {"grad_out", grad_out, 0}, {"x", x, 0}};
-    clrt_status st = check_backward(op, args, x, "x", grad_w, "grad_w", stride, padding,
-                                    &cd);
+    clrt_status st = check_backward(op, args, x, "x", grad_w, "grad_w", stride, padding, &cd);
     if (st != CLRT_OK)
         return st;
     if (cd.N == 0) /* an empty batch contributes nothing */
         return accumulate ? CLRT_OK : clrt__fill(grad_w, 0.0);
-    return over_chunks(1, grad_w, grad_out, x, &cd, accumulate);
+    return over_chunks(op, 1, grad_w, grad_out, x, &cd, accumulate);
 }
 
 /* gb (+)= per-channel sums of g [N, O, ohw]: row sums of g as [N*O, ohw]
  * into the workspace, then one item per channel adds its N row sums. The
  * caller holds the workspace. */
-static clrt_status bias_sums(clrt_device *d, cl_mem g, cl_mem gb, cl_int images,
-                             cl_int channels, cl_int ohw, cl_int accumulate)
+static clrt_status bias_sums(clrt_device *d, cl_mem g, cl_mem gb, cl_int images, cl_int channels,
+                             cl_int ohw, cl_int accumulate)
 {
     cl_int rows = images * channels;
     cl_mem sums = clrt__workspace(d, CLRT__WS_ROWS_F, (size_t)rows * sizeof(float));

@@ -30,8 +30,8 @@ static clrt_status check_int_range(const char *op, const double *vals, int n)
 }
 
 clrt_status clrt__conv_dims_get(const char *op, const clrt_tensor *x, const char *xname,
-                                const clrt_tensor *w, const char *wname, int stride,
-                                int padding, clrt__conv_dims *cd)
+                                const clrt_tensor *w, const char *wname, int stride, int padding,
+                                clrt__conv_dims *cd)
 {
     char sx[128], sw[128];
     clrt_status st = check_4d(op, xname, x, "[N, C, H, W]");
@@ -46,8 +46,9 @@ clrt_status clrt__conv_dims_get(const char *op, const clrt_tensor *x, const char
         return clrt__fail(CLRT_EINVAL, "%s: stride must be >= 1 and padding >= 0, got %d and %d",
                           op, stride, padding);
     if (ws[0] < 1 || ws[1] < 1 || ws[2] < 1 || ws[2] != ws[3])
-        return clrt__fail(CLRT_ESHAPE, "%s: %s %s must be [O, C, K, K] with a square kernel and "
-                                       "no empty dimension",
+        return clrt__fail(CLRT_ESHAPE,
+                          "%s: %s %s must be [O, C, K, K] with a square kernel and "
+                          "no empty dimension",
                           op, wname, sw);
     if (ws[1] != xs[1])
         return clrt__fail(CLRT_ESHAPE, "%s: %s %s has %lld channels but %s %s expects %lld", op,
@@ -68,8 +69,8 @@ clrt_status clrt__conv_dims_get(const char *op, const clrt_tensor *x, const char
                        (double)ws[1] * (double)K * (double)K};
     if ((st = check_int_range(op, ranges, 6)) != CLRT_OK)
         return st;
-    *cd = (clrt__conv_dims){(int)xs[0], (int)xs[1], (int)xs[2], (int)xs[3], (int)ws[0], (int)K,
-                            (int)OH,    (int)OW,    stride,     padding};
+    *cd = (clrt__conv_dims){(int)xs[0], (int)xs[1], (int)xs[2], (int)xs[3], (int)ws[0],
+                            (int)K,     (int)OH,    (int)OW,    stride,     padding};
     return CLRT_OK;
 }
 

@@ -31,8 +31,8 @@ clrt_status clrt__check_args(const char *op, int n, const clrt__arg *args);
  * matching channels, kernel within the padded input, stride >= 1,
  * padding >= 0) and fills dims. `xname`/`wname` name them in messages. */
 clrt_status clrt__conv_dims_get(const char *op, const clrt_tensor *x, const char *xname,
-                                const clrt_tensor *w, const char *wname, int stride,
-                                int padding, clrt__conv_dims *cd);
+                                const clrt_tensor *w, const char *wname, int stride, int padding,
+                                clrt__conv_dims *cd);
 /* Checks t is float32 [N,O,OH,OW]; the message shows the shape wanted and
  * where it comes from. */
 clrt_status clrt__conv_check_out(const char *op, const char *name, const clrt_tensor *t,
@@ -41,12 +41,12 @@ clrt_status clrt__conv_check_out(const char *op, const char *name, const clrt_te
 /* Images per chunk so that the column matrix [C*K*K, n*OH*OW] and the
  * [O, n*OH*OW] matrix each stay within the device's largest allocation and
  * a sane cap; >= 1, or 0 + error when even one image does not fit. */
-int clrt__conv_chunk(const clrt_device *d, const clrt__conv_dims *cd);
+int clrt__conv_chunk(const char *op, const clrt_device *d, const clrt__conv_dims *cd);
 
 /* Row-major C [m,n] = op(A) op(B) + beta C on whole buffers, leading
  * dimensions the row lengths; op() transposes when trans_x is nonzero. */
-clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n,
-                            size_t k, cl_mem a, cl_mem b, float beta, cl_mem c);
+clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                            cl_mem a, cl_mem b, float beta, cl_mem c);
 
 /* A divisor d >= 1 as (mul, shift) for fast_div in clkernels/common.cl:
  * q / d == (mul_hi(q, mul) + q) >> shift for 0 <= q < 2^31. */
@@ -69,10 +69,10 @@ clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_
  *                                          its taps (a gather, no atomics)
  *   cols_to_nchw: y [O, cols] (+ bias)  -> out (NCHW); bias may be NULL
  *   nchw_to_cols: g (NCHW, O channels)  -> gp [O, cols] */
-clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_dims *cd,
-                         int img0, int n);
-clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv_dims *cd,
-                         int img0, int n);
+clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_dims *cd, int img0,
+                         int n);
+clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv_dims *cd, int img0,
+                         int n);
 clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out,
                                const clrt__conv_dims *cd, int img0, int n);
 clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,

@@ -24,7 +24,8 @@ static size_t preferred_multiple(clrt_device *d, cl_kernel k)
 {
     size_t m = 0;
     if (clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof m,
-                                 &m, NULL) != CL_SUCCESS || m == 0)
+                                 &m, NULL) != CL_SUCCESS ||
+        m == 0)
         m = 1;
     return m;
 }
@@ -34,7 +35,8 @@ static size_t max_items_dim1(clrt_device *d)
 {
     size_t sizes[16] = {0};
     if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, NULL) !=
-            CL_SUCCESS || sizes[1] == 0)
+            CL_SUCCESS ||
+        sizes[1] == 0)
         return 1;
     return sizes[1];
 }
@@ -75,7 +77,7 @@ clrt__divisor clrt__divisor_of(uint32_t d)
     return (clrt__divisor){(cl_uint)mul, shift};
 }
 
-int clrt__conv_chunk(const clrt_device *d, const clrt__conv_dims *cd)
+int clrt__conv_chunk(const char *op, const clrt_device *d, const clrt__conv_dims *cd)
 {
     size_t rows = (size_t)cd->C * (size_t)cd->K * (size_t)cd->K;
     if ((size_t)cd->O > rows)
@@ -84,9 +86,9 @@ int clrt__conv_chunk(const clrt_device *d, const clrt__conv_dims *cd)
     size_t cap = scratch_cap(d);
     if (per_image > d->info.max_alloc_bytes) {
         clrt__fail(CLRT_ENOMEM,
-                   "conv2d: the column matrix of one image needs %zu bytes, more than the "
+                   "%s: the column matrix of one image needs %zu bytes, more than the "
                    "largest allocation on %s (CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu bytes)",
-                   per_image, d->info.name, (unsigned long long)d->info.max_alloc_bytes);
+                   op, per_image, d->info.name, (unsigned long long)d->info.max_alloc_bytes);
         return 0;
     }
     size_t n = per_image > 0 ? cap / per_image : (size_t)cd->N;
@@ -95,8 +97,8 @@ int clrt__conv_chunk(const clrt_device *d, const clrt__conv_dims *cd)
     return n < 1 ? 1 : (int)n;
 }
 
-clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n,
-                            size_t k, cl_mem a, cl_mem b, float beta, cl_mem c)
+clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                            cl_mem a, cl_mem b, float beta, cl_mem c)
 {
     clrt__gemm_args g = {.trans_a = trans_a,
                          .trans_b = trans_b,

@@ -29,8 +29,11 @@ static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *label
                          clrt_tensor *loss_sum, clrt_tensor *grad, clrt_tensor *correct)
 {
     char sl[128], sy[128];
-    clrt__arg args[] = {{"logits", logits, 0}, {"labels", labels, 0}, {"loss_sum", loss_sum, 1},
-                        {"grad", grad, 1},     {"correct", correct, 1}};
+    clrt__arg args[] = {{"logits", logits, 0},
+                        {"labels", labels, 0},
+                        {"loss_sum", loss_sum, 1},
+                        {"grad", grad, 1},
+                        {"correct", correct, 1}};
     clrt_status st = clrt__check_args(op, 5, args);
     if (st == CLRT_OK)
         st = clrt__check_dtype(op, "logits", logits, CLRT_F32);
@@ -57,8 +60,9 @@ static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *label
         return clrt__fail(CLRT_ENOTSUP, "%s: logits %s too large for 32-bit indexing", op, sl);
     if (shares(grad, labels) || shares(loss_sum, grad) || shares(correct, grad) ||
         shares(loss_sum, logits) || shares(correct, labels) || shares(loss_sum, correct))
-        return clrt__fail(CLRT_EINVAL, "%s: outputs must not share storage with each other or "
-                                       "with the inputs (grad may be logits)",
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: outputs must not share storage with each other or "
+                          "with the inputs (grad may be logits)",
                           op);
     return CLRT_OK;
 }
@@ -99,11 +103,10 @@ static clrt_status reduce_kernel(clrt_device *d, cl_int rows, float loss_scale,
     cl_int want_loss = loss_sum != NULL, want_correct = correct != NULL;
     cl_mem ms = loss_sum ? clrt__mem(loss_sum) : row_loss; /* unused when not wanted */
     cl_mem mc = correct ? clrt__mem(correct) : row_hit;
-    clrt__karg args[] = {CLRT__ARG(row_loss),     CLRT__ARG(row_hit),
-                         CLRT__ARG(rows),         CLRT__ARG(loss_scale),
-                         CLRT__ARG(ms),           CLRT__ARG(want_loss),
-                         CLRT__ARG(mc),           CLRT__ARG(want_correct),
-                         CLRT__LOCAL(local * 4),  CLRT__LOCAL(local * 4)};
+    clrt__karg args[] = {CLRT__ARG(row_loss),   CLRT__ARG(row_hit),      CLRT__ARG(rows),
+                         CLRT__ARG(loss_scale), CLRT__ARG(ms),           CLRT__ARG(want_loss),
+                         CLRT__ARG(mc),         CLRT__ARG(want_correct), CLRT__LOCAL(local * 4),
+                         CLRT__LOCAL(local * 4)};
     clrt_status st = clrt__set_args(k, 10, args);
     return st != CLRT_OK ? st : clrt__launch(d, k, 1, &local, &local);
 }
@@ -150,7 +153,8 @@ clrt_tensor *clrt_cross_entropy_loss(clrt_tensor *logits, clrt_tensor *labels)
     int64_t rows = logits->shape[0];
     /* The mean over an empty batch is NaN, as in PyTorch. */
     clrt_tensor *loss = clrt_full(clrt__dev(logits), CLRT_F32, 0, NULL, rows ? 0.0 : NAN);
-    if (loss && run(logits, labels, loss, rows ? 1.0f / (float)rows : 0.0f, NULL, NULL) != CLRT_OK) {
+    if (loss &&
+        run(logits, labels, loss, rows ? 1.0f / (float)rows : 0.0f, NULL, NULL) != CLRT_OK) {
         clrt_tensor_release(loss);
         return NULL;
     }

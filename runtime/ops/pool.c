@@ -37,9 +37,14 @@ static clrt_status dims_get(const char *op, const char *name, const clrt_tensor 
     if ((double)x->shape[0] * (double)x->shape[1] > (double)INT32_MAX ||
         (double)x->shape[2] * (double)x->shape[3] > (double)INT32_MAX)
         return clrt__fail(CLRT_ENOTSUP, "%s: %s %s too large for 32-bit indexing", op, name, s);
-    *pd = (pool_dims){x->shape[0], x->shape[1], x->shape[2], x->shape[3],
-                      (x->shape[2] - kernel) / stride + 1, (x->shape[3] - kernel) / stride + 1,
-                      kernel, stride};
+    *pd = (pool_dims){x->shape[0],
+                      x->shape[1],
+                      x->shape[2],
+                      x->shape[3],
+                      (x->shape[2] - kernel) / stride + 1,
+                      (x->shape[3] - kernel) / stride + 1,
+                      kernel,
+                      stride};
     return CLRT_OK;
 }
 
@@ -59,8 +64,7 @@ static clrt_status check_pooled(const char *op, const char *name, const clrt_ten
                           "kernel %d, stride %d",
                           op, name, clrt_shape_str(t->ndim, t->shape, got, sizeof got),
                           clrt_shape_str(4, shape, want, sizeof want), (long long)pd->N,
-                          (long long)pd->C, (long long)pd->H, (long long)pd->W, pd->K,
-                          pd->stride);
+                          (long long)pd->C, (long long)pd->H, (long long)pd->W, pd->K, pd->stride);
     return CLRT_OK;
 }
 
@@ -127,8 +131,8 @@ static clrt_status maxpool_fwd(clrt_tensor *out, clrt_tensor *indices, clrt_tens
     return run(clrt__dev(x), "maxpool_fwd", pd, 0, 4, args);
 }
 
-clrt_status clrt_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x,
-                               int kernel, int stride)
+clrt_status clrt_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
+                               int stride)
 {
     pool_dims pd;
     if (!out)
@@ -192,8 +196,8 @@ clrt_status clrt_maxpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out,
 
 /* --- average --- */
 
-static clrt_status check_avgpool_fwd(const char *op, clrt_tensor *out, clrt_tensor *x,
-                                     int kernel, int stride, pool_dims *pd)
+static clrt_status check_avgpool_fwd(const char *op, clrt_tensor *out, clrt_tensor *x, int kernel,
+                                     int stride, pool_dims *pd)
 {
     clrt__arg args[] = {{"x", x, 0}, {"out", out, 1}};
     clrt_status st = clrt__check_args(op, 2, args);
