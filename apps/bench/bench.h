@@ -17,6 +17,7 @@ typedef struct {
     X(data, "Fashion-MNIST load and batch gathers vs gzip -dc and a convert loop")  \
     X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")         \
     X(elementwise, "elementwise ops, broadcasts, reductions vs same-shape add, host loops") \
+    X(conv, "LeNet conv layers + max pooling, fwd+bwd, vs im2col + host SGEMM")    \
     X(train, "LeNet training steps through the trainer vs on a resident batch")
 
 #define BENCH_DECLARE(name, help) int bench_##name(int argc, char **argv);

@@ -1,0 +1,66 @@
+/* conv.cl — convolution kernels that do not depend on the kernel size:
+ * the permutes between NCHW and the [O, cols] matrix layout (see
+ * im2col.cl), and the bias gradient. Permutes run 2-D: dim 0 a pixel of an
+ * image, dim 1 the image of the chunk; each item loops over channels. */
+
+/* out images img0.. (NCHW, `channels` = O) <- y [O, cols] (+ bias[o]). */
+__kernel void cols_to_nchw(__global const float *y, __global const float *bias, int has_bias,
+                           __global float *out, int channels, int ohw, int img0, int n)
+{
+    int p = get_global_id(0), i = get_global_id(1);
+    if (p >= ohw || i >= n)
+        return;
+    ulong cols = (ulong)n * (ulong)ohw;
+    __global const float *src = y + (ulong)i * (ulong)ohw + (ulong)p;
+    __global float *dst = out + (ulong)(img0 + i) * (ulong)channels * (ulong)ohw + (ulong)p;
+    for (int o = 0; o < channels; o++, src += cols, dst += ohw)
+        *dst = *src + (has_bias ? bias[o] : 0.0f);
+}
+
+/* gp [O, cols] <- images img0.. of g (NCHW): the inverse of cols_to_nchw. */
+__kernel void nchw_to_cols(__global const float *g, __global float *gp, int channels, int ohw,
+                           int img0, int n)
+{
+    int p = get_global_id(0), i = get_global_id(1);
+    if (p >= ohw || i >= n)
+        return;
+    ulong cols = (ulong)n * (ulong)ohw;
+    __global const float *src = g + (ulong)(img0 + i) * (ulong)channels * (ulong)ohw + (ulong)p;
+    __global float *dst = gp + (ulong)i * (ulong)ohw + (ulong)p;
+    for (int o = 0; o < channels; o++, src += ohw, dst += cols)
+        *dst = *src;
+}
+
+/* sums[r] = sum of row r of x [rows, len]: one item per row, four
+ * independent accumulators to hide the add latency. */
+__kernel void row_sums(__global const float *x, __global float *sums, int rows, int len)
+{
+    int r = get_global_id(0);
+    if (r >= rows)
+        return;
+    __global const float *row = x + (ulong)r * (ulong)len;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    int j = 0;
+    for (; j + 4 <= len; j += 4) {
+        a0 += row[j];
+        a1 += row[j + 1];
+        a2 += row[j + 2];
+        a3 += row[j + 3];
+    }
+    for (; j < len; j++)
+        a0 += row[j];
+    sums[r] = (a0 + a1) + (a2 + a3);
+}
+
+/* gb[o] (+)= sum over images of sums[n*channels + o]. */
+__kernel void bias_grad(__global const float *sums, __global float *gb, int images, int channels,
+                        int accumulate)
+{
+    int o = get_global_id(0);
+    if (o >= channels)
+        return;
+    float acc = 0.0f;
+    for (int n = 0; n < images; n++)
+        acc += sums[(ulong)n * (ulong)channels + (ulong)o];
+    gb[o] = (accumulate ? gb[o] : 0.0f) + acc;
+}

@@ -1,0 +1,129 @@
+/* pool.cl — 2-D max and average pooling, NCHW, no padding, built with
+ * -DKSIZE=k -DSTRIDE=s: the compile-time windows are unrolled (#pragma
+ * unroll), leaving no loop inside a work item, which is what lets CPU
+ * drivers vectorize across work items. Launched 2-D: dim 0 a pixel
+ * of a plane (output pixel forward, input pixel backward), dim 1 the plane
+ * (image * channel). Backward is a gather over the windows covering each
+ * input pixel, so overlapping windows (s < k) need no atomics. */
+
+/* Must match geom_arg in runtime/ops/pool.c. */
+typedef struct {
+    int H, W, OH, OW, planes;
+    uint ow_mul, ow_shift; /* fast_div by OW */
+    uint w_mul, w_shift;   /* fast_div by W */
+} pool_geom;
+
+/* Ties go to the first maximum in row-major window order; a NaN wins over
+ * numbers (the first NaN over later ones), so NaNs propagate. */
+__kernel void maxpool_fwd(__global const float *x, __global float *out, __global int *idx,
+                          int want_idx, pool_geom g)
+{
+    int p = get_global_id(0), plane = get_global_id(1);
+    int ohw = g.OH * g.OW;
+    if (p >= ohw || plane >= g.planes)
+        return;
+    int oh = fast_div(p, g.ow_mul, g.ow_shift), ow = p - oh * g.OW;
+    __global const float *xp = x + (ulong)plane * (ulong)(g.H * g.W);
+    int first = oh * STRIDE * g.W + ow * STRIDE;
+    float best = xp[first];
+    int best_i = first;
+    #pragma unroll
+    for (int kh = 0; kh < KSIZE; kh++)
+        #pragma unroll
+        for (int kw = 0; kw < KSIZE; kw++) {
+            int i = first + kh * g.W + kw;
+            float v = xp[i];
+            int take = v > best || (v != v && best == best);
+            best = take ? v : best;
+            best_i = take ? i : best_i;
+        }
+    ulong o = (ulong)plane * (ulong)ohw + (ulong)p;
+    out[o] = best;
+    if (want_idx)
+        idx[o] = best_i;
+}
+
+/* The window (oh, ow) whose tap (kh, kw) is input pixel (h, w), as its
+ * index in the output plane, or -1 when there is none. */
+static int window_of(int h, int w, int kh, int kw, pool_geom g)
+{
+    int ohs = h - kh, ows = w - kw, oh = ohs / STRIDE, ow = ows / STRIDE;
+    int ok = ohs >= 0 && ows >= 0 && oh * STRIDE == ohs && ow * STRIDE == ows && oh < g.OH &&
+             ow < g.OW;
+    return ok ? oh * g.OW + ow : -1;
+}
+
+/* Runs BODY with `o` set to the output-plane index of each window covering
+ * input pixel (h, w), -1 for taps that belong to no window. When windows
+ * tile the input (KSIZE == STRIDE) there is exactly one candidate. */
+#if KSIZE == STRIDE
+#define FOR_EACH_WINDOW(h, w, o, BODY)                                             \
+    {                                                                              \
+        int oh_ = (h) / KSIZE, ow_ = (w) / KSIZE;                                  \
+        int o = oh_ < g.OH && ow_ < g.OW ? oh_ * g.OW + ow_ : -1;                  \
+        BODY                                                                       \
+    }
+#else
+#define FOR_EACH_WINDOW(h, w, o, BODY)                                             \
+    _Pragma("unroll") for (int kh_ = 0; kh_ < KSIZE; kh_++)                        \
+        _Pragma("unroll") for (int kw_ = 0; kw_ < KSIZE; kw_++)                    \
+        {                                                                          \
+            int o = window_of(h, w, kh_, kw_, g);                                  \
+            BODY                                                                   \
+        }
+#endif
+
+/* gx[q] = sum of gout over the windows covering q whose maximum was q. */
+__kernel void maxpool_bwd(__global const float *gout, __global const int *idx,
+                          __global float *gx, pool_geom g)
+{
+    int q = get_global_id(0), plane = get_global_id(1);
+    int hw = g.H * g.W;
+    if (q >= hw || plane >= g.planes)
+        return;
+    int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
+    ulong base = (ulong)plane * (ulong)(g.OH * g.OW);
+    float acc = 0.0f;
+    FOR_EACH_WINDOW(h, w, o, {
+        ulong at = base + (ulong)(o < 0 ? 0 : o);
+        int hit = o >= 0 && idx[at] == q;
+        float v = gout[at];
+        acc += hit ? v : 0.0f;
+    })
+    gx[(ulong)plane * (ulong)hw + (ulong)q] = acc;
+}
+
+__kernel void avgpool_fwd(__global const float *x, __global float *out, pool_geom g)
+{
+    int p = get_global_id(0), plane = get_global_id(1);
+    int ohw = g.OH * g.OW;
+    if (p >= ohw || plane >= g.planes)
+        return;
+    int oh = fast_div(p, g.ow_mul, g.ow_shift), ow = p - oh * g.OW;
+    __global const float *xp =
+        x + (ulong)plane * (ulong)(g.H * g.W) + (ulong)(oh * STRIDE * g.W + ow * STRIDE);
+    float acc = 0.0f;
+    #pragma unroll
+    for (int kh = 0; kh < KSIZE; kh++)
+        #pragma unroll
+        for (int kw = 0; kw < KSIZE; kw++)
+            acc += xp[kh * g.W + kw];
+    out[(ulong)plane * (ulong)ohw + (ulong)p] = acc * (1.0f / (KSIZE * KSIZE));
+}
+
+/* gx[q] = sum of gout over the windows covering q, / K^2. */
+__kernel void avgpool_bwd(__global const float *gout, __global float *gx, pool_geom g)
+{
+    int q = get_global_id(0), plane = get_global_id(1);
+    int hw = g.H * g.W;
+    if (q >= hw || plane >= g.planes)
+        return;
+    int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
+    __global const float *gp = gout + (ulong)plane * (ulong)(g.OH * g.OW);
+    float acc = 0.0f;
+    FOR_EACH_WINDOW(h, w, o, {
+        float v = gp[o < 0 ? 0 : o];
+        acc += o >= 0 ? v : 0.0f;
+    })
+    gx[(ulong)plane * (ulong)hw + (ulong)q] = acc * (1.0f / (KSIZE * KSIZE));
+}

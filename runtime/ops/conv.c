@@ -1,0 +1,98 @@
+/* 2-D convolution, forward: per chunk of images one im2col, ONE GEMM
+ *   W [O, C*K*K] x col [C*K*K, n*OH*OW] -> y [O, n*OH*OW],
+ * then a permute of y to NCHW with the bias fused. The scratch matrices
+ * come from the device's workspace, so a training loop allocates nothing. */
+#include "runtime/ops/conv_internal.h"
+#include "runtime/ops/workspace_internal.h"
+
+#include <clrt/ops_conv.h>
+
+static clrt_status check_forward(const char *op, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
+                                 clrt_tensor *bias, int stride, int padding, clrt__conv_dims *cd)
+{
+    char sb[128], sw[128];
+    clrt__arg args[] = {{"x", x, 0}, {"weight", w, 0}, {"bias", bias, 1}, {"out", out, 1}};
+    clrt_status st = clrt__check_args(op, 4, args);
+    if (st == CLRT_OK)
+        st = clrt__conv_dims_get(op, x, "x", w, "weight", stride, padding, cd);
+    if (st != CLRT_OK)
+        return st;
+    if (bias && (st = clrt__check_dtype(op, "bias", bias, CLRT_F32)) != CLRT_OK)
+        return st;
+    if (bias && (bias->ndim != 1 || bias->shape[0] != cd->O))
+        return clrt__fail(CLRT_ESHAPE, "%s: bias %s must be [%d] for weight %s", op,
+                          clrt_shape_str(bias->ndim, bias->shape, sb, sizeof sb), cd->O,
+                          clrt_shape_str(w->ndim, w->shape, sw, sizeof sw));
+    if (out && (st = clrt__conv_check_out(op, "out", out, cd)) != CLRT_OK)
+        return st;
+    if (out && (out->storage == x->storage || out->storage == w->storage ||
+                (bias && out->storage == bias->storage)))
+        return clrt__fail(CLRT_EINVAL, "%s: out must not share storage with an input", op);
+    return CLRT_OK;
+}
+
+/* Enqueues the chunks; the caller holds the workspace. */
+static clrt_status forward_chunks(clrt_device *d, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
+                                  clrt_tensor *bias, const clrt__conv_dims *cd, int chunk)
+{
+    size_t ohw = (size_t)cd->OH * (size_t)cd->OW, ckk = (size_t)cd->C * cd->K * cd->K;
+    clrt_status st = CLRT_OK;
+    for (int img0 = 0; img0 < cd->N && st == CLRT_OK; img0 += chunk) {
+        int n = cd->N - img0 < chunk ? cd->N - img0 : chunk;
+        size_t cols = (size_t)n * ohw;
+        cl_mem col = clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float));
+        cl_mem y =
+            col ? clrt__workspace(d, CLRT__WS_MAT, (size_t)cd->O * cols * sizeof(float)) : NULL;
+        if (!y)
+            return clrt_last_status();
+        st = clrt__im2col(d, clrt__mem(x), col, cd, img0, n);
+        if (st == CLRT_OK)
+            st = clrt__conv_gemm(d, 0, 0, (size_t)cd->O, cols, ckk, clrt__mem(w), col, 0.0f, y);
+        if (st == CLRT_OK)
+            st = clrt__cols_to_nchw(d, y, bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd, img0,
+                                    n);
+    }
+    return st;
+}
+
+static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
+                                clrt_tensor *bias, const clrt__conv_dims *cd)
+{
+    clrt_device *d = clrt__dev(x);
+    if (cd->N == 0)
+        return CLRT_OK;
+    int chunk = clrt__conv_chunk(op, d, cd);
+    if (chunk == 0)
+        return clrt_last_status();
+    clrt_status st = clrt__workspace_begin(d);
+    if (st != CLRT_OK)
+        return st;
+    st = forward_chunks(d, out, x, w, bias, cd, chunk);
+    clrt__workspace_end(d);
+    return st;
+}
+
+clrt_status clrt_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
+                            clrt_tensor *bias, int stride, int padding)
+{
+    clrt__conv_dims cd;
+    if (!out)
+        return clrt__fail(CLRT_EINVAL, "clrt_conv2d_out: out is NULL");
+    clrt_status st = check_forward("clrt_conv2d_out", out, x, weight, bias, stride, padding, &cd);
+    return st != CLRT_OK ? st : forward_into("clrt_conv2d_out", out, x, weight, bias, &cd);
+}
+
+clrt_tensor *clrt_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias, int stride,
+                         int padding)
+{
+    clrt__conv_dims cd;
+    if (check_forward("clrt_conv2d", NULL, x, weight, bias, stride, padding, &cd) != CLRT_OK)
+        return NULL;
+    int64_t shape[4] = {cd.N, cd.O, cd.OH, cd.OW};
+    clrt_tensor *out = clrt__alloc(clrt__dev(x), CLRT_F32, 4, shape);
+    if (out && forward_into("clrt_conv2d", out, x, weight, bias, &cd) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}

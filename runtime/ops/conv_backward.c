@@ -1,0 +1,173 @@
+/* 2-D convolution, backward. With Gp = grad_out permuted to [O, cols]
+ * (cols = n*OH*OW over a chunk of n images):
+ *   weight: grad_w [O, C*K*K] (+)= Gp x col^T, col the im2col of x;
+ *   input:  colgrad [C*K*K, cols] = W^T x Gp, then col2im gathers each
+ *           input pixel's taps (no atomics);
+ *   bias:   one work-group per channel sums grad_out. */
+#include "runtime/ops/conv_internal.h"
+#include "runtime/ops/workspace_internal.h"
+
+#include <clrt/ops_conv.h>
+
+/* Checks a backward call whose args are {destination, grad_out, input}:
+ * grad_out must be [N,O,OH,OW] of the convolution of x-shaped `x` by
+ * weight-shaped `w`; the destination must share storage with neither
+ * input. */
+static clrt_status check_backward(const char *op, const clrt__arg *args, const clrt_tensor *x,
+                                  const char *xname, const clrt_tensor *w, const char *wname,
+                                  int stride, int padding, clrt__conv_dims *cd)
+{
+    clrt_status st = clrt__check_args(op, 3, args);
+    if (st == CLRT_OK)
+        st = clrt__conv_dims_get(op, x, xname, w, wname, stride, padding, cd);
+    if (st == CLRT_OK)
+        st = clrt__conv_check_out(op, "grad_out", args[1].t, cd);
+    if (st != CLRT_OK)
+        return st;
+    for (int i = 1; i < 3; i++)
+        if (args[i].t->storage == args[0].t->storage)
+            return clrt__fail(CLRT_EINVAL, "%s: %s must not share storage with %s", op,
+                              args[0].name, args[i].name);
+    return CLRT_OK;
+}
+
+/* Permutes grad_out's chunk to Gp [O, cols] in the workspace; NULL + error. */
+static cl_mem permuted_grad(clrt_device *d, clrt_tensor *grad_out, const clrt__conv_dims *cd,
+                            int img0, int n)
+{
+    size_t cols = (size_t)n * (size_t)cd->OH * (size_t)cd->OW;
+    cl_mem gp = clrt__workspace(d, CLRT__WS_MAT, (size_t)cd->O * cols * sizeof(float));
+    if (gp && clrt__nchw_to_cols(d, clrt__mem(grad_out), gp, cd, img0, n) != CLRT_OK)
+        return NULL;
+    return gp;
+}
+
+static clrt_status input_chunk(clrt_device *d, clrt_tensor *grad_x, clrt_tensor *grad_out,
+                               clrt_tensor *w, const clrt__conv_dims *cd, int img0, int n)
+{
+    size_t cols = (size_t)n * (size_t)cd->OH * (size_t)cd->OW;
+    size_t ckk = (size_t)cd->C * cd->K * cd->K;
+    cl_mem gp = permuted_grad(d, grad_out, cd, img0, n);
+    cl_mem colgrad = gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float)) : NULL;
+    if (!colgrad)
+        return clrt_last_status();
+    clrt_status st =
+        clrt__conv_gemm(d, 1, 0, ckk, cols, (size_t)cd->O, clrt__mem(w), gp, 0.0f, colgrad);
+    return st != CLRT_OK ? st : clrt__col2im(d, colgrad, clrt__mem(grad_x), cd, img0, n);
+}
+
+static clrt_status weight_chunk(clrt_device *d, clrt_tensor *grad_w, clrt_tensor *grad_out,
+                                clrt_tensor *x, const clrt__conv_dims *cd, int img0, int n,
+                                float beta)
+{
+    size_t cols = (size_t)n * (size_t)cd->OH * (size_t)cd->OW;
+    size_t ckk = (size_t)cd->C * cd->K * cd->K;
+    cl_mem gp = permuted_grad(d, grad_out, cd, img0, n);
+    cl_mem col = gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float)) : NULL;
+    if (!col)
+        return clrt_last_status();
+    clrt_status st = clrt__im2col(d, clrt__mem(x), col, cd, img0, n);
+    return st != CLRT_OK ? st
+                         : clrt__conv_gemm(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta,
+                                           clrt__mem(grad_w));
+}
+
+/* Runs input_chunk or weight_chunk over the batch holding the workspace. */
+static clrt_status over_chunks(const char *op, int weight, clrt_tensor *dst, clrt_tensor *grad_out,
+                               clrt_tensor *src, const clrt__conv_dims *cd, int accumulate)
+{
+    clrt_device *d = clrt__dev(dst);
+    int chunk = clrt__conv_chunk(op, d, cd);
+    if (chunk == 0)
+        return clrt_last_status();
+    clrt_status st = clrt__workspace_begin(d);
+    if (st != CLRT_OK)
+        return st;
+    for (int img0 = 0; img0 < cd->N && st == CLRT_OK; img0 += chunk) {
+        int n = cd->N - img0 < chunk ? cd->N - img0 : chunk;
+        float beta = img0 > 0 || accumulate ? 1.0f : 0.0f;
+        st = weight ? weight_chunk(d, dst, grad_out, src, cd, img0, n, beta)
+                    : input_chunk(d, dst, grad_out, src, cd, img0, n);
+    }
+    clrt__workspace_end(d);
+    return st;
+}
+
+clrt_status clrt_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                       clrt_tensor *weight, int stride, int padding)
+{
+    const char *op = "clrt_conv2d_backward_input";
+    clrt__conv_dims cd;
+    clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"weight", weight, 0}};
+    clrt_status st =
+        check_backward(op, args, grad_x, "grad_x", weight, "weight", stride, padding, &cd);
+    if (st != CLRT_OK || cd.N == 0)
+        return st;
+    return over_chunks(op, 0, grad_x, grad_out, weight, &cd, 0);
+}
+
+clrt_status clrt_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_out, clrt_tensor *x,
+                                        int stride, int padding, int accumulate)
+{
+    const char *op = "clrt_conv2d_backward_weight";
+    clrt__conv_dims cd;
+    clrt__arg args[] = {{"grad_w", grad_w, 0}, {"grad_out", grad_out, 0}, {"x", x, 0}};
+    clrt_status st = check_backward(op, args, x, "x", grad_w, "grad_w", stride, padding, &cd);
+    if (st != CLRT_OK)
+        return st;
+    if (cd.N == 0) /* an empty batch contributes nothing */
+        return accumulate ? CLRT_OK : clrt__fill(grad_w, 0.0);
+    return over_chunks(op, 1, grad_w, grad_out, x, &cd, accumulate);
+}
+
+/* gb (+)= per-channel sums of g [N, O, ohw]: row sums of g as [N*O, ohw]
+ * into the workspace, then one item per channel adds its N row sums. The
+ * caller holds the workspace. */
+static clrt_status bias_sums(clrt_device *d, cl_mem g, cl_mem gb, cl_int images, cl_int channels,
+                             cl_int ohw, cl_int accumulate)
+{
+    cl_int rows = images * channels;
+    cl_mem sums = clrt__workspace(d, CLRT__WS_ROWS_F, (size_t)rows * sizeof(float));
+    if (!sums)
+        return clrt_last_status();
+    clrt__karg rargs[] = {CLRT__ARG(g), CLRT__ARG(sums), CLRT__ARG(rows), CLRT__ARG(ohw)};
+    clrt_status st = clrt__run_1d(d, "conv", NULL, "row_sums", (size_t)rows, 4, rargs);
+    clrt__karg bargs[] = {CLRT__ARG(sums), CLRT__ARG(gb), CLRT__ARG(images), CLRT__ARG(channels),
+                          CLRT__ARG(accumulate)};
+    return st != CLRT_OK ? st
+                         : clrt__run_1d(d, "conv", NULL, "bias_grad", (size_t)channels, 5, bargs);
+}
+
+clrt_status clrt_conv2d_backward_bias(clrt_tensor *grad_b, clrt_tensor *grad_out, int accumulate)
+{
+    const char *op = "clrt_conv2d_backward_bias";
+    char sb[128], sg[128];
+    clrt__arg args[] = {{"grad_b", grad_b, 0}, {"grad_out", grad_out, 0}};
+    clrt_status st = clrt__check_args(op, 2, args);
+    if (st == CLRT_OK)
+        st = clrt__check_dtype(op, "grad_b", grad_b, CLRT_F32);
+    if (st == CLRT_OK)
+        st = clrt__check_dtype(op, "grad_out", grad_out, CLRT_F32);
+    if (st != CLRT_OK)
+        return st;
+    const int64_t *gs = grad_out->shape;
+    clrt_shape_str(grad_b->ndim, grad_b->shape, sb, sizeof sb);
+    clrt_shape_str(grad_out->ndim, gs, sg, sizeof sg);
+    if (grad_out->ndim != 4)
+        return clrt__fail(CLRT_ESHAPE, "%s: grad_out must be 4-D [N, O, OH, OW], got %s", op, sg);
+    if (grad_b->ndim != 1 || grad_b->shape[0] != gs[1])
+        return clrt__fail(CLRT_ESHAPE, "%s: grad_b %s must be [%lld] for grad_out %s", op, sb,
+                          (long long)gs[1], sg);
+    if ((double)gs[0] * (double)gs[1] > (double)INT32_MAX ||
+        (double)gs[2] * (double)gs[3] > (double)INT32_MAX)
+        return clrt__fail(CLRT_ENOTSUP, "%s: grad_out %s too large for 32-bit indexing", op, sg);
+    if (grad_b->storage == grad_out->storage)
+        return clrt__fail(CLRT_EINVAL, "%s: grad_b must not share storage with grad_out", op);
+    clrt_device *d = clrt__dev(grad_b);
+    if ((st = clrt__workspace_begin(d)) != CLRT_OK)
+        return st;
+    st = bias_sums(d, clrt__mem(grad_out), clrt__mem(grad_b), (cl_int)gs[0], (cl_int)gs[1],
+                   (cl_int)(gs[2] * gs[3]), accumulate != 0);
+    clrt__workspace_end(d);
+    return st;
+}

@@ -1,0 +1,81 @@
+/* 2-D convolution internals shared by the forward pass, the backward passes
+ * and pooling: validated dimensions, chunking of the batch, the launch shape
+ * of per-plane kernels and the im2col pipeline stages. */
+#ifndef CLRT_CONV_INTERNAL_H
+#define CLRT_CONV_INTERNAL_H
+
+#include "runtime/tensor/tensor_internal.h"
+
+/* x [N,C,H,W] * weight [O,C,K,K] -> [N,O,OH,OW]. All fit in 32-bit ints,
+ * and so do C*H*W, O*OH*OW and C*K*K (checked). */
+typedef struct {
+    int N, C, H, W;
+    int O, K;
+    int OH, OW;
+    int stride, pad;
+} clrt__conv_dims;
+
+/* One named tensor argument of an op, for clrt__check_args. */
+typedef struct {
+    const char *name;
+    const clrt_tensor *t;
+    int optional; /* NULL allowed */
+} clrt__arg;
+
+/* Checks that every non-optional argument is non-NULL and that all present
+ * ones are on one device; the message names the op, both arguments and both
+ * devices, and suggests clrt_tensor_to. */
+clrt_status clrt__check_args(const char *op, int n, const clrt__arg *args);
+
+/* Validates x-shaped `x` and weight-shaped `w` (float32, 4-D, square kernel,
+ * matching channels, kernel within the padded input, stride >= 1,
+ * padding >= 0) and fills dims. `xname`/`wname` name them in messages. */
+clrt_status clrt__conv_dims_get(const char *op, const clrt_tensor *x, const char *xname,
+                                const clrt_tensor *w, const char *wname, int stride, int padding,
+                                clrt__conv_dims *cd);
+/* Checks t is float32 [N,O,OH,OW]; the message shows the shape wanted and
+ * where it comes from. */
+clrt_status clrt__conv_check_out(const char *op, const char *name, const clrt_tensor *t,
+                                 const clrt__conv_dims *cd);
+
+/* Images per chunk so that the column matrix [C*K*K, n*OH*OW] and the
+ * [O, n*OH*OW] matrix each stay within the device's largest allocation and
+ * a sane cap; >= 1, or 0 + error when even one image does not fit. */
+int clrt__conv_chunk(const char *op, const clrt_device *d, const clrt__conv_dims *cd);
+
+/* Row-major C [m,n] = op(A) op(B) + beta C on whole buffers, leading
+ * dimensions the row lengths; op() transposes when trans_x is nonzero. */
+clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                            cl_mem a, cl_mem b, float beta, cl_mem c);
+
+/* A divisor d >= 1 as (mul, shift) for fast_div in clkernels/common.cl:
+ * q / d == (mul_hi(q, mul) + q) >> shift for 0 <= q < 2^31. */
+typedef struct {
+    cl_uint mul, shift;
+} clrt__divisor;
+clrt__divisor clrt__divisor_of(uint32_t d);
+
+/* Launches k over `planes` planes of `items` work items each: dim 0 the
+ * item in its plane, dim 1 the plane; both rounded up to the work-group
+ * (kernels guard both). Work-groups are sized from device queries and span
+ * several small planes, so there are neither tiny work-groups nor much
+ * rounding waste. Never blocks. */
+clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes);
+
+/* Pipeline stages over images [img0, img0+n) of a batch; `cols` is
+ * n*OH*OW, the width of the column matrices. All enqueue and return.
+ *   im2col:      x (NCHW)               -> col [C*K*K, cols]
+ *   col2im:      col [C*K*K, cols]      -> gx (NCHW), each pixel the sum of
+ *                                          its taps (a gather, no atomics)
+ *   cols_to_nchw: y [O, cols] (+ bias)  -> out (NCHW); bias may be NULL
+ *   nchw_to_cols: g (NCHW, O channels)  -> gp [O, cols] */
+clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_dims *cd, int img0,
+                         int n);
+clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv_dims *cd, int img0,
+                         int n);
+clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out,
+                               const clrt__conv_dims *cd, int img0, int n);
+clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,
+                               int img0, int n);
+
+#endif

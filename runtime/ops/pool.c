@@ -1,0 +1,256 @@
+/* 2-D max and average pooling, forward and backward (clkernels/pool.cl). */
+#include "runtime/ops/conv_internal.h"
+
+#include <clrt/ops_conv.h>
+#include <stdio.h>
+
+/* x-shaped [N,C,H,W] input and [N,C,OH,OW] pooled sizes. */
+typedef struct {
+    int64_t N, C, H, W, OH, OW;
+    int K, stride;
+} pool_dims;
+
+/* Must match pool_geom in clkernels/pool.cl. */
+typedef struct {
+    cl_int H, W, OH, OW, planes;
+    clrt__divisor ow, w;
+} geom_arg;
+
+/* Validates the input-shaped tensor x (float32 [N,C,H,W]), the window and
+ * the stride, and fills pd. */
+static clrt_status dims_get(const char *op, const char *name, const clrt_tensor *x, int kernel,
+                            int stride, pool_dims *pd)
+{
+    char s[128];
+    clrt_status st = clrt__check_dtype(op, name, x, CLRT_F32);
+    if (st != CLRT_OK)
+        return st;
+    clrt_shape_str(x->ndim, x->shape, s, sizeof s);
+    if (x->ndim != 4)
+        return clrt__fail(CLRT_ESHAPE, "%s: %s must be 4-D [N, C, H, W], got %s", op, name, s);
+    if (kernel < 1 || stride < 1)
+        return clrt__fail(CLRT_EINVAL, "%s: kernel and stride must be >= 1, got %d and %d", op,
+                          kernel, stride);
+    if (kernel > x->shape[2] || kernel > x->shape[3])
+        return clrt__fail(CLRT_ESHAPE, "%s: window %dx%d is larger than the input %s %s", op,
+                          kernel, kernel, name, s);
+    if ((double)x->shape[0] * (double)x->shape[1] > (double)INT32_MAX ||
+        (double)x->shape[2] * (double)x->shape[3] > (double)INT32_MAX)
+        return clrt__fail(CLRT_ENOTSUP, "%s: %s %s too large for 32-bit indexing", op, name, s);
+    *pd = (pool_dims){x->shape[0],
+                      x->shape[1],
+                      x->shape[2],
+                      x->shape[3],
+                      (x->shape[2] - kernel) / stride + 1,
+                      (x->shape[3] - kernel) / stride + 1,
+                      kernel,
+                      stride};
+    return CLRT_OK;
+}
+
+/* Checks t has the pooled shape [N,C,OH,OW] and dtype `dt`. */
+static clrt_status check_pooled(const char *op, const char *name, const clrt_tensor *t,
+                                clrt_dtype dt, const pool_dims *pd)
+{
+    char got[128], want[128];
+    int64_t shape[4] = {pd->N, pd->C, pd->OH, pd->OW};
+    clrt_status st = clrt__check_dtype(op, name, t, dt);
+    if (st != CLRT_OK)
+        return st;
+    if (t->ndim != 4 || t->shape[0] != shape[0] || t->shape[1] != shape[1] ||
+        t->shape[2] != shape[2] || t->shape[3] != shape[3])
+        return clrt__fail(CLRT_ESHAPE,
+                          "%s: %s is %s but must be %s for input [%lld, %lld, %lld, %lld], "
+                          "kernel %d, stride %d",
+                          op, name, clrt_shape_str(t->ndim, t->shape, got, sizeof got),
+                          clrt_shape_str(4, shape, want, sizeof want), (long long)pd->N,
+                          (long long)pd->C, (long long)pd->H, (long long)pd->W, pd->K, pd->stride);
+    return CLRT_OK;
+}
+
+static clrt_status check_no_alias(const char *op, const clrt_tensor *dst, const char *dname,
+                                  const clrt_tensor *src, const char *sname)
+{
+    if (dst && src && dst->storage == src->storage)
+        return clrt__fail(CLRT_EINVAL, "%s: %s must not share storage with %s", op, dname, sname);
+    return CLRT_OK;
+}
+
+/* Runs a pool kernel, built for pd's window and stride, over planes of
+ * input (backward) or output (forward) pixels. */
+static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, int over_input,
+                       int nargs, clrt__karg *args)
+{
+    geom_arg g = {(cl_int)pd->H,
+                  (cl_int)pd->W,
+                  (cl_int)pd->OH,
+                  (cl_int)pd->OW,
+                  (cl_int)(pd->N * pd->C),
+                  clrt__divisor_of((uint32_t)pd->OW),
+                  clrt__divisor_of((uint32_t)pd->W)};
+    char options[64];
+    snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d", pd->K, pd->stride);
+    args[nargs] = CLRT__ARG(g);
+    cl_kernel k = clrt__kernel(d, "pool", options, name);
+    if (!k)
+        return clrt_last_status();
+    clrt_status st = clrt__set_args(k, nargs + 1, args);
+    size_t items = over_input ? (size_t)(pd->H * pd->W) : (size_t)(pd->OH * pd->OW);
+    return st != CLRT_OK ? st : clrt__launch_planes(d, k, items, (size_t)(pd->N * pd->C));
+}
+
+/* --- max --- */
+
+static clrt_status check_maxpool_fwd(const char *op, clrt_tensor *out, clrt_tensor *indices,
+                                     clrt_tensor *x, int kernel, int stride, pool_dims *pd)
+{
+    clrt__arg args[] = {{"x", x, 0}, {"out", out, 1}, {"indices", indices, 1}};
+    clrt_status st = clrt__check_args(op, 3, args);
+    if (st == CLRT_OK)
+        st = dims_get(op, "x", x, kernel, stride, pd);
+    if (st == CLRT_OK && out)
+        st = check_pooled(op, "out", out, CLRT_F32, pd);
+    if (st == CLRT_OK && indices)
+        st = check_pooled(op, "indices", indices, CLRT_I32, pd);
+    if (st == CLRT_OK)
+        st = check_no_alias(op, out, "out", x, "x");
+    if (st == CLRT_OK)
+        st = check_no_alias(op, indices, "indices", x, "x");
+    if (st == CLRT_OK)
+        st = check_no_alias(op, indices, "indices", out, "out");
+    return st;
+}
+
+static clrt_status maxpool_fwd(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x,
+                               const pool_dims *pd)
+{
+    cl_mem mx = clrt__mem(x), mo = clrt__mem(out);
+    cl_mem mi = indices ? clrt__mem(indices) : mo; /* unused when want_idx is 0 */
+    cl_int want_idx = indices != NULL;
+    clrt__karg args[6] = {CLRT__ARG(mx), CLRT__ARG(mo), CLRT__ARG(mi), CLRT__ARG(want_idx)};
+    return run(clrt__dev(x), "maxpool_fwd", pd, 0, 4, args);
+}
+
+clrt_status clrt_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
+                               int stride)
+{
+    pool_dims pd;
+    if (!out)
+        return clrt__fail(CLRT_EINVAL, "clrt_maxpool2d_out: out is NULL");
+    clrt_status st = check_maxpool_fwd("clrt_maxpool2d_out", out, indices, x, kernel, stride, &pd);
+    return st != CLRT_OK ? st : maxpool_fwd(out, indices, x, &pd);
+}
+
+/* New [N,C,OH,OW] float32 output of x's pooling. */
+static clrt_tensor *alloc_pooled(const clrt_tensor *x, const pool_dims *pd)
+{
+    int64_t shape[4] = {pd->N, pd->C, pd->OH, pd->OW};
+    return clrt__alloc(clrt__dev(x), CLRT_F32, 4, shape);
+}
+
+clrt_tensor *clrt_maxpool2d(clrt_tensor *x, int kernel, int stride)
+{
+    pool_dims pd;
+    if (check_maxpool_fwd("clrt_maxpool2d", NULL, NULL, x, kernel, stride, &pd) != CLRT_OK)
+        return NULL;
+    clrt_tensor *out = alloc_pooled(x, &pd);
+    if (out && maxpool_fwd(out, NULL, x, &pd) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Checks a backward call: grad_x (float32 [N,C,H,W]) gives the input size,
+ * grad_out (and indices, when given) must have its pooled shape. */
+static clrt_status check_backward(const char *op, clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                  clrt_tensor *indices, int kernel, int stride, pool_dims *pd)
+{
+    clrt_status st = dims_get(op, "grad_x", grad_x, kernel, stride, pd);
+    if (st == CLRT_OK)
+        st = check_pooled(op, "grad_out", grad_out, CLRT_F32, pd);
+    if (st == CLRT_OK && indices)
+        st = check_pooled(op, "indices", indices, CLRT_I32, pd);
+    if (st == CLRT_OK)
+        st = check_no_alias(op, grad_x, "grad_x", grad_out, "grad_out");
+    if (st == CLRT_OK)
+        st = check_no_alias(op, grad_x, "grad_x", indices, "indices");
+    return st;
+}
+
+clrt_status clrt_maxpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                    clrt_tensor *indices, int kernel, int stride)
+{
+    const char *op = "clrt_maxpool2d_backward";
+    pool_dims pd;
+    clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"indices", indices, 0}};
+    clrt_status st = clrt__check_args(op, 3, args);
+    if (st == CLRT_OK)
+        st = check_backward(op, grad_x, grad_out, indices, kernel, stride, &pd);
+    if (st != CLRT_OK)
+        return st;
+    cl_mem mg = clrt__mem(grad_out), mi = clrt__mem(indices), mx = clrt__mem(grad_x);
+    clrt__karg kargs[4] = {CLRT__ARG(mg), CLRT__ARG(mi), CLRT__ARG(mx)};
+    return run(clrt__dev(grad_x), "maxpool_bwd", &pd, 1, 3, kargs);
+}
+
+/* --- average --- */
+
+static clrt_status check_avgpool_fwd(const char *op, clrt_tensor *out, clrt_tensor *x, int kernel,
+                                     int stride, pool_dims *pd)
+{
+    clrt__arg args[] = {{"x", x, 0}, {"out", out, 1}};
+    clrt_status st = clrt__check_args(op, 2, args);
+    if (st == CLRT_OK)
+        st = dims_get(op, "x", x, kernel, stride, pd);
+    if (st == CLRT_OK && out)
+        st = check_pooled(op, "out", out, CLRT_F32, pd);
+    if (st == CLRT_OK)
+        st = check_no_alias(op, out, "out", x, "x");
+    return st;
+}
+
+static clrt_status avgpool_fwd(clrt_tensor *out, clrt_tensor *x, const pool_dims *pd)
+{
+    cl_mem mx = clrt__mem(x), mo = clrt__mem(out);
+    clrt__karg args[3] = {CLRT__ARG(mx), CLRT__ARG(mo)};
+    return run(clrt__dev(x), "avgpool_fwd", pd, 0, 2, args);
+}
+
+clrt_status clrt_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int kernel, int stride)
+{
+    pool_dims pd;
+    if (!out)
+        return clrt__fail(CLRT_EINVAL, "clrt_avgpool2d_out: out is NULL");
+    clrt_status st = check_avgpool_fwd("clrt_avgpool2d_out", out, x, kernel, stride, &pd);
+    return st != CLRT_OK ? st : avgpool_fwd(out, x, &pd);
+}
+
+clrt_tensor *clrt_avgpool2d(clrt_tensor *x, int kernel, int stride)
+{
+    pool_dims pd;
+    if (check_avgpool_fwd("clrt_avgpool2d", NULL, x, kernel, stride, &pd) != CLRT_OK)
+        return NULL;
+    clrt_tensor *out = alloc_pooled(x, &pd);
+    if (out && avgpool_fwd(out, x, &pd) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+clrt_status clrt_avgpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out, int kernel,
+                                    int stride)
+{
+    const char *op = "clrt_avgpool2d_backward";
+    pool_dims pd;
+    clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}};
+    clrt_status st = clrt__check_args(op, 2, args);
+    if (st == CLRT_OK)
+        st = check_backward(op, grad_x, grad_out, NULL, kernel, stride, &pd);
+    if (st != CLRT_OK)
+        return st;
+    cl_mem mg = clrt__mem(grad_out), mx = clrt__mem(grad_x);
+    clrt__karg kargs[3] = {CLRT__ARG(mg), CLRT__ARG(mx)};
+    return run(clrt__dev(grad_x), "avgpool_bwd", &pd, 1, 2, kargs);
+}

@@ -1,0 +1,84 @@
+/* Per-device grow-only scratch buffers (see workspace_internal.h). Entries
+ * live as long as the process, like the devices they belong to. */
+#include "runtime/ops/workspace_internal.h"
+
+#include <stdlib.h>
+
+typedef struct ws_entry {
+    clrt_device *dev;
+    pthread_mutex_t lock; /* held between begin and end */
+    cl_mem mem[CLRT__WS_SLOTS];
+    size_t bytes[CLRT__WS_SLOTS];
+    struct ws_entry *next;
+} ws_entry;
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static ws_entry *table;
+
+/* d's entry, created on first use; NULL + error when out of host memory. */
+static ws_entry *entry_for(clrt_device *d)
+{
+    pthread_mutex_lock(&table_lock);
+    ws_entry *e = table;
+    while (e && e->dev != d)
+        e = e->next;
+    if (!e && (e = calloc(1, sizeof *e)) != NULL) {
+        e->dev = d;
+        pthread_mutex_init(&e->lock, NULL);
+        e->next = table;
+        table = e;
+    }
+    pthread_mutex_unlock(&table_lock);
+    if (!e)
+        clrt__fail(CLRT_ENOMEM, "workspace for %s: out of host memory", d->info.name);
+    return e;
+}
+
+clrt_status clrt__workspace_begin(clrt_device *d)
+{
+    ws_entry *e = entry_for(d);
+    if (!e)
+        return CLRT_ENOMEM;
+    pthread_mutex_lock(&e->lock);
+    return CLRT_OK;
+}
+
+void clrt__workspace_end(clrt_device *d)
+{
+    ws_entry *e = entry_for(d); /* exists: begin created it */
+    if (e)
+        pthread_mutex_unlock(&e->lock);
+}
+
+cl_mem clrt__workspace(clrt_device *d, clrt__ws_slot slot, size_t bytes)
+{
+    ws_entry *e = entry_for(d);
+    if (!e)
+        return NULL;
+    if (bytes == 0)
+        bytes = 4;
+    if (e->mem[slot] && e->bytes[slot] >= bytes)
+        return e->mem[slot];
+    if (bytes > d->info.max_alloc_bytes) {
+        clrt__fail(CLRT_ENOMEM,
+                   "scratch buffer of %zu bytes on %s: more than the device's largest "
+                   "allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu bytes)",
+                   bytes, d->info.name, (unsigned long long)d->info.max_alloc_bytes);
+        return NULL;
+    }
+    if (clrt__device_open(d) != CLRT_OK)
+        return NULL;
+    cl_int err = CL_SUCCESS;
+    cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        clrt_status st = clrt__fail_cl(err, "clCreateBuffer");
+        clrt__fail(st, "scratch buffer of %zu bytes on %s: %s", bytes, d->info.name,
+                   clrt_last_error());
+        return NULL;
+    }
+    if (e->mem[slot])
+        clReleaseMemObject(e->mem[slot]); /* deferred until its commands finish */
+    e->mem[slot] = m;
+    e->bytes[slot] = bytes;
+    return m;
+}

@@ -1,0 +1,518 @@
+/* conv2d forward and backward against naive float64 references on fresh
+ * random inputs; the references' gradients against central finite
+ * differences; argument errors. */
+#include "testutil.h"
+
+#include "runtime/ops/conv_internal.h"
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+    int N, C, H, W, O, K, s, p;
+} conv_case;
+
+/* Odd image sizes, kernels 1/3/5, strides 1/2, padding 0/1/2, one and
+ * several channels, batches 1 and 3, LeNet's two layers, one large case. */
+static const conv_case cases[] = {
+    {1, 1, 7, 9, 1, 1, 1, 0},   {3, 2, 7, 9, 4, 3, 1, 1},    {3, 3, 13, 13, 5, 3, 2, 1},
+    {1, 1, 28, 28, 6, 5, 1, 2}, {3, 6, 14, 14, 16, 5, 1, 0}, {3, 2, 7, 9, 3, 5, 2, 2},
+    {3, 4, 13, 13, 2, 1, 2, 0}, {1, 3, 28, 28, 7, 3, 2, 0},  {3, 5, 11, 8, 6, 5, 2, 1},
+    {1, 2, 13, 13, 3, 3, 1, 2}, {3, 1, 7, 9, 2, 5, 1, 0},    {8, 3, 61, 67, 16, 3, 1, 1},
+};
+#define N_CASES ((int)(sizeof cases / sizeof cases[0]))
+
+/* Relative error bounds (max |err| / max |ref|). GEMM sums C*K*K terms per
+ * output and N*OH*OW terms per weight gradient in float32. */
+#define FWD_TOL 2e-6
+#define DX_TOL 2e-6
+#define DW_TOL 2e-5
+#define DB_TOL 2e-5
+/* Analytic reference gradients vs central differences in float64. */
+#define FD_TOL 1e-6
+
+typedef struct {
+    conv_case c;
+    int OH, OW;
+    size_t nx, nw, no;
+    float *x, *w, *b, *g; /* g: a random grad_out */
+    double *xd, *wd, *bd, *gd;
+} conv_data;
+
+static double *to_double(const float *f, size_t n)
+{
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    ck_assert_ptr_nonnull(d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = f[i];
+    return d;
+}
+
+static void data_make(conv_data *t, conv_case c, uint64_t *rng)
+{
+    t->c = c;
+    t->OH = (c.H + 2 * c.p - c.K) / c.s + 1;
+    t->OW = (c.W + 2 * c.p - c.K) / c.s + 1;
+    t->nx = (size_t)c.N * c.C * c.H * c.W;
+    t->nw = (size_t)c.O * c.C * c.K * c.K;
+    t->no = (size_t)c.N * c.O * t->OH * t->OW;
+    t->x = tu_random_floats(rng, t->nx, -1, 1);
+    t->w = tu_random_floats(rng, t->nw, -1, 1);
+    t->b = tu_random_floats(rng, (size_t)c.O, -1, 1);
+    t->g = tu_random_floats(rng, t->no, -1, 1);
+    t->xd = to_double(t->x, t->nx);
+    t->wd = to_double(t->w, t->nw);
+    t->bd = to_double(t->b, (size_t)c.O);
+    t->gd = to_double(t->g, t->no);
+}
+
+static void data_free(conv_data *t)
+{
+    free(t->x), free(t->w), free(t->b), free(t->g);
+    free(t->xd), free(t->wd), free(t->bd), free(t->gd);
+}
+
+/* Visits every (output, input, weight) index triple of the convolution
+ * whose input tap lies inside the image: the one loop nest all the
+ * references share. */
+#define FOR_EACH_TAP(t, OI, XI, WI, BODY)                                                          \
+    do {                                                                                           \
+        const conv_case c_ = (t)->c;                                                               \
+        for (int n = 0; n < c_.N; n++)                                                             \
+            for (int o = 0; o < c_.O; o++)                                                         \
+                for (int oh = 0; oh < (t)->OH; oh++)                                               \
+                    for (int ow = 0; ow < (t)->OW; ow++) {                                         \
+                        size_t OI = (((size_t)n * c_.O + o) * (t)->OH + oh) * (t)->OW + ow;        \
+                        for (int ch = 0; ch < c_.C; ch++)                                          \
+                            for (int kh = 0; kh < c_.K; kh++)                                      \
+                                for (int kw = 0; kw < c_.K; kw++) {                                \
+                                    int ih = oh * c_.s - c_.p + kh, iw = ow * c_.s - c_.p + kw;    \
+                                    if (ih < 0 || ih >= c_.H || iw < 0 || iw >= c_.W)              \
+                                        continue;                                                  \
+                                    size_t XI = (((size_t)n * c_.C + ch) * c_.H + ih) * c_.W + iw; \
+                                    size_t WI = (((size_t)o * c_.C + ch) * c_.K + kh) * c_.K + kw; \
+                                    BODY;                                                          \
+                                }                                                                  \
+                    }                                                                              \
+    } while (0)
+
+/* out = conv(x, w) + b (b may be NULL), all float64. */
+static void ref_forward(const conv_data *t, const double *x, const double *w, const double *b,
+                        double *out)
+{
+    for (size_t i = 0; i < t->no; i++)
+        out[i] = b ? b[(i / ((size_t)t->OH * t->OW)) % (size_t)t->c.O] : 0.0;
+    FOR_EACH_TAP(t, oi, xi, wi, out[oi] += x[xi] * w[wi]);
+}
+
+static void ref_backward(const conv_data *t, const double *g, double *dx, double *dw, double *db)
+{
+    memset(dx, 0, t->nx * sizeof *dx);
+    memset(dw, 0, t->nw * sizeof *dw);
+    memset(db, 0, (size_t)t->c.O * sizeof *db);
+    FOR_EACH_TAP(t, oi, xi, wi, {
+        dx[xi] += g[oi] * t->wd[wi];
+        dw[wi] += g[oi] * t->xd[xi];
+    });
+    for (size_t i = 0; i < t->no; i++)
+        db[(i / ((size_t)t->OH * t->OW)) % (size_t)t->c.O] += g[i];
+}
+
+static clrt_tensor *upload(const float *data, int n0, int n1, int n2, int n3, int ndim)
+{
+    int64_t shape[4] = {n0, n1, n2, n3};
+    return TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, ndim, shape, data));
+}
+
+static clrt_tensor *upload_x(const conv_data *t)
+{
+    return upload(t->x, t->c.N, t->c.C, t->c.H, t->c.W, 4);
+}
+static clrt_tensor *upload_w(const conv_data *t)
+{
+    return upload(t->w, t->c.O, t->c.C, t->c.K, t->c.K, 4);
+}
+static clrt_tensor *upload_g(const conv_data *t)
+{
+    return upload(t->g, t->c.N, t->c.O, t->OH, t->OW, 4);
+}
+
+static void check_close(const char *what, const clrt_tensor *got, const double *ref, size_t n,
+                        double tol, int case_i)
+{
+    float *h = tu_read(got);
+    double err = tu_rel_err(h, ref, n, 1e-3);
+    ck_assert_msg(err <= tol, "%s case %d: rel err %.3g > %.3g", what, case_i, err, tol);
+    free(h);
+}
+
+/* --- forward --- */
+
+static void run_forward_case(int i, int with_bias, int use_out)
+{
+    uint64_t rng = tu_seed() + (uint64_t)i * 7919;
+    conv_data t;
+    data_make(&t, cases[i], &rng);
+    clrt_tensor *x = upload_x(&t), *w = upload_w(&t);
+    clrt_tensor *b = with_bias ? upload(t.b, t.c.O, 0, 0, 0, 1) : NULL;
+    clrt_tensor *y;
+    if (use_out) {
+        int64_t shape[4] = {t.c.N, t.c.O, t.OH, t.OW};
+        y = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, shape)); /* poisoned: NaN */
+        TU_OK(clrt_conv2d_out(y, x, w, b, t.c.s, t.c.p));
+    } else {
+        y = TU_NONNULL(clrt_conv2d(x, w, b, t.c.s, t.c.p));
+    }
+    const int64_t *ys = clrt_tensor_shape(y);
+    ck_assert(clrt_tensor_ndim(y) == 4 && ys[0] == t.c.N && ys[1] == t.c.O && ys[2] == t.OH &&
+              ys[3] == t.OW);
+    double *ref = malloc(t.no * sizeof *ref);
+    ref_forward(&t, t.xd, t.wd, with_bias ? t.bd : NULL, ref);
+    check_close("forward", y, ref, t.no, FWD_TOL, i);
+    free(ref);
+    clrt_tensor_release(x), clrt_tensor_release(w), clrt_tensor_release(b);
+    clrt_tensor_release(y);
+    data_free(&t);
+}
+
+START_TEST(forward_bias) { run_forward_case(_i, 1, 0); }
+END_TEST
+
+START_TEST(forward_no_bias_out) { run_forward_case(_i, 0, 1); }
+END_TEST
+
+/* --- backward --- */
+
+typedef struct {
+    double *dx, *dw, *db;
+} grads;
+
+static grads ref_grads(const conv_data *t)
+{
+    grads r = {malloc(t->nx * sizeof(double)), malloc(t->nw * sizeof(double)),
+               malloc((size_t)t->c.O * sizeof(double))};
+    ref_backward(t, t->gd, r.dx, r.dw, r.db);
+    return r;
+}
+
+static void grads_free(grads *r) { free(r->dx), free(r->dw), free(r->db); }
+
+START_TEST(backward_all)
+{
+    uint64_t rng = tu_seed() + (uint64_t)_i * 104729;
+    conv_data t;
+    data_make(&t, cases[_i], &rng);
+    clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
+    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
+    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
+    int64_t o = t.c.O;
+    clrt_tensor *db = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &o));
+    TU_OK(clrt_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
+    TU_OK(clrt_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
+    TU_OK(clrt_conv2d_backward_bias(db, g, 0));
+    grads r = ref_grads(&t);
+    check_close("grad input", dx, r.dx, t.nx, DX_TOL, _i);
+    check_close("grad weight", dw, r.dw, t.nw, DW_TOL, _i);
+    check_close("grad bias", db, r.db, (size_t)t.c.O, DB_TOL, _i);
+    grads_free(&r);
+    clrt_tensor *all[] = {x, w, g, dx, dw, db};
+    for (int k = 0; k < 6; k++)
+        clrt_tensor_release(all[k]);
+    data_free(&t);
+}
+END_TEST
+
+/* accumulate adds to what the destination held. */
+START_TEST(backward_accumulate)
+{
+    uint64_t rng = tu_seed() + 31 + (uint64_t)_i;
+    conv_data t;
+    data_make(&t, cases[_i], &rng);
+    float *w0 = tu_random_floats(&rng, t.nw, -1, 1), *b0 = tu_random_floats(&rng, t.c.O, -1, 1);
+    clrt_tensor *x = upload_x(&t), *g = upload_g(&t);
+    clrt_tensor *dw = upload(w0, t.c.O, t.c.C, t.c.K, t.c.K, 4);
+    clrt_tensor *db = upload(b0, t.c.O, 0, 0, 0, 1);
+    TU_OK(clrt_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 1));
+    TU_OK(clrt_conv2d_backward_bias(db, g, 1));
+    grads r = ref_grads(&t);
+    for (size_t k = 0; k < t.nw; k++)
+        r.dw[k] += w0[k];
+    for (int k = 0; k < t.c.O; k++)
+        r.db[k] += b0[k];
+    check_close("accumulated grad weight", dw, r.dw, t.nw, DW_TOL, _i);
+    check_close("accumulated grad bias", db, r.db, (size_t)t.c.O, DB_TOL, _i);
+    grads_free(&r);
+    free(w0), free(b0);
+    clrt_tensor_release(x), clrt_tensor_release(g), clrt_tensor_release(dw),
+        clrt_tensor_release(db);
+    data_free(&t);
+}
+END_TEST
+
+/* The batch in chunks of one or two images (a small scratch cap) gives the
+ * same results, including the weight gradient summed across chunks. */
+START_TEST(chunked_batch)
+{
+    setenv("CLRT_CONV_SCRATCH_BYTES", _i ? "1" : "40000", 1);
+    uint64_t rng = tu_seed() + 77;
+    conv_data t;
+    data_make(&t, (conv_case){5, 3, 13, 11, 4, 3, 2, 1}, &rng);
+    clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
+    clrt_tensor *b = upload(t.b, t.c.O, 0, 0, 0, 1);
+    clrt_tensor *y = TU_NONNULL(clrt_conv2d(x, w, b, t.c.s, t.c.p));
+    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
+    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
+    TU_OK(clrt_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
+    TU_OK(clrt_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
+    double *ref = malloc(t.no * sizeof *ref);
+    ref_forward(&t, t.xd, t.wd, t.bd, ref);
+    check_close("chunked forward", y, ref, t.no, FWD_TOL, _i);
+    grads r = ref_grads(&t);
+    check_close("chunked grad input", dx, r.dx, t.nx, DX_TOL, _i);
+    check_close("chunked grad weight", dw, r.dw, t.nw, DW_TOL, _i);
+    grads_free(&r);
+    free(ref);
+    clrt_tensor *all[] = {x, w, g, b, y, dx, dw};
+    for (int k = 0; k < 7; k++)
+        clrt_tensor_release(all[k]);
+    data_free(&t);
+}
+END_TEST
+
+/* Calls that grow the workspace while earlier commands using the old buffer
+ * are still queued: the old buffer must live until they finish. No
+ * synchronisation between the calls. */
+START_TEST(workspace_grows_while_queued)
+{
+    uint64_t rng = tu_seed() + 5;
+    conv_case cs[3] = {
+        {2, 2, 9, 9, 3, 3, 1, 1}, {6, 4, 31, 29, 8, 5, 1, 2}, {1, 1, 7, 9, 2, 3, 2, 0}};
+    conv_data t[3];
+    clrt_tensor *x[3], *w[3], *y[3];
+    for (int k = 0; k < 3; k++) {
+        data_make(&t[k], cs[k], &rng);
+        x[k] = upload_x(&t[k]);
+        w[k] = upload_w(&t[k]);
+    }
+    for (int k = 0; k < 3; k++)
+        y[k] = TU_NONNULL(clrt_conv2d(x[k], w[k], NULL, cs[k].s, cs[k].p));
+    for (int k = 0; k < 3; k++) {
+        double *ref = malloc(t[k].no * sizeof *ref);
+        ref_forward(&t[k], t[k].xd, t[k].wd, NULL, ref);
+        check_close("forward after growth", y[k], ref, t[k].no, FWD_TOL, k);
+        free(ref);
+        clrt_tensor_release(x[k]), clrt_tensor_release(w[k]), clrt_tensor_release(y[k]);
+        data_free(&t[k]);
+    }
+}
+END_TEST
+
+/* --- the references against finite differences --- */
+
+/* L(x, w, b) = sum(g * conv(x, w) + b), float64. */
+static double ref_loss(const conv_data *t, const double *x, const double *w, const double *b)
+{
+    double *out = malloc(t->no * sizeof *out), l = 0;
+    ref_forward(t, x, w, b, out);
+    for (size_t i = 0; i < t->no; i++)
+        l += t->gd[i] * out[i];
+    free(out);
+    return l;
+}
+
+/* Max relative difference between `grad` and dL/dv by central differences,
+ * v one of t's xd, wd, bd (perturbed in place and restored). */
+static double fd_err(const conv_data *t, double *v, size_t n, const double *grad)
+{
+    const double h = 1e-4;
+    double max_diff = 0, max_ref = 1e-3;
+    for (size_t i = 0; i < n; i++) {
+        double keep = v[i];
+        v[i] = keep + h;
+        double lp = ref_loss(t, t->xd, t->wd, t->bd);
+        v[i] = keep - h;
+        double lm = ref_loss(t, t->xd, t->wd, t->bd);
+        v[i] = keep;
+        double fd = (lp - lm) / (2 * h);
+        max_diff = fmax(max_diff, fabs(fd - grad[i]));
+        max_ref = fmax(max_ref, fabs(fd));
+    }
+    return max_diff / max_ref;
+}
+
+START_TEST(reference_vs_finite_differences)
+{
+    static const conv_case small[] = {
+        {2, 2, 5, 6, 3, 3, 1, 1}, {1, 3, 7, 5, 2, 3, 2, 2}, {2, 1, 6, 7, 2, 5, 2, 1}};
+    uint64_t rng = tu_seed() + 991 + (uint64_t)_i;
+    conv_data t;
+    data_make(&t, small[_i], &rng);
+    grads r = ref_grads(&t);
+    double ex = fd_err(&t, t.xd, t.nx, r.dx), ew = fd_err(&t, t.wd, t.nw, r.dw);
+    double eb = fd_err(&t, t.bd, (size_t)t.c.O, r.db);
+    ck_assert_msg(ex < FD_TOL && ew < FD_TOL && eb < FD_TOL, "fd errors %g %g %g", ex, ew, eb);
+    /* and the device's gradients against the same differences */
+    clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
+    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
+    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
+    TU_OK(clrt_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
+    TU_OK(clrt_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
+    float *hx = tu_read(dx), *hw = tu_read(dw);
+    double *gx = to_double(hx, t.nx), *gw = to_double(hw, t.nw);
+    ck_assert_msg(fd_err(&t, t.xd, t.nx, gx) < 1e-5, "device grad input vs fd");
+    ck_assert_msg(fd_err(&t, t.wd, t.nw, gw) < 1e-5, "device grad weight vs fd");
+    free(hx), free(hw), free(gx), free(gw);
+    clrt_tensor *all[] = {x, w, g, dx, dw};
+    for (int k = 0; k < 5; k++)
+        clrt_tensor_release(all[k]);
+    grads_free(&r);
+    data_free(&t);
+}
+END_TEST
+
+/* The kernels divide by image widths with fast_div (clkernels/common.cl):
+ * its host-computed constants must give exact quotients for every divisor
+ * and every 31-bit dividend. Emulated here bit for bit. */
+START_TEST(fast_division_constants)
+{
+    uint64_t rng = tu_seed();
+    for (uint32_t d = 1; d < 70000; d += d < 5000 ? 1 : 97) {
+        clrt__divisor dv = clrt__divisor_of(d);
+        for (int k = 0; k < 64; k++) {
+            uint32_t q = k < 8    ? (uint32_t)INT32_MAX - (uint32_t)k
+                         : k < 24 ? (uint32_t)((tu_next(&rng) % 4096) * d + (uint32_t)(k % 3)) - 1u
+                                  : (uint32_t)(tu_next(&rng) >> 33);
+            if (q > (uint32_t)INT32_MAX)
+                q = 0;
+            uint32_t hi = (uint32_t)(((uint64_t)q * dv.mul) >> 32);
+            uint32_t got = (hi + q) >> dv.shift;
+            ck_assert_msg(got == q / d, "%u / %u: got %u", q, d, got);
+        }
+    }
+}
+END_TEST
+
+/* --- errors --- */
+
+static clrt_tensor *zeros4(clrt_dtype dt, int a, int b, int c, int d)
+{
+    int64_t s[4] = {a, b, c, d};
+    return TU_NONNULL(clrt_zeros(tu_cpu(), dt, 4, s));
+}
+
+START_TEST(bad_arguments)
+{
+    clrt_tensor *x = zeros4(CLRT_F32, 2, 3, 7, 7), *w = zeros4(CLRT_F32, 4, 2, 3, 3);
+    clrt_tensor *w_ok = zeros4(CLRT_F32, 4, 3, 3, 3), *w5 = zeros4(CLRT_F32, 1, 3, 9, 9);
+    clrt_tensor *w_rect = zeros4(CLRT_F32, 4, 3, 3, 2), *xi = zeros4(CLRT_I32, 2, 3, 7, 7);
+    int64_t five = 5;
+    clrt_tensor *b5 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &five));
+
+    ck_assert_ptr_null(clrt_conv2d(x, w, NULL, 1, 0));
+    tu_assert_error(CLRT_ESHAPE, "clrt_conv2d", "[2, 3, 7, 7]", "[4, 2, 3, 3]", "channels", NULL);
+    ck_assert_ptr_null(clrt_conv2d(x, w5, NULL, 1, 0));
+    tu_assert_error(CLRT_ESHAPE, "larger than the padded input", "[1, 3, 9, 9]", "[2, 3, 7, 7]",
+                    NULL);
+    clrt_tensor_release(TU_NONNULL(clrt_conv2d(x, w5, NULL, 1, 1))); /* 9 <= 7 + 2 */
+    ck_assert_ptr_null(clrt_conv2d(x, w_ok, b5, 1, 0));
+    tu_assert_error(CLRT_ESHAPE, "bias [5]", "[4]", "[4, 3, 3, 3]", NULL);
+    ck_assert_ptr_null(clrt_conv2d(x, w_rect, NULL, 1, 0));
+    tu_assert_error(CLRT_ESHAPE, "square", "[4, 3, 3, 2]", NULL);
+    ck_assert_ptr_null(clrt_conv2d(xi, w_ok, NULL, 1, 0));
+    tu_assert_error(CLRT_EDTYPE, "x must be float32", "int32", NULL);
+    ck_assert_ptr_null(clrt_conv2d(NULL, w_ok, NULL, 1, 0));
+    tu_assert_error(CLRT_EINVAL, "x is NULL", NULL);
+    ck_assert_ptr_null(clrt_conv2d(x, NULL, NULL, 1, 0));
+    tu_assert_error(CLRT_EINVAL, "weight is NULL", NULL);
+    ck_assert_ptr_null(clrt_conv2d(x, w_ok, NULL, 0, 0));
+    tu_assert_error(CLRT_EINVAL, "stride", NULL);
+    ck_assert_ptr_null(clrt_conv2d(x, w_ok, NULL, 1, -1));
+    tu_assert_error(CLRT_EINVAL, "padding", NULL);
+
+    /* backward: grad_out of the wrong shape, wrong destination shapes */
+    clrt_tensor *g = zeros4(CLRT_F32, 2, 4, 5, 5), *g_bad = zeros4(CLRT_F32, 2, 4, 6, 5);
+    ck_assert_int_eq(clrt_conv2d_backward_input(x, g_bad, w_ok, 1, 0), CLRT_ESHAPE);
+    tu_assert_error(CLRT_ESHAPE, "grad_out is [2, 4, 6, 5]", "[2, 4, 5, 5]", NULL);
+    ck_assert_int_eq(clrt_conv2d_backward_weight(w, g, x, 1, 0, 0), CLRT_ESHAPE);
+    tu_assert_error(CLRT_ESHAPE, "channels", NULL);
+    ck_assert_int_eq(clrt_conv2d_backward_bias(b5, g, 0), CLRT_ESHAPE);
+    tu_assert_error(CLRT_ESHAPE, "grad_b [5]", "[2, 4, 5, 5]", NULL);
+    ck_assert_int_eq(clrt_conv2d_backward_bias(NULL, g, 0), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_conv2d_backward_input(x, g, NULL, 1, 0), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "weight is NULL", NULL);
+    clrt_tensor *g1 = zeros4(CLRT_F32, 4, 4, 1, 1); /* w_ok as an input [4, 3, 3, 3] */
+    ck_assert_int_eq(clrt_conv2d_backward_weight(w_ok, g1, w_ok, 1, 0, 0), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "share storage", NULL);
+    clrt_tensor *all[] = {x, w, w_ok, w5, w_rect, xi, b5, g, g_bad, g1};
+    for (int k = 0; k < 10; k++)
+        clrt_tensor_release(all[k]);
+    /* PoCL aborts if the process exits while it still compiles a queued
+     * kernel (LLVM is torn down under it): finish before leaving. */
+    TU_OK(clrt_device_synchronize(tu_cpu()));
+}
+END_TEST
+
+/* A rejected call leaves its destination as it was. */
+START_TEST(errors_lose_nothing)
+{
+    clrt_tensor *x = zeros4(CLRT_F32, 1, 2, 5, 5), *w = zeros4(CLRT_F32, 3, 2, 3, 3);
+    int64_t os[4] = {1, 3, 3, 3}, four = 4;
+    clrt_tensor *out = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 4, os, 7.0));
+    clrt_tensor *b4 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &four));
+    clrt_tensor *dw = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w), 7.0));
+    ck_assert_int_eq(clrt_conv2d_out(out, x, w, b4, 1, 0), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_conv2d_backward_weight(dw, out, x, 2, 0, 1), CLRT_ESHAPE);
+    float *h = tu_read(out), *hw = tu_read(dw);
+    for (int i = 0; i < 27; i++)
+        ck_assert(h[i] == 7.0f);
+    for (int i = 0; i < 54; i++)
+        ck_assert(hw[i] == 7.0f);
+    ck_assert_int_eq(clrt_conv2d_out(x, x, w, NULL, 1, 0), CLRT_ESHAPE);
+    free(h), free(hw);
+    clrt_tensor_release(x), clrt_tensor_release(w), clrt_tensor_release(out);
+    clrt_tensor_release(b4), clrt_tensor_release(dw);
+}
+END_TEST
+
+/* An empty batch: an empty output, zero weight and bias gradients. */
+START_TEST(empty_batch)
+{
+    clrt_tensor *x = zeros4(CLRT_F32, 0, 2, 5, 5), *w = zeros4(CLRT_F32, 3, 2, 3, 3);
+    clrt_tensor *y = TU_NONNULL(clrt_conv2d(x, w, NULL, 1, 0));
+    ck_assert_int_eq(clrt_tensor_numel(y), 0);
+    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
+    int64_t three = 3;
+    clrt_tensor *db = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &three));
+    TU_OK(clrt_conv2d_backward_weight(dw, y, x, 1, 0, 0));
+    TU_OK(clrt_conv2d_backward_bias(db, y, 0));
+    float *hw = tu_read(dw), *hb = tu_read(db);
+    for (int i = 0; i < 54; i++)
+        ck_assert(hw[i] == 0.0f);
+    for (int i = 0; i < 3; i++)
+        ck_assert(hb[i] == 0.0f);
+    free(hw), free(hb);
+    clrt_tensor_release(x), clrt_tensor_release(w), clrt_tensor_release(y);
+    clrt_tensor_release(dw), clrt_tensor_release(db);
+}
+END_TEST
+
+static Suite *conv_suite(void)
+{
+    Suite *s = suite_create("conv");
+    TCase *tc = tcase_create("conv");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, forward_bias, 0, N_CASES);
+    tcase_add_loop_test(tc, forward_no_bias_out, 0, N_CASES);
+    tcase_add_loop_test(tc, backward_all, 0, N_CASES);
+    tcase_add_loop_test(tc, backward_accumulate, 0, N_CASES);
+    tcase_add_loop_test(tc, chunked_batch, 0, 2);
+    tcase_add_test(tc, workspace_grows_while_queued);
+    tcase_add_loop_test(tc, reference_vs_finite_differences, 0, 3);
+    tcase_add_test(tc, fast_division_constants);
+    tcase_add_test(tc, bad_arguments);
+    tcase_add_test(tc, errors_lose_nothing);
+    tcase_add_test(tc, empty_batch);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tu_run(conv_suite()); }
