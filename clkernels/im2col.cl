@@ -10,7 +10,7 @@
  * (image, channel) pair, so neighbours in dim 0 touch neighbouring
  * addresses and nothing divides per item but one fast_div. */
 
-/* Must match geom_arg in runtime/ops/im2col.c. */
+/* Must match clrt__conv_geom in runtime/ops/conv_internal.h. */
 typedef struct {
     int C, H, W, pad, OH, OW, img0, n;
     uint ow_mul, ow_shift; /* fast_div by OW */

@@ -196,7 +196,7 @@ static grads ref_grads(const conv_data *t)
 
 static void grads_free(grads *r) { free(r->dx), free(r->dw), free(r->db); }
 
-START_TEST(backward_all)
+static void run_backward_case(int _i)
 {
     uint64_t rng = tu_seed() + (uint64_t)_i * 104729;
     conv_data t;
@@ -218,6 +218,19 @@ START_TEST(backward_all)
     for (int k = 0; k < 6; k++)
         clrt_tensor_release(all[k]);
     data_free(&t);
+}
+
+START_TEST(backward_all) { run_backward_case(_i); }
+END_TEST
+
+/* The algorithm a case does not get by default: CPU devices take the direct
+ * kernels (forward, weight gradient) for one input channel, im2col + GEMM
+ * otherwise; CLRT_CONV_ALGO swaps them (in this forked test only). */
+START_TEST(other_algorithm)
+{
+    setenv("CLRT_CONV_ALGO", cases[_i].C == 1 ? "im2col" : "direct", 1);
+    run_forward_case(_i, 1, 0);
+    run_backward_case(_i);
 }
 END_TEST
 
@@ -504,6 +517,7 @@ static Suite *conv_suite(void)
     tcase_add_loop_test(tc, forward_no_bias_out, 0, N_CASES);
     tcase_add_loop_test(tc, backward_all, 0, N_CASES);
     tcase_add_loop_test(tc, backward_accumulate, 0, N_CASES);
+    tcase_add_loop_test(tc, other_algorithm, 0, N_CASES);
     tcase_add_loop_test(tc, chunked_batch, 0, 2);
     tcase_add_test(tc, workspace_grows_while_queued);
     tcase_add_loop_test(tc, reference_vs_finite_differences, 0, 3);

@@ -1,7 +1,9 @@
 /* 2-D convolution, forward: per chunk of images one im2col, ONE GEMM
  *   W [O, C*K*K] x col [C*K*K, n*OH*OW] -> y [O, n*OH*OW],
  * then a permute of y to NCHW with the bias fused. The scratch matrices
- * come from the device's workspace, so a training loop allocates nothing. */
+ * come from the device's workspace, so a training loop allocates nothing.
+ * A one-channel input on a CPU device takes the direct kernel instead
+ * (conv_direct.c). */
 #include "runtime/ops/conv_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
@@ -61,6 +63,9 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     clrt_device *d = clrt__dev(x);
     if (cd->N == 0)
         return CLRT_OK;
+    if (clrt__conv_direct_ok(d, cd))
+        return clrt__conv_direct_forward(d, clrt__mem(x), clrt__mem(w),
+                                         bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd);
     int chunk = clrt__conv_chunk(op, d, cd);
     if (chunk == 0)
         return clrt_last_status();

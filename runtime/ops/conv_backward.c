@@ -3,7 +3,9 @@
  *   weight: grad_w [O, C*K*K] (+)= Gp x col^T, col the im2col of x;
  *   input:  colgrad [C*K*K, cols] = W^T x Gp, then col2im gathers each
  *           input pixel's taps (no atomics);
- *   bias:   one work-group per channel sums grad_out. */
+ *   bias:   one work-group per channel sums grad_out.
+ * The weight gradient of a one-channel input on a CPU device takes the
+ * direct kernels instead (conv_direct.c). */
 #include "runtime/ops/conv_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
@@ -117,6 +119,12 @@ clrt_status clrt_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_o
         return st;
     if (cd.N == 0) /* an empty batch contributes nothing */
         return accumulate ? CLRT_OK : clrt__fill(grad_w, 0.0);
+    if (clrt__conv_direct_ok(clrt__dev(grad_w), &cd)) {
+        st = clrt__conv_direct_weight(clrt__dev(grad_w), clrt__mem(grad_out), clrt__mem(x),
+                                      clrt__mem(grad_w), &cd, accumulate);
+        if (st != CLRT_ENOTSUP) /* ENOTSUP: partial sums too large, use im2col */
+            return st;
+    }
     return over_chunks(op, 1, grad_w, grad_out, x, &cd, accumulate);
 }
 

@@ -61,6 +61,18 @@ clrt__divisor clrt__divisor_of(uint32_t d);
  * several small planes, so there are neither tiny work-groups nor much
  * rounding waste. Never blocks. */
 clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes);
+/* Sets k's arguments and launches it as clrt__launch_planes does; a NULL k
+ * (a failed clrt__kernel) returns the error it set. */
+clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes, int nargs,
+                             const clrt__karg *args);
+
+/* The geometry argument of the im2col and direct kernels; must match
+ * conv_geom in clkernels/im2col.cl and clkernels/conv_direct.cl. */
+typedef struct {
+    cl_int C, H, W, pad, OH, OW, img0, n;
+    clrt__divisor ow, w;
+} clrt__conv_geom;
+clrt__conv_geom clrt__conv_geom_of(const clrt__conv_dims *cd, int img0, int n);
 
 /* Pipeline stages over images [img0, img0+n) of a batch; `cols` is
  * n*OH*OW, the width of the column matrices. All enqueue and return.
@@ -77,5 +89,22 @@ clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out
                                const clrt__conv_dims *cd, int img0, int n);
 clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,
                                int img0, int n);
+
+/* Direct convolution (conv_direct.c, clkernels/conv_direct.cl), forward and
+ * weight gradient, for one input channel on CPU devices, where it beats
+ * im2col + BLAS. clrt__conv_direct_ok says whether it applies to cd on d;
+ * CLRT_CONV_ALGO=im2col turns it off, =direct turns it on for any device
+ * and up to 32 channels (for tests and benchmarks). The weight gradient also
+ * needs its partial
+ * sums to fit the scratch cap: clrt__conv_direct_weight returns
+ * CLRT_ENOTSUP, setting no message, when they do not. The weight gradient
+ * holds the workspace itself; none of them blocks. */
+int clrt__conv_direct_ok(const clrt_device *d, const clrt__conv_dims *cd);
+clrt_status clrt__conv_direct_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
+                                      const clrt__conv_dims *cd);
+clrt_status clrt__conv_direct_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,
+                                     const clrt__conv_dims *cd, int accumulate);
+/* The scratch cap of conv_launch.c (CLRT_CONV_SCRATCH_BYTES overrides). */
+size_t clrt__conv_scratch_cap(const clrt_device *d);
 
 #endif

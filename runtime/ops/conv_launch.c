@@ -9,7 +9,7 @@
  * overrides it, for tests of the chunked path and for tuning. */
 #define CONV_SCRATCH_CAP ((size_t)256 << 20)
 
-static size_t scratch_cap(const clrt_device *d)
+size_t clrt__conv_scratch_cap(const clrt_device *d)
 {
     size_t cap = CONV_SCRATCH_CAP;
     const char *env = getenv("CLRT_CONV_SCRATCH_BYTES");
@@ -83,7 +83,7 @@ int clrt__conv_chunk(const char *op, const clrt_device *d, const clrt__conv_dims
     if ((size_t)cd->O > rows)
         rows = (size_t)cd->O;
     size_t per_image = rows * (size_t)cd->OH * (size_t)cd->OW * sizeof(float);
-    size_t cap = scratch_cap(d);
+    size_t cap = clrt__conv_scratch_cap(d);
     if (per_image > d->info.max_alloc_bytes) {
         clrt__fail(CLRT_ENOMEM,
                    "%s: the column matrix of one image needs %zu bytes, more than the "

@@ -5,29 +5,22 @@
 
 #include <stdio.h>
 
-/* Must match conv_geom in clkernels/im2col.cl. */
-typedef struct {
-    cl_int C, H, W, pad, OH, OW, img0, n;
-    clrt__divisor ow, w;
-} geom_arg;
-
-static geom_arg geom(const clrt__conv_dims *cd, int img0, int n)
+clrt__conv_geom clrt__conv_geom_of(const clrt__conv_dims *cd, int img0, int n)
 {
-    return (geom_arg){cd->C,
-                      cd->H,
-                      cd->W,
-                      cd->pad,
-                      cd->OH,
-                      cd->OW,
-                      img0,
-                      n,
-                      clrt__divisor_of((uint32_t)cd->OW),
-                      clrt__divisor_of((uint32_t)cd->W)};
+    return (clrt__conv_geom){cd->C,
+                             cd->H,
+                             cd->W,
+                             cd->pad,
+                             cd->OH,
+                             cd->OW,
+                             img0,
+                             n,
+                             clrt__divisor_of((uint32_t)cd->OW),
+                             clrt__divisor_of((uint32_t)cd->W)};
 }
 
-/* Sets k's arguments and launches it over `planes` planes of `items`. */
-static clrt_status run_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes, int nargs,
-                              const clrt__karg *args)
+clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes, int nargs,
+                             const clrt__karg *args)
 {
     if (!k)
         return clrt_last_status();
@@ -46,18 +39,18 @@ static cl_kernel taps_kernel(clrt_device *d, const clrt__conv_dims *cd, const ch
 clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_dims *cd, int img0,
                          int n)
 {
-    geom_arg g = geom(cd, img0, n);
+    clrt__conv_geom g = clrt__conv_geom_of(cd, img0, n);
     clrt__karg args[] = {CLRT__ARG(x), CLRT__ARG(col), CLRT__ARG(g)};
-    return run_planes(d, taps_kernel(d, cd, "im2col"), (size_t)cd->OH * (size_t)cd->OW,
+    return clrt__run_planes(d, taps_kernel(d, cd, "im2col"), (size_t)cd->OH * (size_t)cd->OW,
                       (size_t)n * (size_t)cd->C, 3, args);
 }
 
 clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv_dims *cd, int img0,
                          int n)
 {
-    geom_arg g = geom(cd, img0, n);
+    clrt__conv_geom g = clrt__conv_geom_of(cd, img0, n);
     clrt__karg args[] = {CLRT__ARG(col), CLRT__ARG(gx), CLRT__ARG(g)};
-    return run_planes(d, taps_kernel(d, cd, "col2im"), (size_t)cd->H * (size_t)cd->W,
+    return clrt__run_planes(d, taps_kernel(d, cd, "col2im"), (size_t)cd->H * (size_t)cd->W,
                       (size_t)n * (size_t)cd->C, 3, args);
 }
 
@@ -68,7 +61,7 @@ clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out
     cl_mem b = bias ? bias : y; /* any valid buffer: the kernel skips it */
     clrt__karg args[] = {CLRT__ARG(y),        CLRT__ARG(b),   CLRT__ARG(has_bias), CLRT__ARG(out),
                          CLRT__ARG(channels), CLRT__ARG(ohw), CLRT__ARG(img0),     CLRT__ARG(n)};
-    return run_planes(d, clrt__kernel(d, "conv", NULL, "cols_to_nchw"), (size_t)ohw, (size_t)n, 8,
+    return clrt__run_planes(d, clrt__kernel(d, "conv", NULL, "cols_to_nchw"), (size_t)ohw, (size_t)n, 8,
                       args);
 }
 
@@ -78,6 +71,6 @@ clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__
     cl_int channels = cd->O, ohw = cd->OH * cd->OW;
     clrt__karg args[] = {CLRT__ARG(g),   CLRT__ARG(gp),   CLRT__ARG(channels),
                          CLRT__ARG(ohw), CLRT__ARG(img0), CLRT__ARG(n)};
-    return run_planes(d, clrt__kernel(d, "conv", NULL, "nchw_to_cols"), (size_t)ohw, (size_t)n, 6,
+    return clrt__run_planes(d, clrt__kernel(d, "conv", NULL, "nchw_to_cols"), (size_t)ohw, (size_t)n, 6,
                       args);
 }
