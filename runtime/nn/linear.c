@@ -74,20 +74,28 @@ static clrt_status materialize(clrt_module *m, const clrt_tensor *x)
     return st;
 }
 
+/* C [m, n] = op(A) op(B) + beta C on whole row-major buffers (beta 0 or 1:
+ * write or accumulate). */
+static clrt_status gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                        cl_mem a, cl_mem b, float beta, cl_mem c)
+{
+    clrt__gemm_args g = {.trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n, .k = k,
+                         .alpha = 1, .beta = beta, .a = a, .b = b, .c = c,
+                         .lda = trans_a ? m : k, .ldb = trans_b ? k : n, .ldc = n, .batch = 1};
+    return clrt__gemm(d, &g);
+}
+
 static clrt_tensor *linear_forward(clrt_module *m, clrt_tensor *x)
 {
     linear *l = (linear *)m;
     if (check_input(m, x) != CLRT_OK || materialize(m, x) != CLRT_OK)
         return NULL;
-    size_t n = (size_t)x->shape[0];
-    int64_t shape[2] = {(int64_t)n, l->out};
-    if (clrt__nn_buffer(&m->out, m->device, CLRT_F32, 2, shape) != CLRT_OK)
-        return NULL;
-    clrt__gemm_args g = {.trans_b = 1, .m = n, .n = (size_t)l->out, .k = (size_t)l->in,
-                         .alpha = 1, .beta = 0, .a = clrt__mem(x), .b = clrt__mem(WEIGHT(m).value),
-                         .c = clrt__mem(m->out), .lda = (size_t)l->in, .ldb = (size_t)l->in,
-                         .ldc = (size_t)l->out, .batch = 1};
-    if (clrt__gemm(m->device, &g) != CLRT_OK || clrt_add_(m->out, BIAS(m).value) != CLRT_OK)
+    int64_t shape[2] = {x->shape[0], l->out};
+    /* y [N, out] = x [N, in] W^T [in, out], then + b broadcast over rows */
+    if (clrt__nn_buffer(&m->out, m->device, CLRT_F32, 2, shape) != CLRT_OK ||
+        gemm(m->device, 0, 1, (size_t)shape[0], (size_t)l->out, (size_t)l->in, clrt__mem(x),
+             clrt__mem(WEIGHT(m).value), 0, clrt__mem(m->out)) != CLRT_OK ||
+        clrt_add_(m->out, BIAS(m).value) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
 }
@@ -101,45 +109,26 @@ static clrt_status ensure_ones(linear *l, int64_t n)
     return l->ones == old ? CLRT_OK : clrt__fill(l->ones, 1.0);
 }
 
-/* Parameter gradients: grad_W [out, in] += g^T [out, N] x [N, in] and
- * grad_b [1, out] += ones [1, N] g [N, out]. */
-static clrt_status accumulate_param_grads(clrt_module *m, clrt_tensor *grad_out)
-{
-    linear *l = (linear *)m;
-    clrt_tensor *x = m->saved;
-    size_t n = (size_t)x->shape[0], in = (size_t)l->in, out = (size_t)l->out;
-    if (n == 0)
-        return CLRT_OK;
-    clrt_status st = ensure_ones(l, x->shape[0]);
-    if (st != CLRT_OK)
-        return st;
-    cl_mem g = clrt__mem(grad_out);
-    clrt__gemm_args gw = {.trans_a = 1, .m = out, .n = in, .k = n, .alpha = 1, .beta = 1,
-                          .a = g, .b = clrt__mem(x), .c = clrt__mem(WEIGHT(m).grad),
-                          .lda = out, .ldb = in, .ldc = in, .batch = 1};
-    clrt__gemm_args gb = {.m = 1, .n = out, .k = n, .alpha = 1, .beta = 1,
-                          .a = clrt__mem(l->ones), .b = g, .c = clrt__mem(BIAS(m).grad),
-                          .lda = n, .ldb = out, .ldc = out, .batch = 1};
-    st = clrt__gemm(m->device, &gw);
-    return st != CLRT_OK ? st : clrt__gemm(m->device, &gb);
-}
-
 static clrt_status linear_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
 {
     linear *l = (linear *)m;
     clrt_tensor *x = m->saved;
-    clrt_status st = accumulate_param_grads(m, grad_out);
+    size_t n = (size_t)x->shape[0], in = (size_t)l->in, out = (size_t)l->out;
+    cl_mem g = clrt__mem(grad_out);
+    /* grad_W [out, in] += g^T [out, N] x [N, in]; grad_b [1, out] += ones [1, N] g [N, out] */
+    clrt_status st = ensure_ones(l, x->shape[0]);
+    if (st == CLRT_OK)
+        st = gemm(m->device, 1, 0, out, in, n, g, clrt__mem(x), 1, clrt__mem(WEIGHT(m).grad));
+    if (st == CLRT_OK)
+        st = gemm(m->device, 0, 0, 1, out, n, clrt__mem(l->ones), g, 1, clrt__mem(BIAS(m).grad));
     if (st != CLRT_OK || !grad_in)
         return st;
     /* grad_x [N, in] = g [N, out] W [out, in] */
-    if ((st = clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, 2, x->shape)) != CLRT_OK)
-        return st;
-    clrt__gemm_args gx = {.m = (size_t)x->shape[0], .n = (size_t)l->in, .k = (size_t)l->out,
-                          .alpha = 1, .beta = 0, .a = clrt__mem(grad_out),
-                          .b = clrt__mem(WEIGHT(m).value), .c = clrt__mem(m->grad_in),
-                          .lda = (size_t)l->out, .ldb = (size_t)l->in, .ldc = (size_t)l->in,
-                          .batch = 1};
-    return clrt__nn_give_grad_in(m, clrt__gemm(m->device, &gx), grad_in);
+    st = clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, 2, x->shape);
+    if (st == CLRT_OK)
+        st = gemm(m->device, 0, 0, n, in, out, g, clrt__mem(WEIGHT(m).value), 0,
+                  clrt__mem(m->grad_in));
+    return clrt__nn_give_grad_in(m, st, grad_in);
 }
 
 static void linear_describe(const clrt_module *m, char *buf, size_t cap)
