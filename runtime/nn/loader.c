@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
+double clrt__nn_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -97,9 +97,9 @@ static clrt_status stage(clrt__loader *l, int64_t b)
     int slot = (int)(b & 1);
     int64_t first = b * l->batch;
     int64_t count = l->size - first < l->batch ? l->size - first : l->batch;
-    double t0 = now();
+    double t0 = clrt__nn_now();
     clrt_status st = wait_slot(l, slot);
-    double t1 = now();
+    double t1 = clrt__nn_now();
     l->wait_seconds += t1 - t0;
     if (st == CLRT_OK)
         st = clrt_dataset_gather(l->ds, l->order + first, count, l->host_x[slot],
@@ -108,7 +108,7 @@ static clrt_status stage(clrt__loader *l, int64_t b)
         st = upload(l, slot, count);
     if (st == CLRT_OK)
         l->staged = b + 1;
-    l->data_seconds += now() - t1;
+    l->data_seconds += clrt__nn_now() - t1;
     return st;
 }
 

@@ -25,6 +25,9 @@ typedef struct {
     double wait_seconds;  /* host time blocked until a staging buffer was free */
 } clrt__loader;
 
+/* Seconds on a monotonic clock, for the pass timings. */
+double clrt__nn_now(void);
+
 /* Sets up staging for batches of `batch` samples of ds on dev. */
 clrt_status clrt__loader_init(clrt__loader *l, const clrt_dataset *ds, clrt_device *dev,
                               int64_t batch);

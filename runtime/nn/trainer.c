@@ -8,7 +8,6 @@
 #include <clrt/train.h>
 #include <math.h>
 #include <stdlib.h>
-#include <time.h>
 
 /* Device-side accumulators of a pass and the loss-gradient buffer, kept
  * across passes so that no step allocates. */
@@ -58,13 +57,6 @@ static void sums_free(sums *s)
     clrt_tensor_release(s->loss_sum);
     clrt_tensor_release(s->correct);
     clrt_tensor_release(s->grad);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 clrt_train_config clrt_train_defaults(void)
@@ -123,7 +115,7 @@ static clrt_status read_sums(const sums *s, pass_result *r)
 static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
 {
     clrt_tensor *x = NULL, *y = NULL;
-    double t0 = now();
+    double t0 = clrt__nn_now();
     int64_t batches = clrt__loader_batches(p->loader), done = 0;
     clrt_status st = clrt__fill(p->sums->loss_sum, 0);
     if (st == CLRT_OK)
@@ -141,7 +133,7 @@ static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
     r->samples = p->loader->size;
     if (st == CLRT_OK)
         st = read_sums(p->sums, r);
-    r->seconds = now() - t0;
+    r->seconds = clrt__nn_now() - t0;
     r->data_seconds = p->loader->data_seconds;
     r->wait_seconds = p->loader->wait_seconds;
     return st;
