@@ -158,9 +158,9 @@ static void run_forward_case(int i, int with_bias, int use_out)
     if (use_out) {
         int64_t shape[4] = {t.c.N, t.c.O, t.OH, t.OW};
         y = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, shape)); /* poisoned: NaN */
-        TU_OK(clrt_conv2d_out(y, x, w, b, t.c.s, t.c.p));
+        TU_OK(clrt_f_conv2d_out(y, x, w, b, t.c.s, t.c.p));
     } else {
-        y = TU_NONNULL(clrt_conv2d(x, w, b, t.c.s, t.c.p));
+        y = TU_NONNULL(clrt_f_conv2d(x, w, b, t.c.s, t.c.p));
     }
     const int64_t *ys = clrt_tensor_shape(y);
     ck_assert(clrt_tensor_ndim(y) == 4 && ys[0] == t.c.N && ys[1] == t.c.O && ys[2] == t.OH &&
@@ -206,9 +206,9 @@ static void run_backward_case(int _i)
     clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
     int64_t o = t.c.O;
     clrt_tensor *db = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &o));
-    TU_OK(clrt_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
-    TU_OK(clrt_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
-    TU_OK(clrt_conv2d_backward_bias(db, g, 0));
+    TU_OK(clrt_f_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
+    TU_OK(clrt_f_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
+    TU_OK(clrt_f_conv2d_backward_bias(db, g, 0));
     grads r = ref_grads(&t);
     check_close("grad input", dx, r.dx, t.nx, DX_TOL, _i);
     check_close("grad weight", dw, r.dw, t.nw, DW_TOL, _i);
@@ -244,8 +244,8 @@ START_TEST(backward_accumulate)
     clrt_tensor *x = upload_x(&t), *g = upload_g(&t);
     clrt_tensor *dw = upload(w0, t.c.O, t.c.C, t.c.K, t.c.K, 4);
     clrt_tensor *db = upload(b0, t.c.O, 0, 0, 0, 1);
-    TU_OK(clrt_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 1));
-    TU_OK(clrt_conv2d_backward_bias(db, g, 1));
+    TU_OK(clrt_f_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 1));
+    TU_OK(clrt_f_conv2d_backward_bias(db, g, 1));
     grads r = ref_grads(&t);
     for (size_t k = 0; k < t.nw; k++)
         r.dw[k] += w0[k];
@@ -271,11 +271,11 @@ START_TEST(chunked_batch)
     data_make(&t, (conv_case){5, 3, 13, 11, 4, 3, 2, 1}, &rng);
     clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
     clrt_tensor *b = upload(t.b, t.c.O, 0, 0, 0, 1);
-    clrt_tensor *y = TU_NONNULL(clrt_conv2d(x, w, b, t.c.s, t.c.p));
+    clrt_tensor *y = TU_NONNULL(clrt_f_conv2d(x, w, b, t.c.s, t.c.p));
     clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
     clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
-    TU_OK(clrt_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
-    TU_OK(clrt_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
+    TU_OK(clrt_f_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
+    TU_OK(clrt_f_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
     double *ref = malloc(t.no * sizeof *ref);
     ref_forward(&t, t.xd, t.wd, t.bd, ref);
     check_close("chunked forward", y, ref, t.no, FWD_TOL, _i);
@@ -307,7 +307,7 @@ START_TEST(workspace_grows_while_queued)
         w[k] = upload_w(&t[k]);
     }
     for (int k = 0; k < 3; k++)
-        y[k] = TU_NONNULL(clrt_conv2d(x[k], w[k], NULL, cs[k].s, cs[k].p));
+        y[k] = TU_NONNULL(clrt_f_conv2d(x[k], w[k], NULL, cs[k].s, cs[k].p));
     for (int k = 0; k < 3; k++) {
         double *ref = malloc(t[k].no * sizeof *ref);
         ref_forward(&t[k], t[k].xd, t[k].wd, NULL, ref);
@@ -367,8 +367,8 @@ START_TEST(reference_vs_finite_differences)
     clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
     clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
     clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
-    TU_OK(clrt_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
-    TU_OK(clrt_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
+    TU_OK(clrt_f_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
+    TU_OK(clrt_f_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
     float *hx = tu_read(dx), *hw = tu_read(dw);
     double *gx = to_double(hx, t.nx), *gw = to_double(hw, t.nw);
     ck_assert_msg(fd_err(&t, t.xd, t.nx, gx) < 1e-5, "device grad input vs fd");
@@ -420,40 +420,40 @@ START_TEST(bad_arguments)
     int64_t five = 5;
     clrt_tensor *b5 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &five));
 
-    ck_assert_ptr_null(clrt_conv2d(x, w, NULL, 1, 0));
-    tu_assert_error(CLRT_ESHAPE, "clrt_conv2d", "[2, 3, 7, 7]", "[4, 2, 3, 3]", "channels", NULL);
-    ck_assert_ptr_null(clrt_conv2d(x, w5, NULL, 1, 0));
+    ck_assert_ptr_null(clrt_f_conv2d(x, w, NULL, 1, 0));
+    tu_assert_error(CLRT_ESHAPE, "clrt_f_conv2d", "[2, 3, 7, 7]", "[4, 2, 3, 3]", "channels", NULL);
+    ck_assert_ptr_null(clrt_f_conv2d(x, w5, NULL, 1, 0));
     tu_assert_error(CLRT_ESHAPE, "larger than the padded input", "[1, 3, 9, 9]", "[2, 3, 7, 7]",
                     NULL);
-    clrt_tensor_release(TU_NONNULL(clrt_conv2d(x, w5, NULL, 1, 1))); /* 9 <= 7 + 2 */
-    ck_assert_ptr_null(clrt_conv2d(x, w_ok, b5, 1, 0));
+    clrt_tensor_release(TU_NONNULL(clrt_f_conv2d(x, w5, NULL, 1, 1))); /* 9 <= 7 + 2 */
+    ck_assert_ptr_null(clrt_f_conv2d(x, w_ok, b5, 1, 0));
     tu_assert_error(CLRT_ESHAPE, "bias [5]", "[4]", "[4, 3, 3, 3]", NULL);
-    ck_assert_ptr_null(clrt_conv2d(x, w_rect, NULL, 1, 0));
+    ck_assert_ptr_null(clrt_f_conv2d(x, w_rect, NULL, 1, 0));
     tu_assert_error(CLRT_ESHAPE, "square", "[4, 3, 3, 2]", NULL);
-    ck_assert_ptr_null(clrt_conv2d(xi, w_ok, NULL, 1, 0));
+    ck_assert_ptr_null(clrt_f_conv2d(xi, w_ok, NULL, 1, 0));
     tu_assert_error(CLRT_EDTYPE, "x must be float32", "int32", NULL);
-    ck_assert_ptr_null(clrt_conv2d(NULL, w_ok, NULL, 1, 0));
+    ck_assert_ptr_null(clrt_f_conv2d(NULL, w_ok, NULL, 1, 0));
     tu_assert_error(CLRT_EINVAL, "x is NULL", NULL);
-    ck_assert_ptr_null(clrt_conv2d(x, NULL, NULL, 1, 0));
+    ck_assert_ptr_null(clrt_f_conv2d(x, NULL, NULL, 1, 0));
     tu_assert_error(CLRT_EINVAL, "weight is NULL", NULL);
-    ck_assert_ptr_null(clrt_conv2d(x, w_ok, NULL, 0, 0));
+    ck_assert_ptr_null(clrt_f_conv2d(x, w_ok, NULL, 0, 0));
     tu_assert_error(CLRT_EINVAL, "stride", NULL);
-    ck_assert_ptr_null(clrt_conv2d(x, w_ok, NULL, 1, -1));
+    ck_assert_ptr_null(clrt_f_conv2d(x, w_ok, NULL, 1, -1));
     tu_assert_error(CLRT_EINVAL, "padding", NULL);
 
     /* backward: grad_out of the wrong shape, wrong destination shapes */
     clrt_tensor *g = zeros4(CLRT_F32, 2, 4, 5, 5), *g_bad = zeros4(CLRT_F32, 2, 4, 6, 5);
-    ck_assert_int_eq(clrt_conv2d_backward_input(x, g_bad, w_ok, 1, 0), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_backward_input(x, g_bad, w_ok, 1, 0), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "grad_out is [2, 4, 6, 5]", "[2, 4, 5, 5]", NULL);
-    ck_assert_int_eq(clrt_conv2d_backward_weight(w, g, x, 1, 0, 0), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_backward_weight(w, g, x, 1, 0, 0), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "channels", NULL);
-    ck_assert_int_eq(clrt_conv2d_backward_bias(b5, g, 0), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_backward_bias(b5, g, 0), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "grad_b [5]", "[2, 4, 5, 5]", NULL);
-    ck_assert_int_eq(clrt_conv2d_backward_bias(NULL, g, 0), CLRT_EINVAL);
-    ck_assert_int_eq(clrt_conv2d_backward_input(x, g, NULL, 1, 0), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_conv2d_backward_bias(NULL, g, 0), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_conv2d_backward_input(x, g, NULL, 1, 0), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "weight is NULL", NULL);
     clrt_tensor *g1 = zeros4(CLRT_F32, 4, 4, 1, 1); /* w_ok as an input [4, 3, 3, 3] */
-    ck_assert_int_eq(clrt_conv2d_backward_weight(w_ok, g1, w_ok, 1, 0, 0), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_conv2d_backward_weight(w_ok, g1, w_ok, 1, 0, 0), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "share storage", NULL);
     clrt_tensor *all[] = {x, w, w_ok, w5, w_rect, xi, b5, g, g_bad, g1};
     for (int k = 0; k < 10; k++)
@@ -472,14 +472,14 @@ START_TEST(errors_lose_nothing)
     clrt_tensor *out = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 4, os, 7.0));
     clrt_tensor *b4 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &four));
     clrt_tensor *dw = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w), 7.0));
-    ck_assert_int_eq(clrt_conv2d_out(out, x, w, b4, 1, 0), CLRT_ESHAPE);
-    ck_assert_int_eq(clrt_conv2d_backward_weight(dw, out, x, 2, 0, 1), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_out(out, x, w, b4, 1, 0), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_backward_weight(dw, out, x, 2, 0, 1), CLRT_ESHAPE);
     float *h = tu_read(out), *hw = tu_read(dw);
     for (int i = 0; i < 27; i++)
         ck_assert(h[i] == 7.0f);
     for (int i = 0; i < 54; i++)
         ck_assert(hw[i] == 7.0f);
-    ck_assert_int_eq(clrt_conv2d_out(x, x, w, NULL, 1, 0), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_out(x, x, w, NULL, 1, 0), CLRT_ESHAPE);
     free(h), free(hw);
     clrt_tensor_release(x), clrt_tensor_release(w), clrt_tensor_release(out);
     clrt_tensor_release(b4), clrt_tensor_release(dw);
@@ -490,13 +490,13 @@ END_TEST
 START_TEST(empty_batch)
 {
     clrt_tensor *x = zeros4(CLRT_F32, 0, 2, 5, 5), *w = zeros4(CLRT_F32, 3, 2, 3, 3);
-    clrt_tensor *y = TU_NONNULL(clrt_conv2d(x, w, NULL, 1, 0));
+    clrt_tensor *y = TU_NONNULL(clrt_f_conv2d(x, w, NULL, 1, 0));
     ck_assert_int_eq(clrt_tensor_numel(y), 0);
     clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
     int64_t three = 3;
     clrt_tensor *db = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &three));
-    TU_OK(clrt_conv2d_backward_weight(dw, y, x, 1, 0, 0));
-    TU_OK(clrt_conv2d_backward_bias(db, y, 0));
+    TU_OK(clrt_f_conv2d_backward_weight(dw, y, x, 1, 0, 0));
+    TU_OK(clrt_f_conv2d_backward_bias(db, y, 0));
     float *hw = tu_read(dw), *hb = tu_read(db);
     for (int i = 0; i < 54; i++)
         ck_assert(hw[i] == 0.0f);

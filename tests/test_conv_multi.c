@@ -27,18 +27,18 @@ START_TEST(conv_mixed_devices)
     clrt_tensor *g = zeros(b, CLRT_F32, 4, 2, 4, 5, 5), *out_b = zeros(b, CLRT_F32, 4, 2, 4, 5, 5);
     clrt_tensor *db = zeros(a, CLRT_F32, 1, 4, 0, 0, 0);
 
-    ck_assert_ptr_null(clrt_conv2d(x, w, NULL, 1, 0));
-    MISMATCH("clrt_conv2d");
-    ck_assert_ptr_null(clrt_conv2d(x, wa, bias_b, 1, 0));
+    ck_assert_ptr_null(clrt_f_conv2d(x, w, NULL, 1, 0));
+    MISMATCH("clrt_f_conv2d");
+    ck_assert_ptr_null(clrt_f_conv2d(x, wa, bias_b, 1, 0));
     MISMATCH("bias");
-    ck_assert_int_eq(clrt_conv2d_out(out_b, x, wa, NULL, 1, 0), CLRT_EDEVMISMATCH);
+    ck_assert_int_eq(clrt_f_conv2d_out(out_b, x, wa, NULL, 1, 0), CLRT_EDEVMISMATCH);
     MISMATCH("out");
-    ck_assert_int_eq(clrt_conv2d_backward_input(x, g, wa, 1, 0), CLRT_EDEVMISMATCH);
+    ck_assert_int_eq(clrt_f_conv2d_backward_input(x, g, wa, 1, 0), CLRT_EDEVMISMATCH);
     MISMATCH("grad_out");
-    ck_assert_int_eq(clrt_conv2d_backward_weight(wa, g, x, 1, 0, 0), CLRT_EDEVMISMATCH);
-    MISMATCH("clrt_conv2d_backward_weight");
-    ck_assert_int_eq(clrt_conv2d_backward_bias(db, g, 0), CLRT_EDEVMISMATCH);
-    MISMATCH("clrt_conv2d_backward_bias");
+    ck_assert_int_eq(clrt_f_conv2d_backward_weight(wa, g, x, 1, 0, 0), CLRT_EDEVMISMATCH);
+    MISMATCH("clrt_f_conv2d_backward_weight");
+    ck_assert_int_eq(clrt_f_conv2d_backward_bias(db, g, 0), CLRT_EDEVMISMATCH);
+    MISMATCH("clrt_f_conv2d_backward_bias");
     clrt_tensor *all[] = {x, w, wa, bias_b, g, out_b, db};
     for (int k = 0; k < 7; k++)
         clrt_tensor_release(all[k]);
@@ -52,12 +52,12 @@ START_TEST(pool_and_loss_mixed_devices)
     clrt_device *a = dev(0), *b = dev(1);
     clrt_tensor *x = zeros(a, CLRT_F32, 4, 2, 3, 8, 8), *out_b = zeros(b, CLRT_F32, 4, 2, 3, 4, 4);
     clrt_tensor *idx = zeros(a, CLRT_I32, 4, 2, 3, 4, 4), *g_b = zeros(b, CLRT_F32, 4, 2, 3, 4, 4);
-    ck_assert_int_eq(clrt_maxpool2d_out(out_b, idx, x, 2, 2), CLRT_EDEVMISMATCH);
-    MISMATCH("clrt_maxpool2d_out");
-    ck_assert_int_eq(clrt_maxpool2d_backward(x, g_b, idx, 2, 2), CLRT_EDEVMISMATCH);
+    ck_assert_int_eq(clrt_f_maxpool2d_out(out_b, idx, x, 2, 2), CLRT_EDEVMISMATCH);
+    MISMATCH("clrt_f_maxpool2d_out");
+    ck_assert_int_eq(clrt_f_maxpool2d_backward(x, g_b, idx, 2, 2), CLRT_EDEVMISMATCH);
     MISMATCH("grad_out");
-    ck_assert_int_eq(clrt_avgpool2d_backward(x, g_b, 2, 2), CLRT_EDEVMISMATCH);
-    MISMATCH("clrt_avgpool2d_backward");
+    ck_assert_int_eq(clrt_f_avgpool2d_backward(x, g_b, 2, 2), CLRT_EDEVMISMATCH);
+    MISMATCH("clrt_f_avgpool2d_backward");
 
     clrt_tensor *logits = zeros(a, CLRT_F32, 2, 4, 3, 0, 0),
                 *labels_b = zeros(b, CLRT_I32, 1, 4, 0, 0, 0);
@@ -88,7 +88,7 @@ START_TEST(both_devices_compute)
         w[i] = TU_NONNULL(clrt_from_host(dev(i), CLRT_F32, 4, ws, hw));
     }
     for (int i = 0; i < 2; i++)
-        y[i] = TU_NONNULL(clrt_conv2d(x[i], w[i], NULL, 1, 1));
+        y[i] = TU_NONNULL(clrt_f_conv2d(x[i], w[i], NULL, 1, 1));
     ck_assert(clrt_tensor_device(y[1]) == dev(1));
     float *r0 = tu_read(y[0]), *r1 = tu_read(y[1]);
     size_t n = (size_t)clrt_tensor_numel(y[0]);

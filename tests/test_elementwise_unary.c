@@ -27,9 +27,9 @@ static const unary_case cases[] = {
     {"exp", clrt_exp, clrt_exp_out, NULL, exp, -10, 10, 3.6e-7, 0},
     {"log", clrt_log, clrt_log_out, NULL, log, 1e-3, 100, 3.6e-7, 1e-12},
     {"sqrt", clrt_sqrt, clrt_sqrt_out, NULL, sqrt, 0, 100, 3.6e-7, 0},
-    {"relu", clrt_relu, clrt_relu_out, clrt_relu_, ref_relu, -1, 1, 0, 0},
-    {"sigmoid", clrt_sigmoid, clrt_sigmoid_out, clrt_sigmoid_, ref_sigmoid, -20, 20, 1.2e-6, 0},
-    {"tanh", clrt_tanh, clrt_tanh_out, clrt_tanh_, tanh, -5, 5, 6e-7, 1e-12},
+    {"relu", clrt_f_relu, clrt_f_relu_out, clrt_f_relu_, ref_relu, -1, 1, 0, 0},
+    {"sigmoid", clrt_f_sigmoid, clrt_f_sigmoid_out, clrt_f_sigmoid_, ref_sigmoid, -20, 20, 1.2e-6, 0},
+    {"tanh", clrt_f_tanh, clrt_f_tanh_out, clrt_f_tanh_, tanh, -5, 5, 6e-7, 1e-12},
 };
 
 static void check_read(const char *what, const clrt_tensor *t, const double *ref, size_t n,
@@ -87,7 +87,7 @@ START_TEST(test_extreme_inputs)
     const float x[] = {50, -50, 100, -100, 1000, -1000, 1e30f, -1e30f, INFINITY, -INFINITY, 0};
     enum { N = sizeof x / sizeof x[0] };
     clrt_tensor *t = eu_upload(d, 1, EU_SHAPE(N), x);
-    clrt_tensor *s = TU_NONNULL(clrt_sigmoid(t)), *h = TU_NONNULL(clrt_tanh(t));
+    clrt_tensor *s = TU_NONNULL(clrt_f_sigmoid(t)), *h = TU_NONNULL(clrt_f_tanh(t));
     float *gs = tu_read(s), *gh = tu_read(h);
     for (int i = 0; i < N; i++) {
         /* No overflow to NaN; tiny results may flush to 0 on some devices. */
@@ -98,7 +98,7 @@ START_TEST(test_extreme_inputs)
     }
     /* relu keeps NaN, like PyTorch. */
     const float nan_in[1] = {NAN};
-    clrt_tensor *tn = eu_upload(d, 1, EU_SHAPE(1), nan_in), *rn = TU_NONNULL(clrt_relu(tn));
+    clrt_tensor *tn = eu_upload(d, 1, EU_SHAPE(1), nan_in), *rn = TU_NONNULL(clrt_f_relu(tn));
     float *gn = tu_read(rn);
     ck_assert(isnan(gn[0]));
     free(gn);
@@ -136,10 +136,10 @@ typedef struct {
 } backward_case;
 
 static const backward_case bcases[] = {
-    {"relu", clrt_relu_backward, clrt_relu_backward_out, clrt_relu, ref_relu, d_relu, 1, 0, 0},
-    {"sigmoid", clrt_sigmoid_backward, clrt_sigmoid_backward_out, clrt_sigmoid, ref_sigmoid,
+    {"relu", clrt_f_relu_backward, clrt_f_relu_backward_out, clrt_f_relu, ref_relu, d_relu, 1, 0, 0},
+    {"sigmoid", clrt_f_sigmoid_backward, clrt_f_sigmoid_backward_out, clrt_f_sigmoid, ref_sigmoid,
      d_sigmoid, 0, 2.5e-7, 0},
-    {"tanh", clrt_tanh_backward, clrt_tanh_backward_out, clrt_tanh, tanh, d_tanh, 0, 1.8e-7,
+    {"tanh", clrt_f_tanh_backward, clrt_f_tanh_backward_out, clrt_f_tanh, tanh, d_tanh, 0, 1.8e-7,
      1.2e-7},
 };
 
@@ -209,7 +209,7 @@ START_TEST(test_grad_in_may_alias_grad_out)
     clrt_device *d = tu_cpu();
     const float x[] = {-2, -0.5f, 0, 0.5f, 2}, g[] = {1, 2, 3, 4, 5};
     clrt_tensor *tx = eu_upload(d, 1, EU_SHAPE(5), x), *tg = eu_upload(d, 1, EU_SHAPE(5), g);
-    TU_OK(clrt_relu_backward_out(tg, tg, tx));
+    TU_OK(clrt_f_relu_backward_out(tg, tg, tx));
     float *got = tu_read(tg);
     const float want[] = {0, 0, 0, 4, 5};
     for (int i = 0; i < 5; i++)
@@ -233,18 +233,18 @@ START_TEST(test_errors)
     tu_assert_error(CLRT_EINVAL, "clrt_log", "NULL", NULL);
     ck_assert_int_eq(clrt_sqrt_out(f2, f), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "clrt_sqrt_out", "[4, 3]", "[3, 4]", NULL);
-    ck_assert_int_eq(clrt_tanh_out(i, f), CLRT_EDTYPE);
-    tu_assert_error(CLRT_EDTYPE, "clrt_tanh_out", "int32", NULL);
-    ck_assert_int_eq(clrt_relu_out(NULL, f), CLRT_EINVAL);
-    ck_assert_int_eq(clrt_sigmoid_(i), CLRT_EDTYPE);
+    ck_assert_int_eq(clrt_f_tanh_out(i, f), CLRT_EDTYPE);
+    tu_assert_error(CLRT_EDTYPE, "clrt_f_tanh_out", "int32", NULL);
+    ck_assert_int_eq(clrt_f_relu_out(NULL, f), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_sigmoid_(i), CLRT_EDTYPE);
 
-    ck_assert_ptr_null(clrt_relu_backward(f, f2));
-    tu_assert_error(CLRT_ESHAPE, "clrt_relu_backward", "[3, 4]", "[4, 3]", NULL);
-    ck_assert_ptr_null(clrt_tanh_backward(i, f));
+    ck_assert_ptr_null(clrt_f_relu_backward(f, f2));
+    tu_assert_error(CLRT_ESHAPE, "clrt_f_relu_backward", "[3, 4]", "[4, 3]", NULL);
+    ck_assert_ptr_null(clrt_f_tanh_backward(i, f));
     tu_assert_error(CLRT_EDTYPE, "grad_out", "int32", NULL);
-    ck_assert_int_eq(clrt_sigmoid_backward_out(f2, f, f), CLRT_ESHAPE);
-    tu_assert_error(CLRT_ESHAPE, "clrt_sigmoid_backward_out", "[4, 3]", "[3, 4]", NULL);
-    ck_assert_int_eq(clrt_sigmoid_backward_out(f, NULL, f), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_sigmoid_backward_out(f2, f, f), CLRT_ESHAPE);
+    tu_assert_error(CLRT_ESHAPE, "clrt_f_sigmoid_backward_out", "[4, 3]", "[3, 4]", NULL);
+    ck_assert_int_eq(clrt_f_sigmoid_backward_out(f, NULL, f), CLRT_EINVAL);
 
     clrt_tensor_release(f);
     clrt_tensor_release(f2);

@@ -159,7 +159,7 @@ START_TEST(linear_matches_reference)
 {
     const linear_cfg *c = &linear_sizes[_i];
     uint64_t rng = tu_seed() + (uint64_t)_i;
-    clrt_module *m = TU_NONNULL(clrt_nn_linear((int)c->in, (int)c->out));
+    clrt_module *m = TU_NONNULL(clrt_linear((int)c->in, (int)c->out));
     TU_OK(clrt_module_init(m, tu_next(&rng)));
     float *x = tu_random_floats(&rng, (size_t)(c->n * c->in), -1, 1);
     int64_t shape[2] = {c->n, c->in};
@@ -171,7 +171,7 @@ END_TEST
 START_TEST(lazy_linear_infers_in_features)
 {
     uint64_t rng = tu_seed();
-    clrt_module *m = TU_NONNULL(clrt_nn_linear(0, 5));
+    clrt_module *m = TU_NONNULL(clrt_linear(0, 5));
     ck_assert_int_eq(clrt_module_param_count(m), 0);
     ck_assert_ptr_null(clrt_module_param(m, "weight"));
     tu_assert_error(CLRT_EINVAL, "weight", "lazy", NULL);
@@ -186,7 +186,7 @@ START_TEST(lazy_linear_infers_in_features)
     ck_assert_int_eq(clrt_tensor_shape(w)[1], 11);
     ck_assert_int_eq(clrt_module_param_count(m), 5 * 11 + 5);
     /* The lazy layer draws what an eager one with the same seed draws. */
-    clrt_module *eager = TU_NONNULL(clrt_nn_linear(11, 5));
+    clrt_module *eager = TU_NONNULL(clrt_linear(11, 5));
     TU_OK(clrt_module_init(eager, 42));
     float *a = tu_read(w), *b = tu_read(clrt_module_param(eager, "weight"));
     ck_assert_mem_eq(a, b, 55 * sizeof *a);
@@ -218,7 +218,7 @@ START_TEST(conv2d_matches_reference)
 {
     const ref_conv_shape *c = &conv_sizes[_i];
     uint64_t rng = tu_seed() + 100 + (uint64_t)_i;
-    clrt_module *m = TU_NONNULL(clrt_nn_conv2d((int)c->c, (int)c->o, (int)c->k, (int)c->s,
+    clrt_module *m = TU_NONNULL(clrt_conv2d((int)c->c, (int)c->o, (int)c->k, (int)c->s,
                                                (int)c->p));
     TU_OK(clrt_module_init(m, tu_next(&rng)));
     int64_t shape[4] = {c->n, c->c, c->h, c->w};
@@ -258,7 +258,7 @@ START_TEST(relu_matches_reference)
     uint64_t rng = tu_seed() + 200 + (uint64_t)_i;
     float *x = away_from_zero(&rng, (size_t)n);
     int64_t shape[2] = {1, n};
-    check_module(TU_NONNULL(clrt_nn_relu()), x, 2, shape, relu_ref, &act_sizes[_i], rng);
+    check_module(TU_NONNULL(clrt_relu()), x, 2, shape, relu_ref, &act_sizes[_i], rng);
     free(x);
 }
 END_TEST
@@ -268,7 +268,7 @@ START_TEST(sigmoid_matches_reference)
     int64_t n = act_sizes[_i];
     uint64_t rng = tu_seed() + 300 + (uint64_t)_i;
     float *x = tu_random_floats(&rng, (size_t)n, -6, 6);
-    check_module(TU_NONNULL(clrt_nn_sigmoid()), x, 1, &n, sigmoid_ref, &act_sizes[_i], rng);
+    check_module(TU_NONNULL(clrt_sigmoid()), x, 1, &n, sigmoid_ref, &act_sizes[_i], rng);
     free(x);
 }
 END_TEST
@@ -314,8 +314,8 @@ static void run_pool(int index, int is_max)
     size_t n = (size_t)(c.n * c.c * c.h * c.w);
     float *x = distinct_values(&rng, n);
     int64_t shape[4] = {c.n, c.c, c.h, c.w};
-    clrt_module *m = is_max ? clrt_nn_maxpool2d((int)c.k, (int)c.s)
-                            : clrt_nn_avgpool2d((int)c.k, (int)c.s);
+    clrt_module *m = is_max ? clrt_maxpool2d((int)c.k, (int)c.s)
+                            : clrt_avgpool2d((int)c.k, (int)c.s);
     check_module(TU_NONNULL(m), x, 4, shape, pool_ref, &c, rng);
     free(x);
 }
@@ -338,7 +338,7 @@ START_TEST(flatten_is_a_view)
     uint64_t rng = tu_seed() + 500;
     int64_t shape[4] = {3, 2, 5, 7}, n = 3 * 2 * 5 * 7;
     float *x = tu_random_floats(&rng, (size_t)n, -1, 1);
-    clrt_module *m = TU_NONNULL(clrt_nn_flatten());
+    clrt_module *m = TU_NONNULL(clrt_flatten());
     clrt_tensor *xt = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, 4, shape, x));
     clrt_tensor *y = TU_NONNULL(clrt_module_forward(m, xt));
     ck_assert_int_eq(clrt_tensor_ndim(y), 2);
@@ -389,9 +389,9 @@ static double mlp_loss(void *ctx)
 
 static clrt_module *make_mlp(const mlp_cfg *c)
 {
-    clrt_module *mods[4] = {clrt_nn_linear((int)c->in, (int)c->hidden), clrt_nn_relu(),
-                            clrt_nn_linear((int)c->hidden, (int)c->out), clrt_nn_sigmoid()};
-    return TU_NONNULL(clrt_nn_sequential(4, mods));
+    clrt_module *mods[4] = {clrt_linear((int)c->in, (int)c->hidden), clrt_relu(),
+                            clrt_linear((int)c->hidden, (int)c->out), clrt_sigmoid()};
+    return TU_NONNULL(clrt_sequential(4, mods));
 }
 
 START_TEST(sequential_chains_and_names)
@@ -468,8 +468,8 @@ START_TEST(backward_params_skips_the_input_gradient)
      * skipped), parameter gradients equal those of a full backward. */
     const mlp_cfg c = {4, 6, 5, 2};
     uint64_t rng = tu_seed() + 650;
-    clrt_module *mods[3] = {clrt_nn_relu(), clrt_nn_linear(6, 5), clrt_nn_linear(5, 2)};
-    clrt_module *m = TU_NONNULL(clrt_nn_sequential(3, mods));
+    clrt_module *mods[3] = {clrt_relu(), clrt_linear(6, 5), clrt_linear(5, 2)};
+    clrt_module *m = TU_NONNULL(clrt_sequential(3, mods));
     float *x = tu_random_floats(&rng, (size_t)(c.n * c.in), -1, 1);
     int64_t xs[2] = {c.n, c.in};
     clrt_tensor *xt = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, 2, xs, x));
@@ -492,8 +492,8 @@ END_TEST
 
 START_TEST(init_follows_pytorch_bounds_and_seed)
 {
-    clrt_module *a = TU_NONNULL(clrt_nn_conv2d(3, 8, 5, 1, 0));
-    clrt_module *b = TU_NONNULL(clrt_nn_conv2d(3, 8, 5, 1, 0));
+    clrt_module *a = TU_NONNULL(clrt_conv2d(3, 8, 5, 1, 0));
+    clrt_module *b = TU_NONNULL(clrt_conv2d(3, 8, 5, 1, 0));
     /* Two layers built in a row differ by default. */
     float *wa = tu_read(clrt_module_param(a, "weight")), *wb = tu_read(clrt_module_param(b, "weight"));
     ck_assert_int_ne(memcmp(wa, wb, 600 * sizeof *wa), 0);
@@ -532,7 +532,7 @@ END_TEST
 START_TEST(lenet_fits_its_input_size)
 {
     const int64_t cifar[3] = {3, 32, 32}, tiny[3] = {1, 8, 8};
-    clrt_module *m = TU_NONNULL(clrt_nn_lenet(cifar, 10));
+    clrt_module *m = TU_NONNULL(clrt_lenet(cifar, 10));
     const int64_t *w = clrt_tensor_shape(TU_NONNULL(clrt_module_param(m, "7.weight")));
     ck_assert_int_eq(w[0], 120);
     ck_assert_int_eq(w[1], 16 * 6 * 6);
@@ -546,7 +546,7 @@ START_TEST(lenet_fits_its_input_size)
     float *yf = tu_read(y);
     for (int i = 0; i < 20; i++)
         ck_assert(isfinite(yf[i]));
-    ck_assert_ptr_null(clrt_nn_lenet(tiny, 10));
+    ck_assert_ptr_null(clrt_lenet(tiny, 10));
     tu_assert_error(CLRT_EINVAL, "[1, 8, 8]", NULL);
     free(yf);
     clrt_tensor_release(y), clrt_tensor_release(x);
@@ -558,14 +558,14 @@ END_TEST
 
 START_TEST(bad_input_is_a_clear_error)
 {
-    ck_assert_ptr_null(clrt_nn_linear(3, 0));
+    ck_assert_ptr_null(clrt_linear(3, 0));
     tu_assert_error(CLRT_EINVAL, "out_features", NULL);
-    ck_assert_ptr_null(clrt_nn_conv2d(1, 6, 0, 1, 0));
+    ck_assert_ptr_null(clrt_conv2d(1, 6, 0, 1, 0));
     tu_assert_error(CLRT_EINVAL, "kernel=0", NULL);
-    ck_assert_ptr_null(clrt_nn_maxpool2d(2, 0));
+    ck_assert_ptr_null(clrt_maxpool2d(2, 0));
     tu_assert_error(CLRT_EINVAL, "stride=0", NULL);
 
-    clrt_module *conv = TU_NONNULL(clrt_nn_conv2d(3, 4, 3, 1, 0));
+    clrt_module *conv = TU_NONNULL(clrt_conv2d(3, 4, 3, 1, 0));
     int64_t s1[4] = {2, 1, 8, 8}, s2[2] = {2, 5};
     clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 4, s1));
     ck_assert_ptr_null(clrt_module_forward(conv, x));
@@ -576,7 +576,7 @@ START_TEST(bad_input_is_a_clear_error)
     tu_assert_error(CLRT_ESTATE, "Conv2d", "forward", NULL);
 
     /* Gradient of the wrong shape; backward after an eval-mode forward. */
-    clrt_module *lin = TU_NONNULL(clrt_nn_linear(5, 3));
+    clrt_module *lin = TU_NONNULL(clrt_linear(5, 3));
     clrt_tensor *y = TU_NONNULL(clrt_module_forward(lin, g));
     ck_assert_ptr_null(clrt_module_backward(lin, g));
     tu_assert_error(CLRT_ESHAPE, "[2, 5]", "[2, 3]", NULL);
@@ -589,8 +589,8 @@ START_TEST(bad_input_is_a_clear_error)
     ck_assert_ptr_null(clrt_module_forward(lin, xi));
     tu_assert_error(CLRT_EDTYPE, "float32", "int32", NULL);
     /* Sequential frees its children even when it fails. */
-    clrt_module *mods[2] = {clrt_nn_relu(), NULL};
-    ck_assert_ptr_null(clrt_nn_sequential(2, mods));
+    clrt_module *mods[2] = {clrt_relu(), NULL};
+    ck_assert_ptr_null(clrt_sequential(2, mods));
     tu_assert_error(CLRT_EINVAL, "module 1 is NULL", NULL);
     TU_OK(clrt_device_synchronize(tu_cpu())); /* nothing left running at exit */
     clrt_tensor_release(xi), clrt_tensor_release(y2), clrt_tensor_release(y);

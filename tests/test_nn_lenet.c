@@ -26,7 +26,7 @@ static const char *const names[NPARAM] = {"0.weight", "0.bias",  "3.weight", "3.
 static clrt_module *lenet(void)
 {
     const int64_t chw[3] = {1, 28, 28};
-    return TU_NONNULL(clrt_nn_lenet(chw, 10));
+    return TU_NONNULL(clrt_lenet(chw, 10));
 }
 
 typedef struct {

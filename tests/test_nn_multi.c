@@ -14,11 +14,11 @@ static clrt_device *cpu1(void)
 
 static clrt_module *small_cnn(void)
 {
-    clrt_module *mods[7] = {clrt_nn_conv2d(1, 4, 3, 1, 1), clrt_nn_relu(),
-                            clrt_nn_maxpool2d(2, 2),       clrt_nn_flatten(),
-                            clrt_nn_linear(0, 16),         clrt_nn_sigmoid(),
-                            clrt_nn_linear(16, 10)};
-    return TU_NONNULL(clrt_nn_sequential(7, mods));
+    clrt_module *mods[7] = {clrt_conv2d(1, 4, 3, 1, 1), clrt_relu(),
+                            clrt_maxpool2d(2, 2),       clrt_flatten(),
+                            clrt_linear(0, 16),         clrt_sigmoid(),
+                            clrt_linear(16, 10)};
+    return TU_NONNULL(clrt_sequential(7, mods));
 }
 
 START_TEST(moved_model_lives_on_the_new_device)
@@ -92,10 +92,10 @@ END_TEST
 
 START_TEST(sequential_refuses_mixed_devices)
 {
-    clrt_module *a = TU_NONNULL(clrt_nn_linear(3, 4)), *b = TU_NONNULL(clrt_nn_linear(4, 2));
+    clrt_module *a = TU_NONNULL(clrt_linear(3, 4)), *b = TU_NONNULL(clrt_linear(4, 2));
     TU_OK(clrt_module_to(b, cpu1()));
     clrt_module *mods[2] = {a, b};
-    ck_assert_ptr_null(clrt_nn_sequential(2, mods)); /* frees a and b */
+    ck_assert_ptr_null(clrt_sequential(2, mods)); /* frees a and b */
     tu_assert_error(CLRT_EDEVMISMATCH, "module 0 is on cpu", "module 1 is on cpu:1", NULL);
 }
 END_TEST
@@ -105,9 +105,9 @@ static void train_on(clrt_device *d, uint64_t seed, double loss[2])
 {
     clrt_dataset *train = TU_NONNULL(clrt_dataset_fashion_mnist(NULL, 1));
     TU_OK(clrt_dataset_limit(train, 300));
-    clrt_module *mods[4] = {clrt_nn_flatten(), clrt_nn_linear(784, 32), clrt_nn_relu(),
-                            clrt_nn_linear(32, 10)};
-    clrt_module *m = TU_NONNULL(clrt_nn_sequential(4, mods));
+    clrt_module *mods[4] = {clrt_flatten(), clrt_linear(784, 32), clrt_relu(),
+                            clrt_linear(32, 10)};
+    clrt_module *m = TU_NONNULL(clrt_sequential(4, mods));
     TU_OK(clrt_module_init(m, seed));
     TU_OK(clrt_module_to(m, d));
     clrt_tensor *p[4], *g[4];

@@ -136,15 +136,15 @@ static void run_maxpool(int i, int ties)
     clrt_tensor *idx = tensor4(CLRT_I32, c.N, c.C, d.OH, d.OW, NULL);
     clrt_tensor *tg = tensor4(CLRT_F32, c.N, c.C, d.OH, d.OW, g);
     clrt_tensor *gx = tensor4(CLRT_F32, c.N, c.C, c.H, c.W, NULL);
-    TU_OK(clrt_maxpool2d_out(out, idx, tx, c.k, c.s));
-    TU_OK(clrt_maxpool2d_backward(gx, tg, idx, c.k, c.s));
+    TU_OK(clrt_f_maxpool2d_out(out, idx, tx, c.k, c.s));
+    TU_OK(clrt_f_maxpool2d_backward(gx, tg, idx, c.k, c.s));
     check_close("maxpool forward", out, ref, d.no, MAX_TOL, i);
     TU_OK(clrt_to_host(idx, got_idx, d.no * sizeof *got_idx));
     for (size_t o = 0; o < d.no; o++)
         ck_assert_msg(got_idx[o] == ref_idx[o], "case %d ties %d: index %zu is %d, want %d", i,
                       ties, o, got_idx[o], ref_idx[o]);
     check_close("maxpool backward", gx, ref_gx, d.nx, AVG_TOL, i);
-    clrt_tensor *alloc = TU_NONNULL(clrt_maxpool2d(tx, c.k, c.s));
+    clrt_tensor *alloc = TU_NONNULL(clrt_f_maxpool2d(tx, c.k, c.s));
     check_close("maxpool (allocating)", alloc, ref, d.no, MAX_TOL, i);
 
     clrt_tensor *all[] = {tx, out, idx, tg, gx, alloc};
@@ -174,11 +174,11 @@ START_TEST(avgpool)
     clrt_tensor *out = tensor4(CLRT_F32, c.N, c.C, d.OH, d.OW, NULL);
     clrt_tensor *tg = tensor4(CLRT_F32, c.N, c.C, d.OH, d.OW, g);
     clrt_tensor *gx = tensor4(CLRT_F32, c.N, c.C, c.H, c.W, NULL);
-    TU_OK(clrt_avgpool2d_out(out, tx, c.k, c.s));
-    TU_OK(clrt_avgpool2d_backward(gx, tg, c.k, c.s));
+    TU_OK(clrt_f_avgpool2d_out(out, tx, c.k, c.s));
+    TU_OK(clrt_f_avgpool2d_backward(gx, tg, c.k, c.s));
     check_close("avgpool forward", out, ref, d.no, AVG_TOL, _i);
     check_close("avgpool backward", gx, ref_gx, d.nx, AVG_TOL, _i);
-    clrt_tensor *alloc = TU_NONNULL(clrt_avgpool2d(tx, c.k, c.s));
+    clrt_tensor *alloc = TU_NONNULL(clrt_f_avgpool2d(tx, c.k, c.s));
     check_close("avgpool (allocating)", alloc, ref, d.no, AVG_TOL, _i);
 
     clrt_tensor *all[] = {tx, out, tg, gx, alloc};
@@ -210,10 +210,10 @@ START_TEST(gradients_vs_finite_differences)
         clrt_tensor *ti = tensor4(CLRT_I32, c.N, c.C, d.OH, d.OW, NULL);
         clrt_tensor *to = tensor4(CLRT_F32, c.N, c.C, d.OH, d.OW, NULL);
         if (is_max) {
-            TU_OK(clrt_maxpool2d_out(to, ti, tx, c.k, c.s));
-            TU_OK(clrt_maxpool2d_backward(gx, tg, ti, c.k, c.s));
+            TU_OK(clrt_f_maxpool2d_out(to, ti, tx, c.k, c.s));
+            TU_OK(clrt_f_maxpool2d_backward(gx, tg, ti, c.k, c.s));
         } else {
-            TU_OK(clrt_avgpool2d_backward(gx, tg, c.k, c.s));
+            TU_OK(clrt_f_avgpool2d_backward(gx, tg, c.k, c.s));
         }
         float *got = tu_read(gx);
 
@@ -260,31 +260,31 @@ START_TEST(bad_arguments)
     int64_t s3[3] = {3, 7, 7};
     clrt_tensor *x3 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 3, s3));
 
-    ck_assert_ptr_null(clrt_maxpool2d(x, 8, 1));
-    tu_assert_error(CLRT_ESHAPE, "clrt_maxpool2d", "8x8", "[2, 3, 7, 7]", NULL);
-    ck_assert_ptr_null(clrt_avgpool2d(x, 2, 0));
+    ck_assert_ptr_null(clrt_f_maxpool2d(x, 8, 1));
+    tu_assert_error(CLRT_ESHAPE, "clrt_f_maxpool2d", "8x8", "[2, 3, 7, 7]", NULL);
+    ck_assert_ptr_null(clrt_f_avgpool2d(x, 2, 0));
     tu_assert_error(CLRT_EINVAL, "stride", NULL);
-    ck_assert_ptr_null(clrt_maxpool2d(xi, 2, 2));
+    ck_assert_ptr_null(clrt_f_maxpool2d(xi, 2, 2));
     tu_assert_error(CLRT_EDTYPE, "x must be float32", "int32", NULL);
-    ck_assert_ptr_null(clrt_maxpool2d(x3, 2, 2));
+    ck_assert_ptr_null(clrt_f_maxpool2d(x3, 2, 2));
     tu_assert_error(CLRT_ESHAPE, "4-D", "[3, 7, 7]", NULL);
-    ck_assert_ptr_null(clrt_avgpool2d(NULL, 2, 2));
+    ck_assert_ptr_null(clrt_f_avgpool2d(NULL, 2, 2));
     tu_assert_error(CLRT_EINVAL, "x is NULL", NULL);
-    ck_assert_int_eq(clrt_maxpool2d_out(bad, idx, x, 2, 2), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_maxpool2d_out(bad, idx, x, 2, 2), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "out is [2, 3, 4, 3]", "[2, 3, 3, 3]", NULL);
-    ck_assert_int_eq(clrt_maxpool2d_out(out, idx_f, x, 2, 2), CLRT_EDTYPE);
+    ck_assert_int_eq(clrt_f_maxpool2d_out(out, idx_f, x, 2, 2), CLRT_EDTYPE);
     tu_assert_error(CLRT_EDTYPE, "indices must be int32", "float32", NULL);
-    ck_assert_int_eq(clrt_maxpool2d_backward(x, out, NULL, 2, 2), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_maxpool2d_backward(x, out, NULL, 2, 2), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "indices is NULL", NULL);
-    ck_assert_int_eq(clrt_maxpool2d_backward(x, bad, idx, 2, 2), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_maxpool2d_backward(x, bad, idx, 2, 2), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "grad_out is [2, 3, 4, 3]", NULL);
-    ck_assert_int_eq(clrt_avgpool2d_backward(x, out, 3, 1), CLRT_ESHAPE);
-    ck_assert_int_eq(clrt_avgpool2d_backward(out, out, 1, 1), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_avgpool2d_backward(x, out, 3, 1), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_avgpool2d_backward(out, out, 1, 1), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "share storage", NULL);
     /* A rejected call leaves the destination as it was. */
-    TU_OK(clrt_maxpool2d_out(out, idx, x, 2, 2));
+    TU_OK(clrt_f_maxpool2d_out(out, idx, x, 2, 2));
     float *before = tu_read(out);
-    ck_assert_int_eq(clrt_maxpool2d_out(out, idx_f, x, 2, 2), CLRT_EDTYPE);
+    ck_assert_int_eq(clrt_f_maxpool2d_out(out, idx_f, x, 2, 2), CLRT_EDTYPE);
     float *after = tu_read(out);
     for (int i = 0; i < 54; i++)
         ck_assert(before[i] == after[i]);

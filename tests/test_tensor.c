@@ -353,7 +353,7 @@ START_TEST(reshape_views_share_storage)
     float *got = tu_read(x);
     ck_assert_mem_eq(got, b, sizeof(float) * 24);
     free(got);
-    clrt_tensor *fl = TU_NONNULL(clrt_flatten(x));
+    clrt_tensor *fl = TU_NONNULL(clrt_tensor_flatten(x));
     ck_assert_int_eq(clrt_tensor_ndim(fl), 2);
     ck_assert_int_eq(clrt_tensor_shape(fl)[1], 12);
     clrt_tensor_release(x); /* the views keep the storage alive */
@@ -379,7 +379,7 @@ START_TEST(reshape_errors_show_shapes)
     tu_assert_error(CLRT_EINVAL, "-2", NULL);
     ck_assert_ptr_null(clrt_reshape(NULL, 1, s6));
     tu_assert_error(CLRT_EINVAL, NULL);
-    ck_assert_ptr_null(clrt_flatten(NULL));
+    ck_assert_ptr_null(clrt_tensor_flatten(NULL));
     ck_assert_int_eq(clrt_tensor_refcount(x), 1);
     clrt_tensor_release(x);
 }

@@ -19,15 +19,15 @@ static clrt_dataset *fashion(int train, int64_t n)
 
 static clrt_module *mlp(int classes)
 {
-    clrt_module *mods[4] = {clrt_nn_flatten(), clrt_nn_linear(784, 64), clrt_nn_relu(),
-                            clrt_nn_linear(64, classes)};
-    return TU_NONNULL(clrt_nn_sequential(4, mods));
+    clrt_module *mods[4] = {clrt_flatten(), clrt_linear(784, 64), clrt_relu(),
+                            clrt_linear(64, classes)};
+    return TU_NONNULL(clrt_sequential(4, mods));
 }
 
 static clrt_module *lenet(void)
 {
     const int64_t chw[3] = {1, 28, 28};
-    return TU_NONNULL(clrt_nn_lenet(chw, 10));
+    return TU_NONNULL(clrt_lenet(chw, 10));
 }
 
 static clrt_optimizer *sgd_for(clrt_module *m, double lr)
@@ -166,8 +166,8 @@ END_TEST
 START_TEST(lazy_model_is_built_by_an_evaluation)
 {
     clrt_dataset *train = fashion(1, 200);
-    clrt_module *mods[3] = {clrt_nn_flatten(), clrt_nn_linear(0, 10)};
-    clrt_module *m = TU_NONNULL(clrt_nn_sequential(2, mods));
+    clrt_module *mods[3] = {clrt_flatten(), clrt_linear(0, 10)};
+    clrt_module *m = TU_NONNULL(clrt_sequential(2, mods));
     ck_assert_int_eq(clrt_module_param_count(m), 0);
     TU_OK(clrt_evaluate(m, train, 100, NULL, NULL));
     ck_assert_int_eq(clrt_module_param_count(m), 784 * 10 + 10);

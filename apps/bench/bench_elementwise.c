@@ -45,8 +45,8 @@ static double seconds_per_call(clrt_device *d, timed_fn f, operands *o, int reps
 
 static clrt_status op_add_out(operands *o) { return clrt_add_out(o->out, o->a, o->b); }
 static clrt_status op_bias_out(operands *o) { return clrt_add_out(o->out, o->a, o->bias); }
-static clrt_status op_relu_out(operands *o) { return clrt_relu_out(o->out, o->a); }
-static clrt_status op_sigmoid_out(operands *o) { return clrt_sigmoid_out(o->out, o->a); }
+static clrt_status op_relu_out(operands *o) { return clrt_f_relu_out(o->out, o->a); }
+static clrt_status op_sigmoid_out(operands *o) { return clrt_f_sigmoid_out(o->out, o->a); }
 static clrt_status op_add_inplace(operands *o) { return clrt_add_(o->a, o->b); }
 static clrt_status op_fill(operands *o) { return clrt_fill_(o->a, 1.0); }
 static clrt_status op_sum_dim_out(operands *o) { return clrt_sum_dim_out(o->out, o->a, o->dim, 0); }
@@ -298,9 +298,9 @@ int bench_elementwise(int argc, char **argv)
     double t_same = seconds_per_call(d, op_add_out, &o, reps);
     printf("Same-shape ops over N floats:\n");
     report("clrt_add_out (same shape)", t_same, 12.0 * (double)n, t_host, "vs host loop");
-    report("clrt_relu_out", seconds_per_call(d, op_relu_out, &o, reps), 8.0 * (double)n,
+    report("clrt_f_relu_out", seconds_per_call(d, op_relu_out, &o, reps), 8.0 * (double)n,
            t_same * 2 / 3, "vs 2/3 of same-shape add");
-    report("clrt_sigmoid_out", seconds_per_call(d, op_sigmoid_out, &o, reps), 8.0 * (double)n,
+    report("clrt_f_sigmoid_out", seconds_per_call(d, op_sigmoid_out, &o, reps), 8.0 * (double)n,
            t_same * 2 / 3, "vs 2/3 of same-shape add");
     printf("\nBroadcasts, out = N floats (ratio > 1: faster than the same-shape add):\n");
     bench_broadcasts(d, n, reps, t_same);

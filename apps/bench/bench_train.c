@@ -60,7 +60,7 @@ static int net_new(net *n, clrt_device *d)
     const int64_t chw[3] = {1, 28, 28};
     clrt_tensor *p[16], *g[16];
     n->opt = NULL;
-    n->model = clrt_nn_lenet(chw, 10);
+    n->model = clrt_lenet(chw, 10);
     if (!n->model || clrt_module_init(n->model, 1) != CLRT_OK ||
         clrt_module_to(n->model, d) != CLRT_OK)
         return -1;
@@ -151,7 +151,7 @@ static int layer_times(const options *o)
 {
     const int64_t chw[3] = {1, 28, 28};
     int64_t xs[4] = {o->batch, 1, 28, 28};
-    clrt_module *m = clrt_nn_lenet(chw, 10);
+    clrt_module *m = clrt_lenet(chw, 10);
     clrt_tensor *x = clrt_rand(o->dev, 4, xs, 1);
     int n = clrt_module_num_children(m), ok = m && x && clrt_module_to(m, o->dev) == CLRT_OK;
     double fwd[16] = {0}, bwd[16] = {0};

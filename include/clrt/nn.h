@@ -1,9 +1,9 @@
 /* clrt/nn.h — neural-network modules with forward and backward passes, like
  * torch.nn.
  *
- * Names. Module constructors are clrt_nn_<kind> (torch.nn.<Kind>): the plain
- * names clrt_relu, clrt_conv2d, clrt_maxpool2d, clrt_flatten... are the
- * tensor ops of clrt/ops.h (torch.relu, F.conv2d), which the modules call.
+ * Names. Module constructors are clrt_<kind> (torch.nn.<Kind>): clrt_linear,
+ * clrt_conv2d, clrt_relu... The tensor ops they call are the functional forms
+ * of clrt/ops.h, clrt_f_<op> (torch.nn.functional: F.relu, F.conv2d).
  *
  * Where parameters live. A constructor creates its parameters on clrt_cpu()
  * (PyTorch's default device), initialised as PyTorch does (see
@@ -13,12 +13,12 @@
  * borrowed pointers from clrt_module_param / clrt_module_parameters stay
  * valid. Build optimizers after clrt_module_to, as in PyTorch, because their
  * state lives on the device the parameters had when they were built.
- * A lazy clrt_nn_linear(0, n) has no parameters until its first forward,
+ * A lazy clrt_linear(0, n) has no parameters until its first forward,
  * which creates them on the module's device (clrt_cpu(), or the device of the
  * last clrt_module_to) from its init seed.
  *
  * Ownership. Constructors return a module the caller frees with
- * clrt_module_free; clrt_nn_sequential takes ownership of its children (also
+ * clrt_module_free; clrt_sequential takes ownership of its children (also
  * on failure). clrt_module_forward and clrt_module_backward return a NEW
  * REFERENCE to a buffer the module keeps and reuses while the batch shape is
  * unchanged (a training step allocates no device memory): release it when
@@ -42,27 +42,27 @@ typedef struct clrt_module clrt_module;
 
 /* y = x W^T + b. x [N, in], W [out, in], b [out]. in_features 0: inferred
  * from x at the first forward, like nn.LazyLinear. */
-clrt_module *clrt_nn_linear(int in_features, int out_features);
+clrt_module *clrt_linear(int in_features, int out_features);
 /* x [N, in_ch, H, W] -> [N, out_ch, (H+2p-k)/s+1, (W+2p-k)/s+1]; weight
  * [out_ch, in_ch, k, k], bias [out_ch]. */
-clrt_module *clrt_nn_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding);
-clrt_module *clrt_nn_relu(void);
-clrt_module *clrt_nn_sigmoid(void);
+clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding);
+clrt_module *clrt_relu(void);
+clrt_module *clrt_sigmoid(void);
 /* NCHW pooling, square window, no padding: (H-k)/s+1. */
-clrt_module *clrt_nn_maxpool2d(int kernel, int stride);
-clrt_module *clrt_nn_avgpool2d(int kernel, int stride);
+clrt_module *clrt_maxpool2d(int kernel, int stride);
+clrt_module *clrt_avgpool2d(int kernel, int stride);
 /* [N, ...] -> [N, prod(...)], a view (no copy). */
-clrt_module *clrt_nn_flatten(void);
+clrt_module *clrt_flatten(void);
 /* Runs mods in order; takes ownership of the array's modules (not of the
  * array), also when it fails. Parameters are named "<index>.<name>". */
-clrt_module *clrt_nn_sequential(int n, clrt_module **mods);
+clrt_module *clrt_sequential(int n, clrt_module **mods);
 
 /* LeNet-5 as in d2l (ReLU, max pooling) for samples chw = [C, H, H]
  * (clrt_dataset_sample_shape): Conv2d(C, 6, 5, padding 2), ReLU, MaxPool 2,
  * Conv2d(6, 16, 5), ReLU, MaxPool 2, Flatten, Linear(16*s*s, 120), ReLU,
  * Linear(120, 84), ReLU, Linear(84, classes); s = 5 for 28x28 images,
  * 6 for 32x32. Parameters "0.", "3.", "7.", "9.", "11.". */
-clrt_module *clrt_nn_lenet(const int64_t chw[3], int classes);
+clrt_module *clrt_lenet(const int64_t chw[3], int classes);
 
 /* Children of a container (Sequential), like model[i]: borrowed, NULL +
  * error when i is out of range. Running a child on its own is allowed. */

@@ -45,29 +45,29 @@ clrt_tensor *clrt_neg(clrt_tensor *x);
 clrt_tensor *clrt_exp(clrt_tensor *x);
 clrt_tensor *clrt_log(clrt_tensor *x);
 clrt_tensor *clrt_sqrt(clrt_tensor *x);
-clrt_tensor *clrt_relu(clrt_tensor *x);
-clrt_tensor *clrt_sigmoid(clrt_tensor *x);
-clrt_tensor *clrt_tanh(clrt_tensor *x);
+clrt_tensor *clrt_f_relu(clrt_tensor *x);
+clrt_tensor *clrt_f_sigmoid(clrt_tensor *x);
+clrt_tensor *clrt_f_tanh(clrt_tensor *x);
 clrt_status clrt_neg_out(clrt_tensor *out, clrt_tensor *x);
 clrt_status clrt_exp_out(clrt_tensor *out, clrt_tensor *x);
 clrt_status clrt_log_out(clrt_tensor *out, clrt_tensor *x);
 clrt_status clrt_sqrt_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_relu_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_sigmoid_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_tanh_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_relu_(clrt_tensor *x);
-clrt_status clrt_sigmoid_(clrt_tensor *x);
-clrt_status clrt_tanh_(clrt_tensor *x);
+clrt_status clrt_f_relu_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_f_sigmoid_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_f_tanh_out(clrt_tensor *out, clrt_tensor *x);
+clrt_status clrt_f_relu_(clrt_tensor *x);
+clrt_status clrt_f_sigmoid_(clrt_tensor *x);
+clrt_status clrt_f_tanh_(clrt_tensor *x);
 
 /* Activation backward: grad_in = grad_out * f'(.). relu takes its input x
  * (or its output: the same mask); sigmoid and tanh take their output y. */
-clrt_tensor *clrt_relu_backward(clrt_tensor *grad_out, clrt_tensor *x);
-clrt_tensor *clrt_sigmoid_backward(clrt_tensor *grad_out, clrt_tensor *y);
-clrt_tensor *clrt_tanh_backward(clrt_tensor *grad_out, clrt_tensor *y);
-clrt_status clrt_relu_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *x);
-clrt_status clrt_sigmoid_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
+clrt_tensor *clrt_f_relu_backward(clrt_tensor *grad_out, clrt_tensor *x);
+clrt_tensor *clrt_f_sigmoid_backward(clrt_tensor *grad_out, clrt_tensor *y);
+clrt_tensor *clrt_f_tanh_backward(clrt_tensor *grad_out, clrt_tensor *y);
+clrt_status clrt_f_relu_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *x);
+clrt_status clrt_f_sigmoid_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
                                       clrt_tensor *y);
-clrt_status clrt_tanh_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *y);
+clrt_status clrt_f_tanh_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *y);
 
 /* Whole-tensor fill with a value of t's dtype (integer dtypes truncate
  * toward zero, and refuse values they cannot hold with CLRT_EINVAL); copy

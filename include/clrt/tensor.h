@@ -64,7 +64,7 @@ clrt_tensor *clrt_tensor_clone(clrt_tensor *t);
  * dim may be -1 (inferred). No copy. */
 clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shape);
 /* [N, ...] -> [N, prod(...)], a view. */
-clrt_tensor *clrt_flatten(clrt_tensor *t);
+clrt_tensor *clrt_tensor_flatten(clrt_tensor *t);
 
 /* Elementwise a + b with broadcasting; NULL + error naming both devices if
  * they differ. More ops in clrt/ops.h. */

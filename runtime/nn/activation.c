@@ -45,32 +45,32 @@ static clrt_module *act_new(const clrt__module_vt *vt)
 
 static clrt_tensor *relu_forward(clrt_module *m, clrt_tensor *x)
 {
-    return act_forward(m, x, clrt_relu_out);
+    return act_forward(m, x, clrt_f_relu_out);
 }
 
 static clrt_status relu_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
 {
-    return act_backward(m, grad_out, grad_in, clrt_relu_backward_out, m->saved);
+    return act_backward(m, grad_out, grad_in, clrt_f_relu_backward_out, m->saved);
 }
 
 static const clrt__module_vt relu_vt = {"ReLU", relu_forward, relu_backward, no_description,
                                         NULL, NULL};
 
-clrt_module *clrt_nn_relu(void) { return act_new(&relu_vt); }
+clrt_module *clrt_relu(void) { return act_new(&relu_vt); }
 
 /* --- Sigmoid: f'(x) = y (1 - y) --- */
 
 static clrt_tensor *sigmoid_forward(clrt_module *m, clrt_tensor *x)
 {
-    return act_forward(m, x, clrt_sigmoid_out);
+    return act_forward(m, x, clrt_f_sigmoid_out);
 }
 
 static clrt_status sigmoid_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
 {
-    return act_backward(m, grad_out, grad_in, clrt_sigmoid_backward_out, m->out);
+    return act_backward(m, grad_out, grad_in, clrt_f_sigmoid_backward_out, m->out);
 }
 
 static const clrt__module_vt sigmoid_vt = {"Sigmoid", sigmoid_forward, sigmoid_backward,
                                            no_description, NULL, NULL};
 
-clrt_module *clrt_nn_sigmoid(void) { return act_new(&sigmoid_vt); }
+clrt_module *clrt_sigmoid(void) { return act_new(&sigmoid_vt); }

@@ -49,7 +49,7 @@ static clrt_tensor *conv2d_forward(clrt_module *m, clrt_tensor *x)
     int64_t shape[4];
     if (output_shape(c, x, shape) != CLRT_OK ||
         clrt__nn_buffer(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
-        clrt_conv2d_out(m->out, x, WEIGHT(m).value, BIAS(m).value, c->stride, c->padding) !=
+        clrt_f_conv2d_out(m->out, x, WEIGHT(m).value, BIAS(m).value, c->stride, c->padding) !=
             CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
@@ -60,14 +60,14 @@ static clrt_status conv2d_backward(clrt_module *m, clrt_tensor *grad_out, clrt_t
     conv2d *c = (conv2d *)m;
     clrt_tensor *x = m->saved;
     clrt_status st =
-        clrt_conv2d_backward_weight(WEIGHT(m).grad, grad_out, x, c->stride, c->padding, 1);
+        clrt_f_conv2d_backward_weight(WEIGHT(m).grad, grad_out, x, c->stride, c->padding, 1);
     if (st == CLRT_OK)
-        st = clrt_conv2d_backward_bias(BIAS(m).grad, grad_out, 1);
+        st = clrt_f_conv2d_backward_bias(BIAS(m).grad, grad_out, 1);
     if (st != CLRT_OK || !grad_in)
         return st;
     if ((st = clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, 4, x->shape)) != CLRT_OK)
         return st;
-    st = clrt_conv2d_backward_input(m->grad_in, grad_out, WEIGHT(m).value, c->stride, c->padding);
+    st = clrt_f_conv2d_backward_input(m->grad_in, grad_out, WEIGHT(m).value, c->stride, c->padding);
     return clrt__nn_give_grad_in(m, st, grad_in);
 }
 
@@ -81,11 +81,11 @@ static void conv2d_describe(const clrt_module *m, char *buf, size_t cap)
 static const clrt__module_vt conv2d_vt = {"Conv2d", conv2d_forward, conv2d_backward,
                                           conv2d_describe, conv2d_init, NULL};
 
-clrt_module *clrt_nn_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding)
+clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding)
 {
     if (in_ch < 1 || out_ch < 1 || kernel < 1 || stride < 1 || padding < 0) {
         clrt__fail(CLRT_EINVAL,
-                   "clrt_nn_conv2d(in_ch=%d, out_ch=%d, kernel=%d, stride=%d, padding=%d): "
+                   "clrt_conv2d(in_ch=%d, out_ch=%d, kernel=%d, stride=%d, padding=%d): "
                    "channels, kernel and stride must be >= 1 and padding >= 0",
                    in_ch, out_ch, kernel, stride, padding);
         return NULL;

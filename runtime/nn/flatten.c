@@ -5,7 +5,7 @@
 static clrt_tensor *flatten_forward(clrt_module *m, clrt_tensor *x)
 {
     (void)m;
-    return clrt_flatten(x);
+    return clrt_tensor_flatten(x);
 }
 
 static clrt_status flatten_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
@@ -25,4 +25,4 @@ static void flatten_describe(const clrt_module *m, char *buf, size_t cap)
 static const clrt__module_vt flatten_vt = {"Flatten", flatten_forward, flatten_backward,
                                            flatten_describe, NULL, NULL};
 
-clrt_module *clrt_nn_flatten(void) { return clrt__module_new(&flatten_vt, sizeof(clrt_module)); }
+clrt_module *clrt_flatten(void) { return clrt__module_new(&flatten_vt, sizeof(clrt_module)); }

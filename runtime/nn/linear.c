@@ -142,11 +142,11 @@ static void linear_free_fields(clrt_module *m) { clrt_tensor_release(((linear *)
 static const clrt__module_vt linear_vt = {"Linear", linear_forward, linear_backward,
                                           linear_describe, linear_init, linear_free_fields};
 
-clrt_module *clrt_nn_linear(int in_features, int out_features)
+clrt_module *clrt_linear(int in_features, int out_features)
 {
     if (in_features < 0 || out_features < 1) {
         clrt__fail(CLRT_EINVAL,
-                   "clrt_nn_linear(%d, %d): in_features must be >= 0 (0: inferred) and "
+                   "clrt_linear(%d, %d): in_features must be >= 0 (0: inferred) and "
                    "out_features >= 1",
                    in_features, out_features);
         return NULL;

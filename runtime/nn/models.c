@@ -4,12 +4,12 @@
 /* Spatial size after conv k5 (padding p) then 2x2 max pooling. */
 static int64_t conv_pool(int64_t size, int padding) { return (size + 2 * padding - 5 + 1) / 2; }
 
-clrt_module *clrt_nn_lenet(const int64_t chw[3], int classes)
+clrt_module *clrt_lenet(const int64_t chw[3], int classes)
 {
     if (!chw || chw[0] < 1 || chw[0] > INT32_MAX || chw[1] != chw[2] || chw[1] < 12 ||
         classes < 1) {
         clrt__fail(CLRT_EINVAL,
-                   "clrt_nn_lenet: needs square samples [C, H, W] of at least 12x12 and "
+                   "clrt_lenet: needs square samples [C, H, W] of at least 12x12 and "
                    "classes >= 1, got [%lld, %lld, %lld] and %d classes",
                    chw ? (long long)chw[0] : 0LL, chw ? (long long)chw[1] : 0LL,
                    chw ? (long long)chw[2] : 0LL, classes);
@@ -17,11 +17,11 @@ clrt_module *clrt_nn_lenet(const int64_t chw[3], int classes)
     }
     int64_t side = conv_pool(conv_pool(chw[1], 2), 0);
     clrt_module *mods[12] = {
-        clrt_nn_conv2d((int)chw[0], 6, 5, 1, 2), clrt_nn_relu(),
-        clrt_nn_maxpool2d(2, 2),                 clrt_nn_conv2d(6, 16, 5, 1, 0),
-        clrt_nn_relu(),                          clrt_nn_maxpool2d(2, 2),
-        clrt_nn_flatten(),                       clrt_nn_linear((int)(16 * side * side), 120),
-        clrt_nn_relu(),                          clrt_nn_linear(120, 84),
-        clrt_nn_relu(),                          clrt_nn_linear(84, classes)};
-    return clrt_nn_sequential(12, mods);
+        clrt_conv2d((int)chw[0], 6, 5, 1, 2), clrt_relu(),
+        clrt_maxpool2d(2, 2),                 clrt_conv2d(6, 16, 5, 1, 0),
+        clrt_relu(),                          clrt_maxpool2d(2, 2),
+        clrt_flatten(),                       clrt_linear((int)(16 * side * side), 120),
+        clrt_relu(),                          clrt_linear(120, 84),
+        clrt_relu(),                          clrt_linear(84, classes)};
+    return clrt_sequential(12, mods);
 }

@@ -42,7 +42,7 @@ static void pool_describe(const clrt_module *m, char *buf, size_t cap)
 static clrt_module *pool_new(const clrt__module_vt *vt, int kernel, int stride)
 {
     if (kernel < 1 || stride < 1) {
-        clrt__fail(CLRT_EINVAL, "clrt_nn_%s(kernel=%d, stride=%d): both must be >= 1",
+        clrt__fail(CLRT_EINVAL, "clrt_%s(kernel=%d, stride=%d): both must be >= 1",
                    vt->kind[0] == 'M' ? "maxpool2d" : "avgpool2d", kernel, stride);
         return NULL;
     }
@@ -64,7 +64,7 @@ static clrt_tensor *maxpool_forward(clrt_module *m, clrt_tensor *x)
     if (output_shape(m, x, shape) != CLRT_OK ||
         clrt__nn_buffer(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
         (m->training && clrt__nn_buffer(&p->indices, m->device, CLRT_I32, 4, shape) != CLRT_OK) ||
-        clrt_maxpool2d_out(m->out, m->training ? p->indices : NULL, x, p->kernel, p->stride) !=
+        clrt_f_maxpool2d_out(m->out, m->training ? p->indices : NULL, x, p->kernel, p->stride) !=
             CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
@@ -77,7 +77,7 @@ static clrt_status maxpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
         return CLRT_OK;
     clrt_status st = grad_in_buffer(m);
     if (st == CLRT_OK)
-        st = clrt_maxpool2d_backward(m->grad_in, grad_out, p->indices, p->kernel, p->stride);
+        st = clrt_f_maxpool2d_backward(m->grad_in, grad_out, p->indices, p->kernel, p->stride);
     return clrt__nn_give_grad_in(m, st, grad_in);
 }
 
@@ -86,7 +86,7 @@ static void maxpool_free_fields(clrt_module *m) { clrt_tensor_release(((pool2d *
 static const clrt__module_vt maxpool_vt = {"MaxPool2d", maxpool_forward, maxpool_backward,
                                            pool_describe, NULL, maxpool_free_fields};
 
-clrt_module *clrt_nn_maxpool2d(int kernel, int stride)
+clrt_module *clrt_maxpool2d(int kernel, int stride)
 {
     return pool_new(&maxpool_vt, kernel, stride);
 }
@@ -99,7 +99,7 @@ static clrt_tensor *avgpool_forward(clrt_module *m, clrt_tensor *x)
     int64_t shape[4];
     if (output_shape(m, x, shape) != CLRT_OK ||
         clrt__nn_buffer(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
-        clrt_avgpool2d_out(m->out, x, p->kernel, p->stride) != CLRT_OK)
+        clrt_f_avgpool2d_out(m->out, x, p->kernel, p->stride) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
 }
@@ -111,14 +111,14 @@ static clrt_status avgpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
         return CLRT_OK;
     clrt_status st = grad_in_buffer(m);
     if (st == CLRT_OK)
-        st = clrt_avgpool2d_backward(m->grad_in, grad_out, p->kernel, p->stride);
+        st = clrt_f_avgpool2d_backward(m->grad_in, grad_out, p->kernel, p->stride);
     return clrt__nn_give_grad_in(m, st, grad_in);
 }
 
 static const clrt__module_vt avgpool_vt = {"AvgPool2d", avgpool_forward, avgpool_backward,
                                            pool_describe, NULL, NULL};
 
-clrt_module *clrt_nn_avgpool2d(int kernel, int stride)
+clrt_module *clrt_avgpool2d(int kernel, int stride)
 {
     return pool_new(&avgpool_vt, kernel, stride);
 }

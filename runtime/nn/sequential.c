@@ -75,21 +75,21 @@ static clrt_status check_children(int n, clrt_module **mods)
 {
     for (int i = 0; i < n; i++) {
         if (!mods[i])
-            return clrt__fail(CLRT_EINVAL, "clrt_nn_sequential: module %d is NULL (%s)", i,
+            return clrt__fail(CLRT_EINVAL, "clrt_sequential: module %d is NULL (%s)", i,
                               clrt_last_error());
         if (mods[i]->device != mods[0]->device)
             return clrt__fail(CLRT_EDEVMISMATCH,
-                              "clrt_nn_sequential: module 0 is on %s but module %d is on %s; "
+                              "clrt_sequential: module 0 is on %s but module %d is on %s; "
                               "move them with clrt_module_to()",
                               mods[0]->device->info.name, i, mods[i]->device->info.name);
     }
     return CLRT_OK;
 }
 
-clrt_module *clrt_nn_sequential(int n, clrt_module **mods)
+clrt_module *clrt_sequential(int n, clrt_module **mods)
 {
     if (n < 0 || (n > 0 && !mods)) {
-        clrt__fail(CLRT_EINVAL, "clrt_nn_sequential: bad module list (n = %d)", n);
+        clrt__fail(CLRT_EINVAL, "clrt_sequential: bad module list (n = %d)", n);
         return NULL;
     }
     clrt_module *m = check_children(n, mods) == CLRT_OK
@@ -98,7 +98,7 @@ clrt_module *clrt_nn_sequential(int n, clrt_module **mods)
     clrt_module **children = m ? malloc((n ? (size_t)n : 1) * sizeof *children) : NULL;
     if (!children) {
         if (m)
-            clrt__fail(CLRT_ENOMEM, "clrt_nn_sequential: out of host memory");
+            clrt__fail(CLRT_ENOMEM, "clrt_sequential: out of host memory");
         free(m);
         free_all(n, mods);
         return NULL;

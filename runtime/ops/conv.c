@@ -77,25 +77,25 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     return st;
 }
 
-clrt_status clrt_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
+clrt_status clrt_f_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
                             clrt_tensor *bias, int stride, int padding)
 {
     clrt__conv_dims cd;
     if (!out)
-        return clrt__fail(CLRT_EINVAL, "clrt_conv2d_out: out is NULL");
-    clrt_status st = check_forward("clrt_conv2d_out", out, x, weight, bias, stride, padding, &cd);
-    return st != CLRT_OK ? st : forward_into("clrt_conv2d_out", out, x, weight, bias, &cd);
+        return clrt__fail(CLRT_EINVAL, "clrt_f_conv2d_out: out is NULL");
+    clrt_status st = check_forward("clrt_f_conv2d_out", out, x, weight, bias, stride, padding, &cd);
+    return st != CLRT_OK ? st : forward_into("clrt_f_conv2d_out", out, x, weight, bias, &cd);
 }
 
-clrt_tensor *clrt_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias, int stride,
+clrt_tensor *clrt_f_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias, int stride,
                          int padding)
 {
     clrt__conv_dims cd;
-    if (check_forward("clrt_conv2d", NULL, x, weight, bias, stride, padding, &cd) != CLRT_OK)
+    if (check_forward("clrt_f_conv2d", NULL, x, weight, bias, stride, padding, &cd) != CLRT_OK)
         return NULL;
     int64_t shape[4] = {cd.N, cd.O, cd.OH, cd.OW};
     clrt_tensor *out = clrt__alloc(clrt__dev(x), CLRT_F32, 4, shape);
-    if (out && forward_into("clrt_conv2d", out, x, weight, bias, &cd) != CLRT_OK) {
+    if (out && forward_into("clrt_f_conv2d", out, x, weight, bias, &cd) != CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;
     }

@@ -95,10 +95,10 @@ static clrt_status over_chunks(const char *op, int weight, clrt_tensor *dst, clr
     return st;
 }
 
-clrt_status clrt_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_out,
+clrt_status clrt_f_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_out,
                                        clrt_tensor *weight, int stride, int padding)
 {
-    const char *op = "clrt_conv2d_backward_input";
+    const char *op = "clrt_f_conv2d_backward_input";
     clrt__conv_dims cd;
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"weight", weight, 0}};
     clrt_status st =
@@ -108,10 +108,10 @@ clrt_status clrt_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_ou
     return over_chunks(op, 0, grad_x, grad_out, weight, &cd, 0);
 }
 
-clrt_status clrt_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_out, clrt_tensor *x,
+clrt_status clrt_f_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_out, clrt_tensor *x,
                                         int stride, int padding, int accumulate)
 {
-    const char *op = "clrt_conv2d_backward_weight";
+    const char *op = "clrt_f_conv2d_backward_weight";
     clrt__conv_dims cd;
     clrt__arg args[] = {{"grad_w", grad_w, 0}, {"grad_out", grad_out, 0}, {"x", x, 0}};
     clrt_status st = check_backward(op, args, x, "x", grad_w, "grad_w", stride, padding, &cd);
@@ -146,9 +146,9 @@ static clrt_status bias_sums(clrt_device *d, cl_mem g, cl_mem gb, cl_int images,
                          : clrt__run_1d(d, "conv", NULL, "bias_grad", (size_t)channels, 5, bargs);
 }
 
-clrt_status clrt_conv2d_backward_bias(clrt_tensor *grad_b, clrt_tensor *grad_out, int accumulate)
+clrt_status clrt_f_conv2d_backward_bias(clrt_tensor *grad_b, clrt_tensor *grad_out, int accumulate)
 {
-    const char *op = "clrt_conv2d_backward_bias";
+    const char *op = "clrt_f_conv2d_backward_bias";
     char sb[128], sg[128];
     clrt__arg args[] = {{"grad_b", grad_b, 0}, {"grad_out", grad_out, 0}};
     clrt_status st = clrt__check_args(op, 2, args);

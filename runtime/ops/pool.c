@@ -131,13 +131,13 @@ static clrt_status maxpool_fwd(clrt_tensor *out, clrt_tensor *indices, clrt_tens
     return run(clrt__dev(x), "maxpool_fwd", pd, 0, 4, args);
 }
 
-clrt_status clrt_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
+clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
                                int stride)
 {
     pool_dims pd;
     if (!out)
-        return clrt__fail(CLRT_EINVAL, "clrt_maxpool2d_out: out is NULL");
-    clrt_status st = check_maxpool_fwd("clrt_maxpool2d_out", out, indices, x, kernel, stride, &pd);
+        return clrt__fail(CLRT_EINVAL, "clrt_f_maxpool2d_out: out is NULL");
+    clrt_status st = check_maxpool_fwd("clrt_f_maxpool2d_out", out, indices, x, kernel, stride, &pd);
     return st != CLRT_OK ? st : maxpool_fwd(out, indices, x, &pd);
 }
 
@@ -148,10 +148,10 @@ static clrt_tensor *alloc_pooled(const clrt_tensor *x, const pool_dims *pd)
     return clrt__alloc(clrt__dev(x), CLRT_F32, 4, shape);
 }
 
-clrt_tensor *clrt_maxpool2d(clrt_tensor *x, int kernel, int stride)
+clrt_tensor *clrt_f_maxpool2d(clrt_tensor *x, int kernel, int stride)
 {
     pool_dims pd;
-    if (check_maxpool_fwd("clrt_maxpool2d", NULL, NULL, x, kernel, stride, &pd) != CLRT_OK)
+    if (check_maxpool_fwd("clrt_f_maxpool2d", NULL, NULL, x, kernel, stride, &pd) != CLRT_OK)
         return NULL;
     clrt_tensor *out = alloc_pooled(x, &pd);
     if (out && maxpool_fwd(out, NULL, x, &pd) != CLRT_OK) {
@@ -178,10 +178,10 @@ static clrt_status check_backward(const char *op, clrt_tensor *grad_x, clrt_tens
     return st;
 }
 
-clrt_status clrt_maxpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out,
+clrt_status clrt_f_maxpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out,
                                     clrt_tensor *indices, int kernel, int stride)
 {
-    const char *op = "clrt_maxpool2d_backward";
+    const char *op = "clrt_f_maxpool2d_backward";
     pool_dims pd;
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"indices", indices, 0}};
     clrt_status st = clrt__check_args(op, 3, args);
@@ -217,19 +217,19 @@ static clrt_status avgpool_fwd(clrt_tensor *out, clrt_tensor *x, const pool_dims
     return run(clrt__dev(x), "avgpool_fwd", pd, 0, 2, args);
 }
 
-clrt_status clrt_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int kernel, int stride)
+clrt_status clrt_f_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int kernel, int stride)
 {
     pool_dims pd;
     if (!out)
-        return clrt__fail(CLRT_EINVAL, "clrt_avgpool2d_out: out is NULL");
-    clrt_status st = check_avgpool_fwd("clrt_avgpool2d_out", out, x, kernel, stride, &pd);
+        return clrt__fail(CLRT_EINVAL, "clrt_f_avgpool2d_out: out is NULL");
+    clrt_status st = check_avgpool_fwd("clrt_f_avgpool2d_out", out, x, kernel, stride, &pd);
     return st != CLRT_OK ? st : avgpool_fwd(out, x, &pd);
 }
 
-clrt_tensor *clrt_avgpool2d(clrt_tensor *x, int kernel, int stride)
+clrt_tensor *clrt_f_avgpool2d(clrt_tensor *x, int kernel, int stride)
 {
     pool_dims pd;
-    if (check_avgpool_fwd("clrt_avgpool2d", NULL, x, kernel, stride, &pd) != CLRT_OK)
+    if (check_avgpool_fwd("clrt_f_avgpool2d", NULL, x, kernel, stride, &pd) != CLRT_OK)
         return NULL;
     clrt_tensor *out = alloc_pooled(x, &pd);
     if (out && avgpool_fwd(out, x, &pd) != CLRT_OK) {
@@ -239,10 +239,10 @@ clrt_tensor *clrt_avgpool2d(clrt_tensor *x, int kernel, int stride)
     return out;
 }
 
-clrt_status clrt_avgpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out, int kernel,
+clrt_status clrt_f_avgpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out, int kernel,
                                     int stride)
 {
-    const char *op = "clrt_avgpool2d_backward";
+    const char *op = "clrt_f_avgpool2d_backward";
     pool_dims pd;
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}};
     clrt_status st = clrt__check_args(op, 2, args);

@@ -43,29 +43,25 @@ static clrt_status unary_inplace(const char *kernel, const char *api, clrt_tenso
     return st != CLRT_OK ? st : clrt__unary_into(kernel, x, x);
 }
 
-#define DEFINE_UNARY_API(name)                                                     \
-    clrt_tensor *clrt_##name(clrt_tensor *x)                                       \
+/* api: the public name (clrt_neg; activations are functional ops, clrt_f_relu);
+ * name: the kernel's stem. */
+#define DEFINE_UNARY_API(api, name)                                                \
+    clrt_tensor *api(clrt_tensor *x) { return unary_new(#name "_f32", #api, x); }  \
+    clrt_status api##_out(clrt_tensor *out, clrt_tensor *x)                        \
     {                                                                              \
-        return unary_new(#name "_f32", "clrt_" #name, x);                          \
-    }                                                                              \
-    clrt_status clrt_##name##_out(clrt_tensor *out, clrt_tensor *x)                \
-    {                                                                              \
-        return unary_out(#name "_f32", "clrt_" #name "_out", out, x);              \
+        return unary_out(#name "_f32", #api "_out", out, x);                       \
     }
 
-#define DEFINE_UNARY_INPLACE(name)                                                 \
-    clrt_status clrt_##name##_(clrt_tensor *x)                                     \
-    {                                                                              \
-        return unary_inplace(#name "_f32", "clrt_" #name "_", x);                  \
-    }
+#define DEFINE_UNARY_INPLACE(api, name)                                            \
+    clrt_status api##_(clrt_tensor *x) { return unary_inplace(#name "_f32", #api "_", x); }
 
-DEFINE_UNARY_API(neg)
-DEFINE_UNARY_API(exp)
-DEFINE_UNARY_API(log)
-DEFINE_UNARY_API(sqrt)
-DEFINE_UNARY_API(relu)
-DEFINE_UNARY_API(sigmoid)
-DEFINE_UNARY_API(tanh)
-DEFINE_UNARY_INPLACE(relu)
-DEFINE_UNARY_INPLACE(sigmoid)
-DEFINE_UNARY_INPLACE(tanh)
+DEFINE_UNARY_API(clrt_neg, neg)
+DEFINE_UNARY_API(clrt_exp, exp)
+DEFINE_UNARY_API(clrt_log, log)
+DEFINE_UNARY_API(clrt_sqrt, sqrt)
+DEFINE_UNARY_API(clrt_f_relu, relu)
+DEFINE_UNARY_API(clrt_f_sigmoid, sigmoid)
+DEFINE_UNARY_API(clrt_f_tanh, tanh)
+DEFINE_UNARY_INPLACE(clrt_f_relu, relu)
+DEFINE_UNARY_INPLACE(clrt_f_sigmoid, sigmoid)
+DEFINE_UNARY_INPLACE(clrt_f_tanh, tanh)

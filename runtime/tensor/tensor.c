@@ -417,7 +417,7 @@ clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shape)
     return x;
 }
 
-clrt_tensor *clrt_flatten(clrt_tensor *t)
+clrt_tensor *clrt_tensor_flatten(clrt_tensor *t)
 {
     if (!t || t->ndim < 1) {
         clrt__fail(CLRT_EINVAL, "clrt_flatten: needs a tensor with at least one dimension");
