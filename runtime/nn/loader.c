@@ -64,7 +64,15 @@ static clrt_status wait_slot(clrt__loader *l, int slot)
 {
     if (!l->upload[slot])
         return CLRT_OK;
-    cl_int err = clWaitForEvents(1, &l->upload[slot]);
+    cl_int err = CL_SUCCESS, status = CL_QUEUED;
+    for (;;) {
+        err = clGetEventInfo(l->upload[slot], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                             &status, NULL);
+        if (err != CL_SUCCESS || status <= CL_COMPLETE)
+            break;
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
     clReleaseEvent(l->upload[slot]);
     l->upload[slot] = NULL;
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clWaitForEvents (batch upload)");

@@ -1,0 +1,57 @@
+/* clrt-cnn: train a CNN on Fashion-MNIST or CIFAR-10 on one device, or
+ * compare devices. */
+#ifndef CLRT_CNN_H
+#define CLRT_CNN_H
+
+#include <clrt/clrt.h>
+#include <clrt/train.h>
+#include <stdio.h>
+
+#define CNN_MAX_SWEEP 16
+
+typedef struct {
+    const char *model;     /* "lenet" | "seed-cnn" */
+    const char *device;    /* NULL: the best device, clrt_try_gpu(0) */
+    const char *dataset;   /* "fashion-mnist" | "cifar10" */
+    const char *data_dir;  /* NULL: Debian's folder for Fashion-MNIST */
+    const char *optimizer; /* "sgd" | "adam" */
+    int epochs;
+    int batch_size;
+    double lr;             /* < 0: the optimizer's default */
+    double momentum;
+    uint64_t seed;
+    int64_t limit;         /* 0: all training images */
+    int compare;
+    int n_sweep;
+    int sweep[CNN_MAX_SWEEP];
+} cnn_options;
+
+/* Parses argv. Returns 0 to go on, 1 when --help was printed (exit 0), -1
+ * after printing an error and the usage to stderr (exit 2). */
+int cnn_parse_options(int argc, char **argv, cnn_options *o);
+void cnn_usage(FILE *f);
+
+/* Progress bar state, one per training run. */
+typedef struct {
+    int tty;
+    int last_percent;
+    const char *device;
+} cnn_progress_state;
+void cnn_progress_init(cnn_progress_state *p, const char *device);
+void cnn_progress(void *ctx, clrt_phase phase, int epoch, int64_t done, int64_t total);
+void cnn_progress_clear(cnn_progress_state *p);
+
+/* The model named by o->model for `chw` inputs; NULL + clrt_last_error(). */
+clrt_module *cnn_build_model(const char *name, const int64_t chw[3]);
+
+typedef struct {
+    clrt_dataset *train, *test;
+} cnn_data;
+/* Trains o's model from o->seed on d for `epochs` epochs at batch size
+ * `batch`, printing a summary line per epoch. Fills *last with the final
+ * epoch's stats and *mean_seconds with the mean training seconds per epoch.
+ * Returns 0, or 1 after printing the error. */
+int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epochs, int batch,
+            clrt_epoch_stats *last, double *mean_seconds);
+
+#endif

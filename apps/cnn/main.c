@@ -1,0 +1,125 @@
+/* clrt-cnn: the d2l "use a GPU" experience in C. Trains LeNet on
+ * Fashion-MNIST (or the seed notebook's CNN on CIFAR-10) on the best
+ * device, compares devices, or sweeps batch sizes. */
+#include "cnn.h"
+
+#include <string.h>
+
+#define MAX_DEVICES 64
+
+static int load_data(const cnn_options *o, cnn_data *data)
+{
+    int cifar = strcmp(o->dataset, "cifar10") == 0;
+    clrt_dataset *train = cifar ? clrt_dataset_cifar10(o->data_dir, 1)
+                                : clrt_dataset_fashion_mnist(o->data_dir, 1);
+    clrt_dataset *test = !train ? NULL
+                         : cifar ? clrt_dataset_cifar10(o->data_dir, 0)
+                                 : clrt_dataset_fashion_mnist(o->data_dir, 0);
+    if (!test || (o->limit && clrt_dataset_limit(train, o->limit) != CLRT_OK)) {
+        fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
+        if (cifar && !o->data_dir)
+            fprintf(stderr, "clrt-cnn: give CIFAR-10's binary files (data_batch_1.bin ... "
+                            "test_batch.bin) with --data-dir DIR\n");
+        clrt_dataset_free(train);
+        clrt_dataset_free(test);
+        return 1;
+    }
+    data->train = train;
+    data->test = test;
+    printf("data: %s (%lld images), %s (%lld images)\n", clrt_dataset_name(train),
+           (long long)clrt_dataset_size(train), clrt_dataset_name(test),
+           (long long)clrt_dataset_size(test));
+    return 0;
+}
+
+static void print_device(clrt_device *d)
+{
+    clrt_device_info info;
+    if (clrt_device_info_get(d, &info) == CLRT_OK)
+        printf("device %s: %s (%s, %s)\n", info.name, info.model, info.platform,
+               clrt_device_kind_str(info.kind));
+}
+
+static int train_one(const cnn_options *o, const cnn_data *data)
+{
+    clrt_device *d = o->device ? clrt_device_get(o->device) : clrt_try_gpu(0);
+    clrt_epoch_stats last;
+    double mean = 0;
+    if (!d) {
+        fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
+        return 1;
+    }
+    print_device(d);
+    printf("model %s, %s lr %g, batch %d, %d epochs, seed %llu\n", o->model, o->optimizer, o->lr,
+           o->batch_size, o->epochs, (unsigned long long)o->seed);
+    if (cnn_run(o, data, d, o->epochs, o->batch_size, &last, &mean))
+        return 1;
+    printf("final test accuracy %.4f on %s, %.2f s per epoch\n", last.test_acc,
+           clrt_device_str(d), mean);
+    return 0;
+}
+
+/* --compare: every device in turn, then a table. */
+static int compare(const cnn_options *o, const cnn_data *data)
+{
+    int n = clrt_device_count();
+    clrt_epoch_stats last[MAX_DEVICES];
+    double mean[MAX_DEVICES], cpu_seconds = 0;
+    if (n <= 0) {
+        fprintf(stderr, "clrt-cnn: %s\n", n < 0 ? clrt_last_error() : "no OpenCL device");
+        return 1;
+    }
+    n = n > MAX_DEVICES ? MAX_DEVICES : n;
+    for (int i = 0; i < n; i++) {
+        clrt_device *d = clrt_device_at(i);
+        print_device(d);
+        if (cnn_run(o, data, d, o->epochs, o->batch_size, &last[i], &mean[i]))
+            return 1;
+        if (!cpu_seconds && strncmp(clrt_device_str(d), "cpu", 3) == 0)
+            cpu_seconds = mean[i];
+    }
+    printf("\n%-8s %14s %12s %14s %14s\n", "device", "s/epoch", "samples/s", "test acc",
+           "speed-up/cpu");
+    for (int i = 0; i < n; i++)
+        printf("%-8s %14.2f %12.0f %14.4f %13.2fx\n", clrt_device_str(clrt_device_at(i)), mean[i],
+               last[i].samples_per_s, last[i].test_acc, cpu_seconds ? cpu_seconds / mean[i] : 0);
+    return 0;
+}
+
+/* --batch-sweep: one epoch at each batch size, with the share of the time
+ * spent moving data (the seed notebook's closing exercise). */
+static int sweep(const cnn_options *o, const cnn_data *data)
+{
+    clrt_device *d = o->device ? clrt_device_get(o->device) : clrt_try_gpu(0);
+    clrt_epoch_stats s[CNN_MAX_SWEEP];
+    double mean;
+    if (!d) {
+        fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
+        return 1;
+    }
+    print_device(d);
+    for (int i = 0; i < o->n_sweep; i++)
+        if (cnn_run(o, data, d, 1, o->sweep[i], &s[i], &mean))
+            return 1;
+    printf("\n%-8s %10s %12s %12s %12s\n", "batch", "seconds", "samples/s", "data share",
+           "test acc");
+    for (int i = 0; i < o->n_sweep; i++)
+        printf("%-8d %10.2f %12.0f %11.1f%% %12.4f\n", o->sweep[i], s[i].train_seconds,
+               s[i].samples_per_s, 100.0 * s[i].data_share, s[i].test_acc);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    cnn_options o;
+    cnn_data data;
+    int parsed = cnn_parse_options(argc, argv, &o);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
+    if (load_data(&o, &data))
+        return 1;
+    int rc = o.compare ? compare(&o, &data) : o.n_sweep ? sweep(&o, &data) : train_one(&o, &data);
+    clrt_dataset_free(data.train);
+    clrt_dataset_free(data.test);
+    return rc;
+}

@@ -1,0 +1,158 @@
+/* clrt-cnn's command line. */
+#include "cnn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cnn_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: clrt-cnn [options]\n"
+            "Trains a CNN with clrt and reports loss, accuracy and speed per epoch.\n\n"
+            "  --model lenet|seed-cnn      LeNet (28x28 inputs, default) or the seed\n"
+            "                              notebook's CNN (3x32x32 inputs)\n"
+            "  --dataset fashion-mnist|cifar10   default: fashion-mnist (seed-cnn: cifar10)\n"
+            "  --data-dir DIR              default for Fashion-MNIST:\n"
+            "                              /usr/share/datasets/fashion-mnist\n"
+            "  --device SPEC               cpu, cpu:1, gpu, gpu:1, cuda:0 ... (default: the\n"
+            "                              best device, gpu:0 if any, else cpu)\n"
+            "  --compare                   train the same model from the same seed on every\n"
+            "                              visible device in turn and print a table\n"
+            "  --batch-sweep B1,B2,...     one epoch at each batch size, with the share of\n"
+            "                              time spent moving data to the device\n"
+            "  --epochs N                  default 10\n"
+            "  --batch-size N              default 256\n"
+            "  --optimizer sgd|adam        default sgd (momentum 0.9)\n"
+            "  --lr X                      default 0.1 for sgd, 0.001 for adam\n"
+            "  --momentum X                sgd momentum, default 0.9\n"
+            "  --seed N                    default 1\n"
+            "  --limit N                   use the first N training images\n"
+            "  --help                      this text\n");
+}
+
+static int bad(const char *flag, const char *value, const char *why)
+{
+    fprintf(stderr, "clrt-cnn: %s '%s': %s\n\n", flag, value ? value : "", why);
+    cnn_usage(stderr);
+    return -1;
+}
+
+static int parse_long(const char *flag, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || *s == '\0' || *end != '\0' || errno || v < lo || v > hi) {
+        char why[96];
+        snprintf(why, sizeof why, "expected an integer from %ld to %ld", lo, hi);
+        return bad(flag, s, why);
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *flag, const char *s, double lo, double *out)
+{
+    char *end;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || *s == '\0' || *end != '\0' || !(v >= lo) || v > 1e6)
+        return bad(flag, s, "expected a non-negative number");
+    *out = v;
+    return 0;
+}
+
+static int parse_sweep(const char *s, cnn_options *o)
+{
+    const char *p = s;
+    o->n_sweep = 0;
+    while (p && *p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 1 << 20 || (*end != ',' && *end != '\0') ||
+            o->n_sweep == CNN_MAX_SWEEP)
+            return bad("--batch-sweep", s, "expected a comma-separated list of batch sizes");
+        o->sweep[o->n_sweep++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return o->n_sweep ? 0 : bad("--batch-sweep", s, "empty list");
+}
+
+static int one_of(const char *flag, const char *v, const char *a, const char *b)
+{
+    if (v && (strcmp(v, a) == 0 || strcmp(v, b) == 0))
+        return 0;
+    char why[96];
+    snprintf(why, sizeof why, "expected %s or %s", a, b);
+    return bad(flag, v, why);
+}
+
+/* Applies one "--flag value" pair; returns -1 on error. */
+static int apply(const char *flag, const char *v, cnn_options *o)
+{
+    long n = 0;
+    if (strcmp(flag, "--model") == 0)
+        return one_of(flag, v, "lenet", "seed-cnn") ? -1 : (o->model = v, 0);
+    if (strcmp(flag, "--dataset") == 0)
+        return one_of(flag, v, "fashion-mnist", "cifar10") ? -1 : (o->dataset = v, 0);
+    if (strcmp(flag, "--optimizer") == 0)
+        return one_of(flag, v, "sgd", "adam") ? -1 : (o->optimizer = v, 0);
+    if (strcmp(flag, "--device") == 0)
+        return (o->device = v, 0);
+    if (strcmp(flag, "--data-dir") == 0)
+        return (o->data_dir = v, 0);
+    if (strcmp(flag, "--epochs") == 0)
+        return parse_long(flag, v, 1, 100000, &n) ? -1 : (o->epochs = (int)n, 0);
+    if (strcmp(flag, "--batch-size") == 0)
+        return parse_long(flag, v, 1, 1 << 20, &n) ? -1 : (o->batch_size = (int)n, 0);
+    if (strcmp(flag, "--seed") == 0)
+        return parse_long(flag, v, 0, 0x7fffffffL, &n) ? -1 : (o->seed = (uint64_t)n, 0);
+    if (strcmp(flag, "--limit") == 0)
+        return parse_long(flag, v, 1, 1L << 40, &n) ? -1 : (o->limit = n, 0);
+    if (strcmp(flag, "--lr") == 0)
+        return parse_double(flag, v, 0, &o->lr);
+    if (strcmp(flag, "--momentum") == 0)
+        return parse_double(flag, v, 0, &o->momentum);
+    if (strcmp(flag, "--batch-sweep") == 0)
+        return parse_sweep(v, o);
+    return bad("unknown option", flag, "see the list below");
+}
+
+int cnn_parse_options(int argc, char **argv, cnn_options *o)
+{
+    *o = (cnn_options){.model = "lenet", .optimizer = "sgd", .epochs = 10,
+                       .batch_size = 256, .lr = -1, .momentum = 0.9, .seed = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i];
+        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
+            cnn_usage(stdout);
+            return 1;
+        }
+        if (strcmp(flag, "--compare") == 0) {
+            o->compare = 1;
+            continue;
+        }
+        const char *eq = strchr(flag, '=');
+        char name[64];
+        const char *value;
+        if (eq && eq - flag < (long)sizeof name) { /* --flag=value */
+            memcpy(name, flag, (size_t)(eq - flag));
+            name[eq - flag] = '\0';
+            flag = name;
+            value = eq + 1;
+        } else {
+            if (strncmp(flag, "--", 2) == 0 && i + 1 >= argc)
+                return bad(flag, NULL, "needs a value");
+            value = strncmp(flag, "--", 2) == 0 ? argv[++i] : NULL;
+        }
+        if (apply(flag, value, o) != 0)
+            return -1;
+    }
+    if (!o->dataset)
+        o->dataset = strcmp(o->model, "seed-cnn") == 0 ? "cifar10" : "fashion-mnist";
+    if (o->lr < 0)
+        o->lr = strcmp(o->optimizer, "adam") == 0 ? 0.001 : 0.1;
+    if (o->compare && o->n_sweep)
+        return bad("--compare", "", "cannot be combined with --batch-sweep");
+    return 0;
+}

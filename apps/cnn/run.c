@@ -1,0 +1,71 @@
+/* One training run: build, initialise and move the model, make the
+ * optimizer, train, print a line per epoch. */
+#include "cnn.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAX_PARAMS 64
+
+static clrt_optimizer *make_optimizer(const cnn_options *o, clrt_module *model)
+{
+    clrt_tensor *params[MAX_PARAMS], *grads[MAX_PARAMS];
+    int n = clrt_module_parameters(model, NULL, params, grads, MAX_PARAMS);
+    if (n < 0)
+        return NULL;
+    if (strcmp(o->optimizer, "adam") == 0)
+        return clrt_adam(n, params, grads, o->lr, 0.9, 0.999, 1e-8, 0.0);
+    return clrt_sgd(n, params, grads, o->lr, o->momentum, 0.0);
+}
+
+static void print_epoch(cnn_progress_state *p, const clrt_epoch_stats *s)
+{
+    cnn_progress_clear(p);
+    printf("%-6s epoch %2d  loss %.4f  train acc %.4f  test acc %.4f  %6.2f s  %7.0f samples/s  "
+           "data %4.1f%%\n",
+           p->device, s->epoch, s->train_loss, s->train_acc, s->test_acc, s->train_seconds,
+           s->samples_per_s, 100.0 * s->data_share);
+    fflush(stdout);
+}
+
+int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epochs, int batch,
+            clrt_epoch_stats *last, double *mean_seconds)
+{
+    int64_t chw[3];
+    clrt_optimizer *opt = NULL;
+    clrt_trainer *trainer = NULL;
+    cnn_progress_state progress;
+    int rc = 1;
+    clrt_dataset_sample_shape(data->train, chw);
+    clrt_module *model = cnn_build_model(o->model, chw);
+    if (!model || clrt_module_init(model, o->seed) != CLRT_OK || clrt_module_to(model, d) != CLRT_OK ||
+        !(opt = make_optimizer(o, model)))
+        goto fail;
+    cnn_progress_init(&progress, clrt_device_str(d));
+    clrt_train_config cfg = clrt_train_defaults();
+    cfg.device = d;
+    cfg.epochs = epochs;
+    cfg.batch_size = batch;
+    cfg.seed = o->seed;
+    cfg.progress = cnn_progress;
+    cfg.ctx = &progress;
+    if (!(trainer = clrt_trainer_new(model, opt, data->train, data->test, &cfg)))
+        goto fail;
+    double total = 0;
+    for (int e = 0; e < epochs; e++) {
+        if (clrt_trainer_epoch(trainer, last) != CLRT_OK)
+            goto fail;
+        print_epoch(&progress, last);
+        total += last->train_seconds;
+    }
+    *mean_seconds = total / epochs;
+    rc = 0;
+    goto done;
+fail:
+    fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
+done:
+    clrt_trainer_free(trainer);
+    clrt_optimizer_free(opt);
+    clrt_module_free(model);
+    return rc;
+}
