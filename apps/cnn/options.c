@@ -87,6 +87,18 @@ static int one_of(const char *flag, const char *v, const char *a, const char *b)
     return bad(flag, v, why);
 }
 
+static const char *const valued_flags[] = {
+    "--model", "--dataset", "--optimizer", "--device", "--data-dir", "--epochs", "--batch-size",
+    "--seed", "--limit", "--lr", "--momentum", "--batch-sweep", NULL};
+
+static int is_valued_flag(const char *flag)
+{
+    for (int i = 0; valued_flags[i]; i++)
+        if (strcmp(flag, valued_flags[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Applies one "--flag value" pair; returns -1 on error. */
 static int apply(const char *flag, const char *v, cnn_options *o)
 {
@@ -141,9 +153,11 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
             flag = name;
             value = eq + 1;
         } else {
-            if (strncmp(flag, "--", 2) == 0 && i + 1 >= argc)
+            if (!is_valued_flag(flag))
+                return bad("unknown option", flag, "see the list below");
+            if (i + 1 >= argc)
                 return bad(flag, NULL, "needs a value");
-            value = strncmp(flag, "--", 2) == 0 ? argv[++i] : NULL;
+            value = argv[++i];
         }
         if (apply(flag, value, o) != 0)
             return -1;

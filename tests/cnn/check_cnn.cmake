@@ -1,0 +1,52 @@
+# Runs clrt-cnn and checks what it prints.
+#   cmake -DCNN=<clrt-cnn> -P check_cnn.cmake   (with POCL_DEVICES="pthread pthread")
+
+function(run_cnn)
+  execute_process(COMMAND ${CNN} ${ARGN} OUTPUT_VARIABLE o ERROR_VARIABLE e RESULT_VARIABLE r)
+  set(out "${o}${e}" PARENT_SCOPE)
+  set(rc "${r}" PARENT_SCOPE)
+endfunction()
+
+function(expect what regex)
+  if(NOT out MATCHES "${regex}")
+    message(FATAL_ERROR "clrt-cnn: ${what}: no match for '${regex}' in\n${out}")
+  endif()
+endfunction()
+
+function(expect_rc what want)
+  if(NOT rc EQUAL want)
+    message(FATAL_ERROR "clrt-cnn: ${what}: exit ${rc}, wanted ${want}\n${out}")
+  endif()
+endfunction()
+
+run_cnn(--help)
+expect_rc("--help" 0)
+expect("--help prints usage" "usage: clrt-cnn")
+run_cnn(--bogus)
+expect_rc("unknown flag" 2)
+expect("unknown flag named with usage" "unknown option '--bogus'.*usage: clrt-cnn")
+run_cnn(--epochs zero)
+expect_rc("bad number" 2)
+expect("bad number explained" "--epochs 'zero': expected an integer")
+run_cnn(--model resnet)
+expect_rc("bad model" 2)
+run_cnn(--data-dir /nonexistent-clrt-dir --epochs 1)
+expect_rc("missing data" 1)
+expect("missing file named" "/nonexistent-clrt-dir/train-images-idx3-ubyte")
+run_cnn(--device tpu --limit 256 --epochs 1)
+expect_rc("bad device" 1)
+expect("bad device lists the forms" "unknown device 'tpu'; accepted forms")
+
+# A short real run: loss printed per epoch, the test set evaluated.
+run_cnn(--limit 2048 --epochs 2 --device cpu:1)
+expect_rc("training run" 0)
+expect("two epoch lines on cpu:1" "cpu:1 +epoch +1 .*cpu:1 +epoch +2 ")
+expect("final accuracy" "final test accuracy 0\\.[0-9]+ on cpu:1")
+
+run_cnn(--limit 1024 --epochs 1 --compare)
+expect_rc("--compare" 0)
+expect("--compare table has both devices" "speed-up/cpu.*\ncpu +[0-9.]+ .*\ncpu:1 +[0-9.]+")
+
+run_cnn(--limit 1024 --batch-sweep 64,256)
+expect_rc("--batch-sweep" 0)
+expect("--batch-sweep table" "data share.*\n64 +[0-9.]+ .*%.*\n256 +[0-9.]+ ")
