@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--momentum", type=float, default=0.9)
+    ap.add_argument("--schedule", choices=["cosine", "constant"], default="cosine")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -72,6 +73,8 @@ def main():
     xte, yte = load(args.data_dir, "test")
     model = lenet()
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, args.epochs)
+             if args.schedule == "cosine" else None)
     loss_fn = nn.CrossEntropyLoss()
     print(f"pytorch {torch.__version__}, {torch.get_num_threads()} threads, batch {args.batch_size}")
     for epoch in range(args.epochs):
@@ -85,6 +88,8 @@ def main():
             opt.step()
             total += loss.detach() * len(idx)
         seconds = time.perf_counter() - t0
+        if sched:
+            sched.step()
         acc = accuracy(model, xte, yte, 1024)
         print(f"epoch {epoch + 1}: train_seconds {seconds:.3f} loss {total.item() / len(xtr):.4f} "
               f"test_acc {acc:.4f}", flush=True)

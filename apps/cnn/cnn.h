@@ -19,6 +19,7 @@ typedef struct {
     int batch_size;
     double lr;             /* < 0: the optimizer's default */
     double momentum;
+    int cosine;            /* cosine learning-rate schedule */
     uint64_t seed;
     int64_t limit;         /* 0: all training images */
     int compare;

@@ -26,6 +26,8 @@ void cnn_usage(FILE *f)
             "  --optimizer sgd|adam        default sgd (momentum 0.9)\n"
             "  --lr X                      default 0.1 for sgd, 0.001 for adam\n"
             "  --momentum X                sgd momentum, default 0.9\n"
+            "  --schedule cosine|constant  learning rate over the epochs: cosine annealing\n"
+            "                              from --lr towards 0 (default), or constant\n"
             "  --seed N                    default 1\n"
             "  --limit N                   use the first N training images\n"
             "  --help                      this text\n");
@@ -89,7 +91,7 @@ static int one_of(const char *flag, const char *v, const char *a, const char *b)
 
 static const char *const valued_flags[] = {
     "--model", "--dataset", "--optimizer", "--device", "--data-dir", "--epochs", "--batch-size",
-    "--seed", "--limit", "--lr", "--momentum", "--batch-sweep", NULL};
+    "--seed", "--limit", "--lr", "--momentum", "--batch-sweep", "--schedule", NULL};
 
 static int is_valued_flag(const char *flag)
 {
@@ -109,6 +111,8 @@ static int apply(const char *flag, const char *v, cnn_options *o)
         return one_of(flag, v, "fashion-mnist", "cifar10") ? -1 : (o->dataset = v, 0);
     if (strcmp(flag, "--optimizer") == 0)
         return one_of(flag, v, "sgd", "adam") ? -1 : (o->optimizer = v, 0);
+    if (strcmp(flag, "--schedule") == 0)
+        return one_of(flag, v, "cosine", "constant") ? -1 : (o->cosine = strcmp(v, "cosine") == 0, 0);
     if (strcmp(flag, "--device") == 0)
         return (o->device = v, 0);
     if (strcmp(flag, "--data-dir") == 0)
@@ -133,7 +137,8 @@ static int apply(const char *flag, const char *v, cnn_options *o)
 int cnn_parse_options(int argc, char **argv, cnn_options *o)
 {
     *o = (cnn_options){.model = "lenet", .optimizer = "sgd", .epochs = 10,
-                       .batch_size = 256, .lr = -1, .momentum = 0.9, .seed = 1};
+                       .batch_size = 256, .lr = -1, .momentum = 0.9, .seed = 1,
+                       .cosine = 1};
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
         if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
