@@ -93,7 +93,9 @@ clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__
 
 /* Direct convolution (conv_direct.c, clkernels/conv_direct.cl), forward and
  * weight gradient, for one input channel on CPU devices, where it beats
- * im2col + BLAS. clrt__conv_direct_ok says whether it applies to cd on d;
+ * im2col + BLAS (the weight gradient only without the host-BLAS path:
+ * clrt__conv_direct_weight_ok). clrt__conv_direct_ok says whether it
+ * applies to cd on d;
  * CLRT_CONV_ALGO=im2col turns it off, =direct turns it on for any device
  * and up to 32 channels (for tests and benchmarks). The weight gradient also
  * needs its partial
