@@ -92,7 +92,7 @@ static clrt_status weight_per_image(clrt_device *d, cl_mem grad_w, cl_mem grad_o
  * it far below its speed where the images are large (LeNet's first layer,
  * k = 200704: 1.7x slower than 256 GEMMs with k = 784 plus the sum, on
  * PoCL 3.1), and a GPU BLAS has only O x C*K*K outputs to spread over its
- * cores. With small images (LeNet's second layer, 10x10) the host's one
+ * cores (reasoned, not measured: no GPU at hand). With small images (LeNet's second layer, 10x10) the host's one
  * GEMM measured ~10% faster. */
 static int weight_gemm_per_image(const clrt_device *d, const clrt__conv_dims *cd)
 {
