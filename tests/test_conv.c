@@ -262,13 +262,14 @@ START_TEST(backward_accumulate)
 END_TEST
 
 /* The batch in chunks of one or two images (a small scratch cap) gives the
- * same results, including the weight gradient summed across chunks. */
-START_TEST(chunked_batch)
+ * same results, including the weight gradient summed across chunks: once
+ * with small images (the weight gradient as one GEMM per chunk on the host
+ * BLAS) and once with OH*OW >= 256 (one GEMM per image, then a sum). */
+static void run_chunked_case(conv_case c, int i)
 {
-    setenv("CLRT_CONV_SCRATCH_BYTES", _i ? "1" : "40000", 1);
-    uint64_t rng = tu_seed() + 77;
+    uint64_t rng = tu_seed() + 77 + (uint64_t)c.H;
     conv_data t;
-    data_make(&t, (conv_case){5, 3, 13, 11, 4, 3, 2, 1}, &rng);
+    data_make(&t, c, &rng);
     clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
     clrt_tensor *b = upload(t.b, t.c.O, 0, 0, 0, 1);
     clrt_tensor *y = TU_NONNULL(clrt_f_conv2d(x, w, b, t.c.s, t.c.p));
@@ -278,16 +279,23 @@ START_TEST(chunked_batch)
     TU_OK(clrt_f_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
     double *ref = malloc(t.no * sizeof *ref);
     ref_forward(&t, t.xd, t.wd, t.bd, ref);
-    check_close("chunked forward", y, ref, t.no, FWD_TOL, _i);
+    check_close("chunked forward", y, ref, t.no, FWD_TOL, i);
     grads r = ref_grads(&t);
-    check_close("chunked grad input", dx, r.dx, t.nx, DX_TOL, _i);
-    check_close("chunked grad weight", dw, r.dw, t.nw, DW_TOL, _i);
+    check_close("chunked grad input", dx, r.dx, t.nx, DX_TOL, i);
+    check_close("chunked grad weight", dw, r.dw, t.nw, DW_TOL, i);
     grads_free(&r);
     free(ref);
     clrt_tensor *all[] = {x, w, g, b, y, dx, dw};
     for (int k = 0; k < 7; k++)
         clrt_tensor_release(all[k]);
     data_free(&t);
+}
+
+START_TEST(chunked_batch)
+{
+    setenv("CLRT_CONV_SCRATCH_BYTES", _i ? "1" : "40000", 1);
+    run_chunked_case((conv_case){5, 3, 13, 11, 4, 3, 2, 1}, _i);
+    run_chunked_case((conv_case){3, 2, 17, 16, 3, 3, 1, 1}, _i);
 }
 END_TEST
 

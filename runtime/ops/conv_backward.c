@@ -1,12 +1,15 @@
 /* 2-D convolution, backward. With Gp = grad_out permuted to [O, cols]
  * (cols = n*OH*OW over a chunk of n images):
- *   weight: grad_w [O, C*K*K] (+)= Gp x col^T, col the im2col of x;
+ *   weight: grad_w [O, C*K*K] (+)= Gp x col^T, col the im2col of x, or
+ *           for large images the sum over images of G_i x col_i^T, G_i
+ *           image i of grad_out (weight_gemm_per_image);
  *   input:  colgrad [C*K*K, cols] = W^T x Gp, then col2im gathers each
  *           input pixel's taps (no atomics);
  *   bias:   one work-group per channel sums grad_out.
- * The weight gradient of a one-channel input on a CPU device takes the
- * direct kernels instead (conv_direct.c). */
+ * The weight gradient of a one-channel input on a CPU device without the
+ * host-BLAS GEMM path takes the direct kernels instead (conv_direct.c). */
 #include "runtime/ops/conv_internal.h"
+#include "runtime/ops/gemm_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
 #include <clrt/ops_conv.h>
@@ -58,20 +61,63 @@ static clrt_status input_chunk(clrt_device *d, clrt_tensor *grad_x, clrt_tensor 
     return st != CLRT_OK ? st : clrt__col2im(d, colgrad, clrt__mem(grad_x), cd, img0, n);
 }
 
+/* grad_w (+)= the weight gradient of the chunk's images, one GEMM per
+ * image (a strided batch) into partials summed by conv.cl's bias_grad:
+ *   partial[i] [O, C*K*K] = grad_out[img0 + i] [O, OH*OW] x col_i^T,
+ * col_i image i's columns of col (ld = cols). grad_out needs no permute. */
+static clrt_status weight_per_image(clrt_device *d, cl_mem grad_w, cl_mem grad_out, cl_mem col,
+                                    const clrt__conv_dims *cd, int img0, int n, float beta)
+{
+    size_t ohw = (size_t)cd->OH * (size_t)cd->OW, ckk = (size_t)cd->C * cd->K * cd->K;
+    size_t e = (size_t)cd->O * ckk;
+    if (e > INT32_MAX)
+        return clrt__fail(CLRT_ENOTSUP, "conv weight gradient: %zu weights exceed 32-bit indexing",
+                          e);
+    cl_mem partial = clrt__workspace(d, CLRT__WS_MAT, (size_t)n * e * sizeof(float));
+    if (!partial)
+        return clrt_last_status();
+    clrt__gemm_args g = {.trans_b = 1, .m = (size_t)cd->O, .n = ckk, .k = ohw, .alpha = 1.0f,
+                         .a = grad_out, .b = col, .c = partial,
+                         .a_off = (size_t)img0 * (size_t)cd->O * ohw, .lda = ohw,
+                         .ldb = (size_t)n * ohw, .ldc = ckk, .batch = (size_t)n,
+                         .stride_a = (size_t)cd->O * ohw, .stride_b = ohw, .stride_c = e};
+    clrt_status st = clrt__gemm(d, &g);
+    cl_int images = n, weights = (cl_int)e, accumulate = beta != 0.0f;
+    clrt__karg args[] = {CLRT__ARG(partial), CLRT__ARG(grad_w), CLRT__ARG(images),
+                         CLRT__ARG(weights), CLRT__ARG(accumulate)};
+    return st != CLRT_OK ? st : clrt__run_1d(d, "conv", NULL, "bias_grad", e, 5, args);
+}
+
+/* One GEMM over the whole chunk has k = cols, a skinny shape: OpenBLAS runs
+ * it far below its speed where the images are large (LeNet's first layer,
+ * k = 200704: 1.7x slower than 256 GEMMs with k = 784 plus the sum, on
+ * PoCL 3.1), and a GPU BLAS has only O x C*K*K outputs to spread over its
+ * cores (reasoned, not measured: no GPU at hand). With small images (LeNet's second layer, 10x10) the host's one
+ * GEMM measured ~10% faster. */
+static int weight_gemm_per_image(const clrt_device *d, const clrt__conv_dims *cd)
+{
+    return d->info.gemm_path != CLRT_GEMM_HOST_BLAS || (size_t)cd->OH * (size_t)cd->OW >= 256;
+}
+
 static clrt_status weight_chunk(clrt_device *d, clrt_tensor *grad_w, clrt_tensor *grad_out,
                                 clrt_tensor *x, const clrt__conv_dims *cd, int img0, int n,
                                 float beta)
 {
     size_t cols = (size_t)n * (size_t)cd->OH * (size_t)cd->OW;
     size_t ckk = (size_t)cd->C * cd->K * cd->K;
-    cl_mem gp = permuted_grad(d, grad_out, cd, img0, n);
-    cl_mem col = gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float)) : NULL;
+    int per_image = weight_gemm_per_image(d, cd);
+    cl_mem gp = per_image ? NULL : permuted_grad(d, grad_out, cd, img0, n);
+    cl_mem col = per_image || gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float))
+                                 : NULL;
     if (!col)
         return clrt_last_status();
     clrt_status st = clrt__im2col(d, clrt__mem(x), col, cd, img0, n);
-    return st != CLRT_OK ? st
-                         : clrt__conv_gemm(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta,
-                                           clrt__mem(grad_w));
+    if (st != CLRT_OK)
+        return st;
+    if (per_image)
+        return weight_per_image(d, clrt__mem(grad_w), clrt__mem(grad_out), col, cd, img0, n,
+                                beta);
+    return clrt__conv_gemm(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta, clrt__mem(grad_w));
 }
 
 /* Runs input_chunk or weight_chunk over the batch holding the workspace. */
@@ -119,7 +165,7 @@ clrt_status clrt_f_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad
         return st;
     if (cd.N == 0) /* an empty batch contributes nothing */
         return accumulate ? CLRT_OK : clrt__fill(grad_w, 0.0);
-    if (clrt__conv_direct_ok(clrt__dev(grad_w), &cd)) {
+    if (clrt__conv_direct_weight_ok(clrt__dev(grad_w), &cd)) {
         st = clrt__conv_direct_weight(clrt__dev(grad_w), clrt__mem(grad_out), clrt__mem(x),
                                       clrt__mem(grad_w), &cd, accumulate);
         if (st != CLRT_ENOTSUP) /* ENOTSUP: partial sums too large, use im2col */

@@ -38,9 +38,10 @@ clrt_status clrt__conv_dims_get(const char *op, const clrt_tensor *x, const char
 clrt_status clrt__conv_check_out(const char *op, const char *name, const clrt_tensor *t,
                                  const clrt__conv_dims *cd);
 
-/* Images per chunk so that the column matrix [C*K*K, n*OH*OW] and the
- * [O, n*OH*OW] matrix each stay within the device's largest allocation and
- * a sane cap; >= 1, or 0 + error when even one image does not fit. */
+/* Images per chunk so that the column matrix [C*K*K, n*OH*OW], the
+ * [O, n*OH*OW] matrix and the weight-gradient partials [n, O*C*K*K] each
+ * stay within the device's largest allocation and a sane cap; >= 1, or 0 +
+ * error when even one image does not fit. */
 int clrt__conv_chunk(const char *op, const clrt_device *d, const clrt__conv_dims *cd);
 
 /* Row-major C [m,n] = op(A) op(B) + beta C on whole buffers, leading
@@ -92,7 +93,9 @@ clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__
 
 /* Direct convolution (conv_direct.c, clkernels/conv_direct.cl), forward and
  * weight gradient, for one input channel on CPU devices, where it beats
- * im2col + BLAS. clrt__conv_direct_ok says whether it applies to cd on d;
+ * im2col + BLAS (the weight gradient only without the host-BLAS path:
+ * clrt__conv_direct_weight_ok). clrt__conv_direct_ok says whether it
+ * applies to cd on d;
  * CLRT_CONV_ALGO=im2col turns it off, =direct turns it on for any device
  * and up to 32 channels (for tests and benchmarks). The weight gradient also
  * needs its partial
@@ -100,6 +103,8 @@ clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__
  * CLRT_ENOTSUP, setting no message, when they do not. The weight gradient
  * holds the workspace itself; none of them blocks. */
 int clrt__conv_direct_ok(const clrt_device *d, const clrt__conv_dims *cd);
+/* Whether the weight gradient takes the direct kernels (a subset of the above). */
+int clrt__conv_direct_weight_ok(const clrt_device *d, const clrt__conv_dims *cd);
 clrt_status clrt__conv_direct_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
                                       const clrt__conv_dims *cd);
 clrt_status clrt__conv_direct_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,

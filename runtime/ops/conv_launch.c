@@ -82,7 +82,9 @@ int clrt__conv_chunk(const char *op, const clrt_device *d, const clrt__conv_dims
     size_t rows = (size_t)cd->C * (size_t)cd->K * (size_t)cd->K;
     if ((size_t)cd->O > rows)
         rows = (size_t)cd->O;
-    size_t per_image = rows * (size_t)cd->OH * (size_t)cd->OW * sizeof(float);
+    size_t per_image = rows * (size_t)cd->OH * (size_t)cd->OW;
+    size_t partial = (size_t)cd->O * (size_t)cd->C * (size_t)cd->K * (size_t)cd->K;
+    per_image = (per_image > partial ? per_image : partial) * sizeof(float); /* weight_chunk */
     size_t cap = clrt__conv_scratch_cap(d);
     if (per_image > d->info.max_alloc_bytes) {
         clrt__fail(CLRT_ENOMEM,
