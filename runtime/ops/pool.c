@@ -134,7 +134,7 @@ static clrt_status maxpool_fwd(clrt_tensor *out, clrt_tensor *indices, clrt_tens
 clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
                                int stride)
 {
-    pool_dims pd;
+    pool_dims pd = {0};
     if (!out)
         return clrt__fail(CLRT_EINVAL, "clrt_f_maxpool2d_out: out is NULL");
     clrt_status st = check_maxpool_fwd("clrt_f_maxpool2d_out", out, indices, x, kernel, stride, &pd);
@@ -150,7 +150,7 @@ static clrt_tensor *alloc_pooled(const clrt_tensor *x, const pool_dims *pd)
 
 clrt_tensor *clrt_f_maxpool2d(clrt_tensor *x, int kernel, int stride)
 {
-    pool_dims pd;
+    pool_dims pd = {0};
     if (check_maxpool_fwd("clrt_f_maxpool2d", NULL, NULL, x, kernel, stride, &pd) != CLRT_OK)
         return NULL;
     clrt_tensor *out = alloc_pooled(x, &pd);
@@ -182,7 +182,7 @@ clrt_status clrt_f_maxpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out
                                     clrt_tensor *indices, int kernel, int stride)
 {
     const char *op = "clrt_f_maxpool2d_backward";
-    pool_dims pd;
+    pool_dims pd = {0};
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"indices", indices, 0}};
     clrt_status st = clrt__check_args(op, 3, args);
     if (st == CLRT_OK)
@@ -219,7 +219,7 @@ static clrt_status avgpool_fwd(clrt_tensor *out, clrt_tensor *x, const pool_dims
 
 clrt_status clrt_f_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int kernel, int stride)
 {
-    pool_dims pd;
+    pool_dims pd = {0};
     if (!out)
         return clrt__fail(CLRT_EINVAL, "clrt_f_avgpool2d_out: out is NULL");
     clrt_status st = check_avgpool_fwd("clrt_f_avgpool2d_out", out, x, kernel, stride, &pd);
@@ -228,7 +228,7 @@ clrt_status clrt_f_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int kernel, i
 
 clrt_tensor *clrt_f_avgpool2d(clrt_tensor *x, int kernel, int stride)
 {
-    pool_dims pd;
+    pool_dims pd = {0};
     if (check_avgpool_fwd("clrt_f_avgpool2d", NULL, x, kernel, stride, &pd) != CLRT_OK)
         return NULL;
     clrt_tensor *out = alloc_pooled(x, &pd);
@@ -243,7 +243,7 @@ clrt_status clrt_f_avgpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out
                                     int stride)
 {
     const char *op = "clrt_f_avgpool2d_backward";
-    pool_dims pd;
+    pool_dims pd = {0};
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}};
     clrt_status st = clrt__check_args(op, 2, args);
     if (st == CLRT_OK)
