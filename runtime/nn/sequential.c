@@ -75,8 +75,9 @@ static clrt_status check_children(int n, clrt_module **mods)
 {
     for (int i = 0; i < n; i++) {
         if (!mods[i])
-            return clrt__fail(CLRT_EINVAL, "clrt_sequential: module %d is NULL (%s)", i,
-                              clrt_last_error());
+            return clrt__fail(CLRT_EINVAL, "clrt_sequential: module %d is NULL%s%s%s", i,
+                              *clrt_last_error() ? " (" : "", clrt_last_error(),
+                              *clrt_last_error() ? ")" : "");
         if (mods[i]->device != mods[0]->device)
             return clrt__fail(CLRT_EDEVMISMATCH,
                               "clrt_sequential: module 0 is on %s but module %d is on %s; "
