@@ -50,6 +50,14 @@ clrt_status clrt__launch(clrt_device *d, cl_kernel k, cl_uint dims, const size_t
 /* Preferred work-group size for a 1-D launch of k on d (queried). */
 size_t clrt__wg_size(clrt_device *d, cl_kernel k);
 
+/* A divisor d >= 1 as (mul, shift) for fast_div in clkernels/common.cl (and
+ * binary.cl's index decomposition):
+ * q / d == (mul_hi(q, mul) + q) >> shift for 0 <= q < 2^31. */
+typedef struct {
+    cl_uint mul, shift;
+} clrt__divisor;
+clrt__divisor clrt__divisor_of(uint32_t d);
+
 /* Convenience: fetch, set args, launch 1-D over n items. */
 clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options,
                          const char *name, size_t n, int nargs, const clrt__karg *args);

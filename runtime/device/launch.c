@@ -70,3 +70,13 @@ clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options
     clrt_status st = clrt__set_args(k, nargs, args);
     return st != CLRT_OK ? st : clrt__launch_1d(d, k, n);
 }
+
+clrt__divisor clrt__divisor_of(uint32_t d)
+{
+    /* shift = ceil(log2 d); mul = floor(2^32 (2^shift - d) / d) + 1 < 2^32 */
+    cl_uint shift = 0;
+    while (((uint64_t)1 << shift) < d)
+        shift++;
+    uint64_t mul = (((uint64_t)1 << 32) * (((uint64_t)1 << shift) - d)) / d + 1;
+    return (clrt__divisor){(cl_uint)mul, shift};
+}

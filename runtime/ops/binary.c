@@ -171,16 +171,6 @@ static clrt_status run_b3(clrt_device *d, const binary_kernels *names, clrt_dtyp
     return st != CLRT_OK ? st : clrt__launch(d, k, 3, global, local);
 }
 
-/* Multiplier and shift dividing by d (1 <= d < 2^31), see binary.cl. */
-static void fast_divisor(uint32_t d, cl_uint *magic, cl_uint *shift)
-{
-    cl_uint s = 0;
-    while (((uint64_t)1 << s) < d)
-        s++;
-    *shift = s;
-    *magic = (cl_uint)((((uint64_t)1 << 32) * (((uint64_t)1 << s) - d)) / d + 1);
-}
-
 /* Any broadcast of fewer than 2^31 elements: multiply-shift index
  * decomposition over 8 dims, the plan's right-aligned, size 1 before.
  * Returns CLRT_ENOTSUP (no message) for larger tensors. */
@@ -195,7 +185,9 @@ static clrt_status run_bnd(clrt_device *d, const binary_kernels *names, clrt_dty
         shape.s[i] = src >= 0 ? (cl_uint)p->shape[src] : 1;
         sa.s[i] = src >= 0 ? (cl_uint)p->sa[src] : 0;
         sb.s[i] = src >= 0 ? (cl_uint)p->sb[src] : 0;
-        fast_divisor(shape.s[i], &magic.s[i], &shift.s[i]);
+        clrt__divisor div = clrt__divisor_of(shape.s[i]);
+        magic.s[i] = div.mul;
+        shift.s[i] = div.shift;
     }
     cl_uint n32 = (cl_uint)n;
     clrt__karg args[] = {CLRT__ARG(ma),  CLRT__ARG(mb),    CLRT__ARG(mo),

@@ -67,16 +67,6 @@ clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_
     return clrt__launch(d, k, 2, global, local);
 }
 
-clrt__divisor clrt__divisor_of(uint32_t d)
-{
-    /* shift = ceil(log2 d); mul = floor(2^32 (2^shift - d) / d) + 1 < 2^32 */
-    cl_uint shift = 0;
-    while (((uint64_t)1 << shift) < d)
-        shift++;
-    uint64_t mul = (((uint64_t)1 << 32) * (((uint64_t)1 << shift) - d)) / d + 1;
-    return (clrt__divisor){(cl_uint)mul, shift};
-}
-
 int clrt__conv_chunk(const char *op, const clrt_device *d, const clrt__conv_dims *cd)
 {
     size_t rows = (size_t)cd->C * (size_t)cd->K * (size_t)cd->K;

@@ -2,6 +2,7 @@
  * Per-row partials go to the device's workspace and one small reduction adds
  * them into the accumulators: nothing is read back to the host. */
 #include "runtime/ops/conv_internal.h"
+#include "runtime/ops/elementwise_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
 #include <clrt/ops_loss.h>
@@ -82,16 +83,6 @@ static clrt_status rows_kernel(clrt_device *d, clrt_tensor *logits, clrt_tensor 
     return clrt__run_1d(d, "loss", NULL, "xent_rows", (size_t)rows, 9, args);
 }
 
-/* The largest power of two <= the work-group size queried for k: the local
- * size of the tree reduction. */
-static size_t pow2_group(clrt_device *d, cl_kernel k)
-{
-    size_t wg = clrt__wg_size(d, k), l = 1;
-    while (l * 2 <= wg)
-        l *= 2;
-    return l;
-}
-
 static clrt_status reduce_kernel(clrt_device *d, cl_int rows, float loss_scale,
                                  clrt_tensor *loss_sum, clrt_tensor *correct, cl_mem row_loss,
                                  cl_mem row_hit)
@@ -99,7 +90,7 @@ static clrt_status reduce_kernel(clrt_device *d, cl_int rows, float loss_scale,
     cl_kernel k = clrt__kernel(d, "loss", NULL, "xent_reduce");
     if (!k)
         return clrt_last_status();
-    size_t local = pow2_group(d, k);
+    size_t local = clrt__pow2_floor(clrt__wg_size(d, k)); /* the tree's width */
     cl_int want_loss = loss_sum != NULL, want_correct = correct != NULL;
     cl_mem ms = loss_sum ? clrt__mem(loss_sum) : row_loss; /* unused when not wanted */
     cl_mem mc = correct ? clrt__mem(correct) : row_hit;
