@@ -2,8 +2,7 @@
  *   W [O, C*K*K] x col [C*K*K, n*OH*OW] -> y [O, n*OH*OW],
  * then a permute of y to NCHW with the bias fused. The scratch matrices
  * come from the device's workspace, so a training loop allocates nothing.
- * A one-channel input on a CPU device takes the direct kernel instead
- * (conv_direct.c). */
+ * CPU devices take the hand-vectorised direct kernels instead (conv_vec.c). */
 #include "runtime/ops/conv_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
@@ -63,8 +62,8 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     clrt_device *d = clrt__dev(x);
     if (cd->N == 0)
         return CLRT_OK;
-    if (clrt__conv_direct_ok(d, cd))
-        return clrt__conv_direct_forward(d, clrt__mem(x), clrt__mem(w),
+    if (clrt__conv_vec_ok(d, cd))
+        return clrt__conv_vec_forward(d, clrt__mem(x), clrt__mem(w),
                                          bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd);
     int chunk = clrt__conv_chunk(op, d, cd);
     if (chunk == 0)

@@ -6,8 +6,8 @@
  *   input:  colgrad [C*K*K, cols] = W^T x Gp, then col2im gathers each
  *           input pixel's taps (no atomics);
  *   bias:   one work-group per channel sums grad_out.
- * The weight gradient of a one-channel input on a CPU device without the
- * host-BLAS GEMM path takes the direct kernels instead (conv_direct.c). */
+ * CPU devices take the hand-vectorised direct kernels instead (conv_vec.c):
+ * for the input gradient with stride 1, and for the weight gradient. */
 #include "runtime/ops/conv_internal.h"
 #include "runtime/ops/gemm_internal.h"
 #include "runtime/ops/workspace_internal.h"
@@ -151,6 +151,9 @@ clrt_status clrt_f_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_
         check_backward(op, args, grad_x, "grad_x", weight, "weight", stride, padding, &cd);
     if (st != CLRT_OK || cd.N == 0)
         return st;
+    if (clrt__conv_vec_input_ok(clrt__dev(grad_x), &cd))
+        return clrt__conv_vec_input(clrt__dev(grad_x), clrt__mem(grad_out), clrt__mem(weight),
+                                    clrt__mem(grad_x), &cd);
     return over_chunks(op, 0, grad_x, grad_out, weight, &cd, 0);
 }
 
@@ -165,10 +168,10 @@ clrt_status clrt_f_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad
         return st;
     if (cd.N == 0) /* an empty batch contributes nothing */
         return accumulate ? CLRT_OK : clrt__fill(grad_w, 0.0);
-    if (clrt__conv_direct_weight_ok(clrt__dev(grad_w), &cd)) {
-        st = clrt__conv_direct_weight(clrt__dev(grad_w), clrt__mem(grad_out), clrt__mem(x),
+    if (clrt__conv_vec_ok(clrt__dev(grad_w), &cd)) {
+        st = clrt__conv_vec_weight(clrt__dev(grad_w), clrt__mem(grad_out), clrt__mem(x),
                                       clrt__mem(grad_w), &cd, accumulate);
-        if (st != CLRT_ENOTSUP) /* ENOTSUP: partial sums too large, use im2col */
+        if (st != CLRT_ENOTSUP) /* ENOTSUP: one padded image exceeds the scratch cap */
             return st;
     }
     return over_chunks(op, 1, grad_w, grad_out, x, &cd, accumulate);

@@ -62,7 +62,7 @@ clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t p
                              const clrt__karg *args);
 
 /* The geometry argument of the im2col and direct kernels; must match
- * conv_geom in clkernels/im2col.cl and clkernels/conv_direct.cl. */
+ * conv_geom in clkernels/im2col.cl. */
 typedef struct {
     cl_int C, H, W, pad, OH, OW, img0, n;
     clrt__divisor ow, w;
@@ -85,24 +85,22 @@ clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out
 clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,
                                int img0, int n);
 
-/* Direct convolution (conv_direct.c, clkernels/conv_direct.cl), forward and
- * weight gradient, for one input channel on CPU devices, where it beats
- * im2col + BLAS (the weight gradient only without the host-BLAS path:
- * clrt__conv_direct_weight_ok). clrt__conv_direct_ok says whether it
- * applies to cd on d;
- * CLRT_CONV_ALGO=im2col turns it off, =direct turns it on for any device
- * and up to 32 channels (for tests and benchmarks). The weight gradient also
- * needs its partial
- * sums to fit the scratch cap: clrt__conv_direct_weight returns
- * CLRT_ENOTSUP, setting no message, when they do not. The weight gradient
- * holds the workspace itself; none of them blocks. */
-int clrt__conv_direct_ok(const clrt_device *d, const clrt__conv_dims *cd);
-/* Whether the weight gradient takes the direct kernels (a subset of the above). */
-int clrt__conv_direct_weight_ok(const clrt_device *d, const clrt__conv_dims *cd);
-clrt_status clrt__conv_direct_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
-                                      const clrt__conv_dims *cd);
-clrt_status clrt__conv_direct_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,
-                                     const clrt__conv_dims *cd, int accumulate);
+/* Direct convolution with kernels vectorised over output channels
+ * (conv_vec.c, clkernels/conv_vec.cl), the default on CPU devices for
+ * kernels up to 7x7. clrt__conv_vec_ok says whether it applies to cd on d
+ * (the input gradient also needs stride 1: clrt__conv_vec_input_ok);
+ * CLRT_CONV_ALGO=im2col turns it off, =vec turns it on for any device (for
+ * tests and benchmarks). None of them blocks; each holds the workspace
+ * itself. The weight gradient returns CLRT_ENOTSUP, setting no message,
+ * when one image in its zero border exceeds the scratch cap. */
+int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd);
+int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd);
+clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
+                                   const clrt__conv_dims *cd);
+clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
+                                 const clrt__conv_dims *cd);
+clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,
+                                  const clrt__conv_dims *cd, int accumulate);
 /* The scratch cap of conv_launch.c (CLRT_CONV_SCRATCH_BYTES overrides). */
 size_t clrt__conv_scratch_cap(const clrt_device *d);
 

@@ -1,0 +1,193 @@
+/* conv_vec.cl — direct 2-D convolution for CPU devices (NCHW, float),
+ * vectorised by hand over output channels: each work item keeps a few
+ * output pixels' VW channels in vector accumulators and adds, per tap, one
+ * input value times the tap's vector of weights, which a CPU compiles to
+ * FMAs with a broadcast operand. Nothing here relies on the driver
+ * vectorising across work items (PoCL 3.1 gave 12-25 GFLOP/s that way,
+ * these kernels 50-100 on AVX-512).
+ *
+ * Built with -DKSIZE=k -DSTRIDE=s -DVW=4|8|16 (lanes per vector), -DPW=p
+ * (output pixels per forward item) and -DKB=b (kernel rows per
+ * weight-gradient item, b divides k). Work items carry 25-200 FMAs per
+ * input value loaded; launch them in small work-groups. */
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define VEC CAT(float, VW)
+#define VLOAD CAT(vload, VW)
+#define VSTORE CAT(vstore, VW)
+#define KK (KSIZE * KSIZE)
+
+/* Must match clrt__vec_geom in runtime/ops/conv_vec.c. C and O are the
+ * input and output channels of the convolution being run (for an input
+ * gradient: the layer's O and C); lanes is O rounded up to VW. */
+typedef struct {
+    int N, C, H, W, O, OH, OW, pad, lanes;
+} vec_geom;
+
+/* wt [(taps + 1) * lanes], tap-major, the last row the bias (or zeros):
+ *   flip 0 (forward):        wt[(c, kh, kw), o] = w[o, c, kh, kw]
+ *   flip 1 (input gradient): wt[(o, kh, kw), c] = w[o, c, K-1-kh, K-1-kw]
+ * w is [O, C, K, K]; lanes beyond the output channels are zero. Item
+ * (lane, tap). */
+__kernel void vec_weights(__global const float *w, __global const float *bias, int has_bias,
+                          __global float *wt, int O, int C, int lanes, int flip)
+{
+    int lane = get_global_id(0), t = get_global_id(1);
+    int cin = flip ? O : C, cout = flip ? C : O, taps = cin * KK;
+    if (lane >= lanes || t > taps)
+        return;
+    float v = 0.0f;
+    if (lane < cout && t < taps) {
+        int i = t / KK, k = t - i * KK;
+        int o = flip ? i : lane, c = flip ? lane : i;
+        v = w[(o * C + c) * KK + (flip ? KK - 1 - k : k)];
+    } else if (lane < cout && has_bias) {
+        v = bias[lane];
+    }
+    wt[t * lanes + lane] = v;
+}
+
+/* out [N, O, OH, OW] <- conv(x [N, C, H, W], wt) + bias row. Item
+ * (block of PW pixels of output row oh of image n, flattened in dim 0;
+ * channel block in dim 1). Rows and columns in the padding read as 0. */
+__kernel void conv_vec_fwd(__global const float *restrict x, __global const float *restrict wt,
+                           __global float *restrict out, vec_geom g, int blocks)
+{
+    int item = get_global_id(0), ob = get_global_id(1);
+    if (item >= g.N * g.OH * blocks || ob * VW >= g.lanes)
+        return;
+    int wb = item % blocks, row = item / blocks, oh = row % g.OH, n = row / g.OH;
+    int ow0 = wb * PW, iw0 = ow0 * STRIDE - g.pad;
+    __global const float *wcol = wt + ob * VW;
+    VEC acc[PW], bv = VLOAD(0, wcol + g.C * KK * g.lanes);
+    #pragma unroll
+    for (int p = 0; p < PW; p++)
+        acc[p] = bv;
+    __global const float *xc = x + (size_t)n * (size_t)(g.C * g.H * g.W);
+    for (int c = 0; c < g.C; c++, xc += g.H * g.W) {
+        #pragma unroll
+        for (int kh = 0; kh < KSIZE; kh++) {
+            int ih = oh * STRIDE - g.pad + kh;
+            if (ih < 0 || ih >= g.H)
+                continue;
+            float xin[(PW - 1) * STRIDE + KSIZE];
+            #pragma unroll
+            for (int j = 0; j < (PW - 1) * STRIDE + KSIZE; j++) {
+                int iw = iw0 + j, in = iw >= 0 && iw < g.W;
+                float v = xc[ih * g.W + (in ? iw : 0)];
+                xin[j] = in ? v : 0.0f;
+            }
+            __global const float *wk = wcol + (c * KK + kh * KSIZE) * g.lanes;
+            #pragma unroll
+            for (int kw = 0; kw < KSIZE; kw++) {
+                VEC wv = VLOAD(0, wk + kw * g.lanes);
+                #pragma unroll
+                for (int p = 0; p < PW; p++)
+                    acc[p] = fma((VEC)(xin[p * STRIDE + kw]), wv, acc[p]);
+            }
+        }
+    }
+    int ohw = g.OH * g.OW, o0 = ob * VW;
+    __global float *dst = out + ((size_t)n * g.O + o0) * (size_t)ohw + oh * g.OW + ow0;
+    #pragma unroll
+    for (int p = 0; p < PW; p++) {
+        float lane[VW];
+        VSTORE(acc[p], 0, lane);
+        if (ow0 + p < g.OW) {
+            #pragma unroll
+            for (int l = 0; l < VW; l++)
+                if (o0 + l < g.O)
+                    dst[l * ohw + p] = lane[l];
+        }
+    }
+}
+
+/* xp [rows / (H + 2 pad), H + 2 pad, W + 2 pad] <- planes plane0.. of x
+ * [planes, H, W] in a zero border. Item (column of a padded row, padded
+ * row). */
+__kernel void pad_planes(__global const float *restrict x, __global float *restrict xp, int rows,
+                         int H, int W, int pad, int plane0)
+{
+    int q = get_global_id(0), r = get_global_id(1);
+    int HP = H + 2 * pad, WP = W + 2 * pad;
+    if (q >= WP || r >= rows)
+        return;
+    int plane = r / HP, h = r - plane * HP - pad, w = q - pad;
+    int in = h >= 0 && h < H && w >= 0 && w < W;
+    float v = x[((size_t)(plane0 + plane) * H + (in ? h : 0)) * W + (in ? w : 0)];
+    xp[(size_t)r * WP + q] = in ? v : 0.0f;
+}
+
+/* Weight-gradient partial sums of a group of images:
+ *   partial[j, (c, kh, kw), o] = sum over images n of group j, pixels
+ *       (oh, ow) of gy[n, o, oh, ow] * xp[n, c, oh*S + kh, ow*S + kw]
+ * with xp the input in its zero border (H, W, pad of g describe x; xp
+ * holds images from x_img0, gy from gy_img0; g.N images in all). Item
+ * (group j, channel c, row block kb) flattened in dim 0, channel block in
+ * dim 1; its K*KB accumulators stay in registers. */
+__kernel void conv_vec_wgrad(__global const float *restrict gy, __global const float *restrict xp,
+                             __global float *restrict partial, vec_geom g, int per, int gy_img0,
+                             int x_img0)
+{
+    int item = get_global_id(0), ob = get_global_id(1);
+    const int row_blocks = KSIZE / KB;
+    int groups = (g.N + per - 1) / per;
+    if (item >= groups * g.C * row_blocks || ob * VW >= g.lanes)
+        return;
+    int kb = item % row_blocks, rest = item / row_blocks, c = rest % g.C, j = rest / g.C;
+    int HP = g.H + 2 * g.pad, WP = g.W + 2 * g.pad, ohw = g.OH * g.OW, o0 = ob * VW;
+    VEC acc[KB * KSIZE];
+    #pragma unroll
+    for (int i = 0; i < KB * KSIZE; i++)
+        acc[i] = (VEC)(0.0f);
+    int n_end = min(g.N, (j + 1) * per);
+    for (int n = j * per; n < n_end; n++) {
+        __global const float *xr = xp + ((size_t)(x_img0 + n) * g.C + c) * (size_t)(HP * WP) +
+                                   kb * KB * WP;
+        __global const float *gn = gy + ((size_t)(gy_img0 + n) * g.O + o0) * (size_t)ohw;
+        for (int oh = 0; oh < g.OH; oh++, xr += STRIDE * WP) {
+            for (int ow = 0; ow < g.OW; ow++) {
+                int pix = oh * g.OW + ow;
+                float lane[VW];
+                #pragma unroll
+                for (int l = 0; l < VW; l++) {
+                    int ok = o0 + l < g.O;
+                    float v = gn[ok ? l * ohw + pix : pix];
+                    lane[l] = ok ? v : 0.0f;
+                }
+                VEC gv = VLOAD(0, lane);
+                #pragma unroll
+                for (int i = 0; i < KB; i++) {
+                    #pragma unroll
+                    for (int kw = 0; kw < KSIZE; kw++)
+                        acc[i * KSIZE + kw] =
+                            fma((VEC)(xr[i * WP + ow * STRIDE + kw]), gv, acc[i * KSIZE + kw]);
+                }
+            }
+        }
+    }
+    __global float *pj = partial + (size_t)j * (size_t)(g.C * KK * g.lanes) + o0;
+    #pragma unroll
+    for (int i = 0; i < KB; i++) {
+        #pragma unroll
+        for (int kw = 0; kw < KSIZE; kw++)
+            VSTORE(acc[i * KSIZE + kw], 0,
+                   pj + ((c * KSIZE + kb * KB + i) * KSIZE + kw) * g.lanes);
+    }
+}
+
+/* gw [O, taps] (+)= the sum over groups of partial [groups, taps, lanes].
+ * Item (tap, o). */
+__kernel void vec_wgrad_sum(__global const float *restrict partial, __global float *restrict gw,
+                            int groups, int O, int taps, int lanes, int accumulate)
+{
+    int t = get_global_id(0), o = get_global_id(1);
+    if (t >= taps || o >= O)
+        return;
+    float s = 0.0f;
+    for (int j = 0; j < groups; j++)
+        s += partial[((size_t)j * taps + t) * lanes + o];
+    __global float *dst = gw + (size_t)o * taps + t;
+    *dst = (accumulate ? *dst : 0.0f) + s;
+}

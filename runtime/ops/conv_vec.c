@@ -1,0 +1,219 @@
+/* Direct convolution for CPU devices (clkernels/conv_vec.cl): kernels
+ * vectorised by hand over output channels, used instead of im2col + GEMM on
+ * CPU devices for every kernel size up to MAX_KSIZE:
+ *   forward         one launch (after a tiny weight re-layout);
+ *   input gradient  (stride 1) the forward kernel run on grad_out with the
+ *                   weights flipped and transposed, padding K-1-pad;
+ *   weight gradient per-group partial sums, then a sum over the groups;
+ *                   with padding, the input is first copied into a zero
+ *                   border so the inner loop has no bounds checks.
+ * At LeNet's layers on PoCL 3.1 (AVX-512, 2 cores) these ran 3-6x faster
+ * than im2col + OpenBLAS, whose column matrices cost more memory traffic
+ * than the arithmetic at O = 6 or 16 output channels. */
+#include "runtime/ops/conv_internal.h"
+#include "runtime/ops/workspace_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* MAX_KSIZE bounds the unrolled taps; MAX_PIXELS the forward accumulators
+ * (PW vectors) and MAX_WGRAD_ACC the weight gradient's (KB*K vectors), so
+ * both fit AVX-512's 32 vector registers; ITEMS_PER_UNIT weight-gradient
+ * items per compute unit balance the cores. */
+enum { MAX_KSIZE = 7, MAX_PIXELS = 14, MAX_WGRAD_ACC = 25, ITEMS_PER_UNIT = 32 };
+
+/* Must match vec_geom in clkernels/conv_vec.cl. */
+typedef struct {
+    cl_int N, C, H, W, O, OH, OW, pad, lanes;
+} vec_geom;
+
+static int algo_is(const char *name)
+{
+    const char *algo = getenv("CLRT_CONV_ALGO");
+    return algo && strcmp(algo, name) == 0;
+}
+
+int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd)
+{
+    if (algo_is("im2col"))
+        return 0;
+    return (d->info.kind == CLRT_DEVICE_CPU || algo_is("vec")) && cd->K <= MAX_KSIZE;
+}
+
+int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd)
+{
+    return clrt__conv_vec_ok(d, cd) && cd->stride == 1;
+}
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* Lanes per vector: the smallest of 4, 8, 16 that holds `channels`, at
+ * most the device's preferred float vector width (16 with AVX-512). */
+static int vector_width(const clrt_device *d, int channels)
+{
+    cl_uint pref = 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof pref, &pref,
+                        NULL) != CL_SUCCESS)
+        pref = 4;
+    int max = pref >= 16 ? 16 : pref >= 8 ? 8 : 4, vw = 4;
+    while (vw < max && vw < channels)
+        vw *= 2;
+    return vw;
+}
+
+static cl_kernel vec_kernel(clrt_device *d, const clrt__conv_dims *cd, int vw, int pw, int kb,
+                            const char *name)
+{
+    char options[128];
+    snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DVW=%d -DPW=%d -DKB=%d", cd->K,
+             cd->stride, vw, pw, kb);
+    return clrt__kernel(d, "conv_vec", options, name);
+}
+
+/* Launches k over `items` heavy work items (dim 0) times `blocks` channel
+ * blocks (dim 1) in work-groups small enough that every compute unit gets
+ * several. */
+static clrt_status launch_items(clrt_device *d, cl_kernel k, int nargs, const clrt__karg *args,
+                                size_t items, size_t blocks)
+{
+    if (!k)
+        return clrt_last_status();
+    clrt_status st = clrt__set_args(k, nargs, args);
+    size_t local = items / (8 * (size_t)(d->info.compute_units ? d->info.compute_units : 1));
+    size_t wg = clrt__wg_size(d, k);
+    local = local < 1 ? 1 : local > wg ? wg : local;
+    size_t global[2] = {ceil_div(items, local) * local, blocks}, lws[2] = {local, 1};
+    return st != CLRT_OK ? st : clrt__launch(d, k, 2, global, lws);
+}
+
+/* Runs conv_vec_fwd for geometry g: weights w [layer O, layer C, K, K]
+ * re-laid by vec_weights (flip for an input gradient), bias optional. The
+ * caller holds the workspace. */
+static clrt_status run_forward(clrt_device *d, const clrt__conv_dims *cd, cl_mem in, cl_mem w,
+                               cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
+{
+    int vw = vector_width(d, g.O);
+    g.lanes = (cl_int)(ceil_div((size_t)g.O, (size_t)vw) * (size_t)vw);
+    cl_int blocks = (cl_int)ceil_div((size_t)g.OW, MAX_PIXELS);
+    int pw = (int)ceil_div((size_t)g.OW, (size_t)blocks);
+    size_t taps = (size_t)g.C * (size_t)cd->K * (size_t)cd->K;
+    cl_mem wt = clrt__workspace(d, CLRT__WS_VEC_WEIGHTS, (taps + 1) * g.lanes * sizeof(float));
+    if (!wt)
+        return clrt_last_status();
+    cl_int has_bias = bias != NULL, O = cd->O, C = cd->C;
+    cl_mem b = bias ? bias : w; /* any valid buffer: the kernel skips it */
+    clrt__karg wargs[] = {CLRT__ARG(w), CLRT__ARG(b), CLRT__ARG(has_bias), CLRT__ARG(wt),
+                          CLRT__ARG(O), CLRT__ARG(C), CLRT__ARG(g.lanes), CLRT__ARG(flip)};
+    clrt_status st = clrt__run_planes(d, vec_kernel(d, cd, vw, pw, 1, "vec_weights"),
+                                      (size_t)g.lanes, taps + 1, 8, wargs);
+    clrt__karg args[] = {CLRT__ARG(in), CLRT__ARG(wt), CLRT__ARG(out), CLRT__ARG(g),
+                         CLRT__ARG(blocks)};
+    size_t items = (size_t)g.N * (size_t)g.OH * (size_t)blocks;
+    return st != CLRT_OK ? st
+                         : launch_items(d, vec_kernel(d, cd, vw, pw, 1, "conv_vec_fwd"), 5, args,
+                                        items, (size_t)(g.lanes / vw));
+}
+
+static clrt_status with_workspace(clrt_device *d, const clrt__conv_dims *cd, cl_mem in, cl_mem w,
+                                  cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
+{
+    clrt_status st = clrt__workspace_begin(d);
+    if (st != CLRT_OK)
+        return st;
+    st = run_forward(d, cd, in, w, bias, flip, out, g);
+    clrt__workspace_end(d);
+    return st;
+}
+
+clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
+                                   const clrt__conv_dims *cd)
+{
+    vec_geom g = {cd->N, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
+    return with_workspace(d, cd, x, w, bias, 0, out, g);
+}
+
+/* grad_x[h, w] = sum over o, kh, kw of gy[h + pad - kh, w + pad - kw] *
+ * w[o, c, kh, kw]: a stride-1 convolution of gy with the flipped weights
+ * and padding K-1-pad (negative padding crops, the bounds checks cope). */
+clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
+                                 const clrt__conv_dims *cd)
+{
+    vec_geom g = {cd->N, cd->O, cd->OH, cd->OW, cd->C, cd->H, cd->W, cd->K - 1 - cd->pad, 0};
+    return with_workspace(d, cd, gy, w, NULL, 1, gx, g);
+}
+
+/* Kernel rows per weight-gradient item: the largest divisor of K whose
+ * KB*K accumulators fit MAX_WGRAD_ACC. */
+static int row_block(int K)
+{
+    int kb = 1;
+    for (int i = 1; i <= K; i++)
+        if (K % i == 0 && i * K <= MAX_WGRAD_ACC)
+            kb = i;
+    return kb;
+}
+
+/* The weight gradient of images [img0, img0 + n): pads them when needed,
+ * sums per group into partials, adds the groups into gw. The caller holds
+ * the workspace. */
+static clrt_status weight_chunk(clrt_device *d, const clrt__conv_dims *cd, cl_mem gy, cl_mem x,
+                                cl_mem gw, int img0, int n, cl_int accumulate)
+{
+    int vw = vector_width(d, cd->O), kb = row_block(cd->K);
+    vec_geom g = {n, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
+    g.lanes = (cl_int)(ceil_div((size_t)cd->O, (size_t)vw) * (size_t)vw);
+    size_t blocks = (size_t)(g.lanes / vw), per_group = (size_t)cd->C * (cd->K / kb) * blocks;
+    size_t want = ITEMS_PER_UNIT * (size_t)(d->info.compute_units ? d->info.compute_units : 1);
+    size_t groups = ceil_div(want, per_group);
+    groups = groups > (size_t)n ? (size_t)n : groups;
+    cl_int per = (cl_int)ceil_div((size_t)n, groups), x_img0 = img0, gy_img0 = img0;
+    groups = ceil_div((size_t)n, (size_t)per);
+    cl_int taps = cd->C * cd->K * cd->K, ngroups = (cl_int)groups, O = cd->O;
+    clrt_status st = CLRT_OK;
+    if (cd->pad > 0) {
+        cl_int HP = cd->H + 2 * cd->pad, rows = n * cd->C * HP, plane0 = img0 * cd->C;
+        size_t bytes = (size_t)rows * (size_t)(cd->W + 2 * cd->pad) * sizeof(float);
+        cl_mem xp = clrt__workspace(d, CLRT__WS_COL, bytes);
+        clrt__karg pargs[] = {CLRT__ARG(x), CLRT__ARG(xp), CLRT__ARG(rows), CLRT__ARG(cd->H),
+                              CLRT__ARG(cd->W), CLRT__ARG(cd->pad), CLRT__ARG(plane0)};
+        st = xp ? clrt__run_planes(d, vec_kernel(d, cd, vw, 1, kb, "pad_planes"),
+                                   (size_t)(cd->W + 2 * cd->pad), (size_t)rows, 7, pargs)
+                : clrt_last_status();
+        x = xp, x_img0 = 0;
+    }
+    cl_mem partial =
+        clrt__workspace(d, CLRT__WS_MAT, groups * (size_t)taps * g.lanes * sizeof(float));
+    if (st != CLRT_OK || !partial)
+        return st != CLRT_OK ? st : clrt_last_status();
+    clrt__karg args[] = {CLRT__ARG(gy), CLRT__ARG(x),       CLRT__ARG(partial), CLRT__ARG(g),
+                         CLRT__ARG(per), CLRT__ARG(gy_img0), CLRT__ARG(x_img0)};
+    st = launch_items(d, vec_kernel(d, cd, vw, 1, kb, "conv_vec_wgrad"), 7, args,
+                      groups * (size_t)cd->C * (size_t)(cd->K / kb), blocks);
+    clrt__karg sargs[] = {CLRT__ARG(partial), CLRT__ARG(gw),      CLRT__ARG(ngroups),
+                          CLRT__ARG(O),       CLRT__ARG(taps),    CLRT__ARG(g.lanes),
+                          CLRT__ARG(accumulate)};
+    return st != CLRT_OK ? st
+                         : clrt__run_planes(d, vec_kernel(d, cd, vw, 1, kb, "vec_wgrad_sum"),
+                                            (size_t)taps, (size_t)cd->O, 7, sargs);
+}
+
+clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,
+                                  const clrt__conv_dims *cd, int accumulate)
+{
+    size_t padded = (size_t)cd->C * (size_t)(cd->H + 2 * cd->pad) *
+                    (size_t)(cd->W + 2 * cd->pad) * sizeof(float);
+    size_t cap = clrt__conv_scratch_cap(d);
+    if (cd->pad > 0 && padded > cap)
+        return CLRT_ENOTSUP; /* not even one padded image fits: im2col chunks finer */
+    int chunk = cd->pad > 0 && cap / padded < (size_t)cd->N ? (int)(cap / padded) : cd->N;
+    clrt_status st = clrt__workspace_begin(d);
+    if (st != CLRT_OK)
+        return st;
+    for (int img0 = 0; img0 < cd->N && st == CLRT_OK; img0 += chunk) {
+        int n = cd->N - img0 < chunk ? cd->N - img0 : chunk;
+        st = weight_chunk(d, cd, gy, x, gw, img0, n, accumulate || img0 > 0);
+    }
+    clrt__workspace_end(d);
+    return st;
+}
