@@ -1,15 +1,17 @@
 /* conv_vec.cl — direct 2-D convolution for CPU devices (NCHW, float),
- * vectorised by hand over output channels: each work item keeps a few
- * output pixels' VW channels in vector accumulators and adds, per tap, one
- * input value times the tap's vector of weights, which a CPU compiles to
- * FMAs with a broadcast operand. Nothing here relies on the driver
+ * vectorised by hand over output channels (conv_px_fwd: over output
+ * pixels, for few channels): each work item keeps a few output pixels' VW
+ * channels in vector accumulators and adds, per tap, one input value times
+ * the tap's vector of weights, which a CPU compiles to FMAs with a
+ * broadcast operand. Nothing here relies on the driver
  * vectorising across work items (PoCL 3.1 gave 12-25 GFLOP/s that way,
  * these kernels 50-100 on AVX-512).
  *
  * Built with -DKSIZE=k -DSTRIDE=s -DVW=4|8|16 (lanes per vector), -DPW=p
- * (output pixels per forward item) and -DKB=b (kernel rows per
- * weight-gradient item, b divides k). Work items carry 25-200 FMAs per
- * input value loaded; launch them in small work-groups. */
+ * (output pixels per forward item), -DKB=b (kernel rows per
+ * weight-gradient item, b divides k) and, for conv_px_fwd, -DCOUT=o
+ * (output channels). Work items carry 25-200 FMAs per input value loaded;
+ * launch them in small work-groups. */
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -17,8 +19,11 @@
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
 #define KK (KSIZE * KSIZE)
+#ifndef COUT
+#define COUT 1
+#endif
 
-/* Must match clrt__vec_geom in runtime/ops/conv_vec.c. C and O are the
+/* Must match vec_geom in runtime/ops/conv_vec.c. C and O are the
  * input and output channels of the convolution being run (for an input
  * gradient: the layer's O and C); lanes is O rounded up to VW. */
 typedef struct {
@@ -99,6 +104,62 @@ __kernel void conv_vec_fwd(__global const float *restrict x, __global const floa
             for (int l = 0; l < VW; l++)
                 if (o0 + l < g.O)
                     dst[l * ohw + p] = lane[l];
+        }
+    }
+}
+
+/* out [N, O, OH, OW] <- conv(xp, wt) + bias row for stride 1 and few
+ * output channels (O <= COUT, -DCOUT=c), vectorised over output pixels
+ * instead: item (VW-pixel block of output row oh of image n) keeps COUT
+ * vectors and adds, per tap, one unaligned vector load of the input row
+ * times COUT scalar weights. xp is the input in its zero border (H, W and
+ * pad of g describe the input inside it), allocated with VW floats to
+ * spare; rows wholly in the border are skipped. Blocks start at
+ * min(b * VW, OW - VW), so they overlap instead of running past the row;
+ * an output row narrower than VW stores its first OW lanes. */
+__kernel void conv_px_fwd(__global const float *restrict xp, __global const float *restrict wt,
+                          __global float *restrict out, vec_geom g, int blocks)
+{
+    int item = get_global_id(0);
+    if (item >= g.N * g.OH * blocks)
+        return;
+    int b = item % blocks, row = item / blocks, oh = row % g.OH, n = row / g.OH;
+    int ow0 = max(min(b * VW, g.OW - VW), 0);
+    int HP = g.H + 2 * g.pad, WP = g.W + 2 * g.pad;
+    VEC acc[COUT];
+    #pragma unroll
+    for (int o = 0; o < COUT; o++)
+        acc[o] = (VEC)(o < g.O ? wt[g.C * KK * g.lanes + o] : 0.0f);
+    __global const float *xc = xp + (size_t)n * (size_t)(g.C * HP * WP) + ow0;
+    for (int c = 0; c < g.C; c++, xc += HP * WP) {
+        #pragma unroll
+        for (int kh = 0; kh < KSIZE; kh++) {
+            int ih = oh + kh;
+            if (ih < g.pad || ih >= g.pad + g.H)
+                continue;
+            __global const float *wk = wt + (c * KK + kh * KSIZE) * g.lanes;
+            #pragma unroll
+            for (int kw = 0; kw < KSIZE; kw++) {
+                VEC xv = VLOAD(0, xc + ih * WP + kw);
+                #pragma unroll
+                for (int o = 0; o < COUT; o++)
+                    acc[o] = fma(xv, (VEC)(wk[kw * g.lanes + o]), acc[o]);
+            }
+        }
+    }
+    int ohw = g.OH * g.OW;
+    __global float *dst = out + (size_t)n * (size_t)(g.O * ohw) + oh * g.OW + ow0;
+    #pragma unroll
+    for (int o = 0; o < COUT; o++) {
+        if (o < g.O) {
+            if (g.OW >= VW) {
+                VSTORE(acc[o], 0, dst + o * ohw);
+            } else {
+                float lane[VW];
+                VSTORE(acc[o], 0, lane);
+                for (int l = 0; l < g.OW; l++)
+                    dst[o * ohw + l] = lane[l];
+            }
         }
     }
 }
