@@ -60,11 +60,13 @@ def main():
     ap.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=256)
-    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--lr", type=float, default=0.05)  # clrt-cnn's default
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--schedule", choices=["cosine", "constant"], default="cosine")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--seed", type=int, default=0)
+    # clrt-cnn's default seed (the two libraries' generators differ, so the
+    # initial weights do not match).
+    ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)

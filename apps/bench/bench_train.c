@@ -165,15 +165,18 @@ static int layer_times(const options *o)
             fwd[i] += pass ? bench_now() - t0 : 0;
         }
         g = ok ? clrt_ones(o->dev, CLRT_F32, 2, clrt_tensor_shape(act[n])) : NULL;
-        for (int i = n - 1; i >= 0 && g; i--) {
+        ok = ok && g;
+        for (int i = n - 1; i >= 0 && ok; i--) {
             double t0 = bench_now();
-            clrt_tensor *gi = clrt_module_backward(clrt_module_child(m, i), g);
-            ok = gi && clrt_device_synchronize(o->dev) == CLRT_OK;
+            clrt_module *child = clrt_module_child(m, i);
+            /* As in the trainer, the input's gradient is not computed. */
+            clrt_tensor *gi = i ? clrt_module_backward(child, g) : NULL;
+            ok = (i ? gi != NULL : clrt_module_backward_params(child, g) == CLRT_OK) &&
+                 clrt_device_synchronize(o->dev) == CLRT_OK;
             bwd[i] += pass ? bench_now() - t0 : 0;
             clrt_tensor_release(g);
-            g = ok ? gi : NULL;
+            g = gi;
         }
-        ok = ok && g;
         clrt_tensor_release(g);
         for (int i = 0; i <= n; i++)
             clrt_tensor_release(act[i]);

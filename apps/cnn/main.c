@@ -40,15 +40,20 @@ static void print_device(clrt_device *d)
                clrt_device_kind_str(info.kind));
 }
 
-static int train_one(const cnn_options *o, const cnn_data *data)
+/* --device, else the best device (gpu:0 if any, else cpu); NULL after
+ * printing why. */
+static clrt_device *pick_device(const cnn_options *o)
 {
     clrt_device *d = o->device ? clrt_device_get(o->device) : clrt_try_gpu(0);
+    if (!d)
+        fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
+    return d;
+}
+
+static int train_one(const cnn_options *o, const cnn_data *data, clrt_device *d)
+{
     clrt_epoch_stats last;
     double mean = 0;
-    if (!d) {
-        fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
-        return 1;
-    }
     print_device(d);
     printf("model %s, %s lr %g, batch %d, %d epochs, seed %llu\n", o->model, o->optimizer, o->lr,
            o->batch_size, o->epochs, (unsigned long long)o->seed);
@@ -88,15 +93,10 @@ static int compare(const cnn_options *o, const cnn_data *data)
 
 /* --batch-sweep: one epoch at each batch size, with the share of the time
  * spent moving data (the seed notebook's closing exercise). */
-static int sweep(const cnn_options *o, const cnn_data *data)
+static int sweep(const cnn_options *o, const cnn_data *data, clrt_device *d)
 {
-    clrt_device *d = o->device ? clrt_device_get(o->device) : clrt_try_gpu(0);
     clrt_epoch_stats s[CNN_MAX_SWEEP];
     double mean;
-    if (!d) {
-        fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
-        return 1;
-    }
     print_device(d);
     for (int i = 0; i < o->n_sweep; i++)
         if (cnn_run(o, data, d, 1, o->sweep[i], &s[i], &mean))
@@ -116,9 +116,13 @@ int main(int argc, char **argv)
     int parsed = cnn_parse_options(argc, argv, &o);
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
-    if (load_data(&o, &data))
+    /* A bad --device fails before the data set is read. */
+    clrt_device *d = o.compare ? NULL : pick_device(&o);
+    if ((!o.compare && !d) || load_data(&o, &data))
         return 1;
-    int rc = o.compare ? compare(&o, &data) : o.n_sweep ? sweep(&o, &data) : train_one(&o, &data);
+    int rc = o.compare   ? compare(&o, &data)
+             : o.n_sweep ? sweep(&o, &data, d)
+                         : train_one(&o, &data, d);
     clrt_dataset_free(data.train);
     clrt_dataset_free(data.test);
     return rc;

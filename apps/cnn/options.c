@@ -24,7 +24,7 @@ void cnn_usage(FILE *f)
             "  --epochs N                  default 10\n"
             "  --batch-size N              default 256\n"
             "  --optimizer sgd|adam        default sgd (momentum 0.9)\n"
-            "  --lr X                      default 0.1 for sgd, 0.001 for adam\n"
+            "  --lr X                      default 0.05 for sgd, 0.001 for adam\n"
             "  --momentum X                sgd momentum, default 0.9\n"
             "  --schedule cosine|constant  learning rate over the epochs: cosine annealing\n"
             "                              from --lr towards 0 (default), or constant\n"
@@ -169,8 +169,11 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
     }
     if (!o->dataset)
         o->dataset = strcmp(o->model, "seed-cnn") == 0 ? "cifar10" : "fashion-mnist";
+    /* SGD at 0.1 with momentum 0.9 left LeNet stuck at chance for one seed in
+     * three (in clrt and in PyTorch alike); 0.05 trained every seed tried,
+     * to 0.890-0.895 test accuracy in 10 epochs on Fashion-MNIST. */
     if (o->lr < 0)
-        o->lr = strcmp(o->optimizer, "adam") == 0 ? 0.001 : 0.1;
+        o->lr = strcmp(o->optimizer, "adam") == 0 ? 0.001 : 0.05;
     if (o->compare && o->n_sweep)
         return bad("--compare", "", "cannot be combined with --batch-sweep");
     return 0;
