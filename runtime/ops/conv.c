@@ -64,7 +64,7 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
         return CLRT_OK;
     if (clrt__conv_vec_ok(d, cd))
         return clrt__conv_vec_forward(d, clrt__mem(x), clrt__mem(w),
-                                         bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd);
+                                      bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd);
     int chunk = clrt__conv_chunk(op, d, cd);
     if (chunk == 0)
         return clrt_last_status();

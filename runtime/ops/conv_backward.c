@@ -170,7 +170,7 @@ clrt_status clrt_f_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad
         return accumulate ? CLRT_OK : clrt__fill(grad_w, 0.0);
     if (clrt__conv_vec_ok(clrt__dev(grad_w), &cd)) {
         st = clrt__conv_vec_weight(clrt__dev(grad_w), clrt__mem(grad_out), clrt__mem(x),
-                                      clrt__mem(grad_w), &cd, accumulate);
+                                   clrt__mem(grad_w), &cd, accumulate);
         if (st != CLRT_ENOTSUP) /* ENOTSUP: one padded image exceeds the scratch cap */
             return st;
     }
