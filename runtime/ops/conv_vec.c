@@ -73,12 +73,20 @@ static int vector_width(const clrt_device *d, int channels)
     return vw;
 }
 
-static cl_kernel vec_kernel(clrt_device *d, const clrt__conv_dims *cd, int vw, int pw, int kb,
-                            int cout, const char *name)
+/* The -D options of a conv_vec program besides the kernel size and stride
+ * (see clkernels/conv_vec.cl). Helper kernels (weight re-layout, padding)
+ * run from their caller's program, so a layer builds the family once per
+ * option set rather than once more for the helpers. */
+typedef struct {
+    int vw, pw, kb, cout;
+} vec_opts;
+
+static cl_kernel vec_kernel(clrt_device *d, const clrt__conv_dims *cd, vec_opts o,
+                            const char *name)
 {
     char options[160];
     snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DVW=%d -DPW=%d -DKB=%d -DCOUT=%d",
-             cd->K, cd->stride, vw, pw, kb, cout);
+             cd->K, cd->stride, o.vw, o.pw, o.kb, o.cout);
     return clrt__kernel(d, "conv_vec", options, name);
 }
 
@@ -100,8 +108,8 @@ static clrt_status launch_items(clrt_device *d, cl_kernel k, int nargs, const cl
 
 /* wt <- w [layer O, layer C, K, K] re-laid tap-major for geometry g (flip
  * for an input gradient) with g.lanes lanes, bias optional. */
-static cl_mem relay_weights(clrt_device *d, const clrt__conv_dims *cd, cl_mem w, cl_mem bias,
-                            cl_int flip, const vec_geom *g)
+static cl_mem relay_weights(clrt_device *d, const clrt__conv_dims *cd, vec_opts o, cl_mem w,
+                            cl_mem bias, cl_int flip, const vec_geom *g)
 {
     size_t taps = (size_t)g->C * (size_t)cd->K * (size_t)cd->K;
     cl_mem wt = clrt__workspace(d, CLRT__WS_VEC_WEIGHTS, (taps + 1) * g->lanes * sizeof(float));
@@ -109,7 +117,7 @@ static cl_mem relay_weights(clrt_device *d, const clrt__conv_dims *cd, cl_mem w,
     cl_mem b = bias ? bias : w; /* any valid buffer: the kernel skips it */
     clrt__karg args[] = {CLRT__ARG(w), CLRT__ARG(b), CLRT__ARG(has_bias), CLRT__ARG(wt),
                          CLRT__ARG(O), CLRT__ARG(C), CLRT__ARG(g->lanes), CLRT__ARG(flip)};
-    if (wt && clrt__run_planes(d, vec_kernel(d, cd, 4, 1, 1, 1, "vec_weights"),
+    if (wt && clrt__run_planes(d, vec_kernel(d, cd, o, "vec_weights"),
                                (size_t)g->lanes, taps + 1, 8, args) != CLRT_OK)
         return NULL;
     return wt;
@@ -117,15 +125,15 @@ static cl_mem relay_weights(clrt_device *d, const clrt__conv_dims *cd, cl_mem w,
 
 /* xp <- images [img0, img0 + n) of x (geometry g) in a zero border of
  * g->pad, with `spare` floats after them; NULL + error. */
-static cl_mem padded_copy(clrt_device *d, const clrt__conv_dims *cd, cl_mem x, const vec_geom *g,
-                          int img0, int n, size_t spare)
+static cl_mem padded_copy(clrt_device *d, const clrt__conv_dims *cd, vec_opts o, cl_mem x,
+                          const vec_geom *g, int img0, int n, size_t spare)
 {
     cl_int HP = g->H + 2 * g->pad, WP = g->W + 2 * g->pad, rows = n * g->C * HP;
     cl_int plane0 = img0 * g->C;
     cl_mem xp = clrt__workspace(d, CLRT__WS_COL, ((size_t)rows * WP + spare) * sizeof(float));
     clrt__karg args[] = {CLRT__ARG(x),    CLRT__ARG(xp),     CLRT__ARG(rows),  CLRT__ARG(g->H),
                          CLRT__ARG(g->W), CLRT__ARG(g->pad), CLRT__ARG(plane0)};
-    if (xp && clrt__run_planes(d, vec_kernel(d, cd, 4, 1, 1, 1, "pad_planes"), (size_t)WP,
+    if (xp && clrt__run_planes(d, vec_kernel(d, cd, o, "pad_planes"), (size_t)WP,
                                (size_t)rows, 7, args) != CLRT_OK)
         return NULL;
     return xp;
@@ -142,14 +150,15 @@ static clrt_status run_px_forward(clrt_device *d, const clrt__conv_dims *cd, cl_
         (padded + (size_t)vw) * sizeof(float) > clrt__conv_scratch_cap(d))
         return CLRT_ENOTSUP;
     g.lanes = g.O;
-    cl_mem wt = relay_weights(d, cd, w, bias, flip, &g);
-    cl_mem xp = wt ? padded_copy(d, cd, in, &g, 0, g.N, (size_t)vw) : NULL;
+    vec_opts o = {vw, 1, 1, g.O};
+    cl_mem wt = relay_weights(d, cd, o, w, bias, flip, &g);
+    cl_mem xp = wt ? padded_copy(d, cd, o, in, &g, 0, g.N, (size_t)vw) : NULL;
     if (!xp)
         return clrt_last_status();
     cl_int blocks = (cl_int)ceil_div((size_t)g.OW, (size_t)vw);
     clrt__karg args[] = {CLRT__ARG(xp), CLRT__ARG(wt), CLRT__ARG(out), CLRT__ARG(g),
                          CLRT__ARG(blocks)};
-    return launch_items(d, vec_kernel(d, cd, vw, 1, 1, g.O, "conv_px_fwd"), 5, args,
+    return launch_items(d, vec_kernel(d, cd, o, "conv_px_fwd"), 5, args,
                         (size_t)g.N * (size_t)g.OH * (size_t)blocks, 1);
 }
 
@@ -165,13 +174,14 @@ static clrt_status run_forward(clrt_device *d, const clrt__conv_dims *cd, cl_mem
     g.lanes = (cl_int)(ceil_div((size_t)g.O, (size_t)vw) * (size_t)vw);
     cl_int blocks = (cl_int)ceil_div((size_t)g.OW, MAX_PIXELS);
     int pw = (int)ceil_div((size_t)g.OW, (size_t)blocks);
-    cl_mem wt = relay_weights(d, cd, w, bias, flip, &g);
+    vec_opts o = {vw, pw, 1, 1};
+    cl_mem wt = relay_weights(d, cd, o, w, bias, flip, &g);
     if (!wt)
         return clrt_last_status();
     clrt__karg args[] = {CLRT__ARG(in), CLRT__ARG(wt), CLRT__ARG(out), CLRT__ARG(g),
                          CLRT__ARG(blocks)};
     size_t items = (size_t)g.N * (size_t)g.OH * (size_t)blocks;
-    return launch_items(d, vec_kernel(d, cd, vw, pw, 1, 1, "conv_vec_fwd"), 5, args, items,
+    return launch_items(d, vec_kernel(d, cd, o, "conv_vec_fwd"), 5, args, items,
                         (size_t)(g.lanes / vw));
 }
 
@@ -221,6 +231,7 @@ static clrt_status weight_chunk(clrt_device *d, const clrt__conv_dims *cd, cl_me
                                 cl_mem gw, int img0, int n, cl_int accumulate)
 {
     int vw = vector_width(d, cd->O), kb = row_block(cd->K);
+    vec_opts o = {vw, 1, kb, 1};
     vec_geom g = {n, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
     g.lanes = (cl_int)(ceil_div((size_t)cd->O, (size_t)vw) * (size_t)vw);
     size_t blocks = (size_t)(g.lanes / vw), per_group = (size_t)cd->C * (cd->K / kb) * blocks;
@@ -231,7 +242,7 @@ static clrt_status weight_chunk(clrt_device *d, const clrt__conv_dims *cd, cl_me
     groups = ceil_div((size_t)n, (size_t)per);
     cl_int taps = cd->C * cd->K * cd->K, ngroups = (cl_int)groups, O = cd->O;
     if (cd->pad > 0) {
-        x = padded_copy(d, cd, x, &g, img0, n, 0);
+        x = padded_copy(d, cd, o, x, &g, img0, n, 0);
         if (!x)
             return clrt_last_status();
         x_img0 = 0;
@@ -242,13 +253,13 @@ static clrt_status weight_chunk(clrt_device *d, const clrt__conv_dims *cd, cl_me
         return clrt_last_status();
     clrt__karg args[] = {CLRT__ARG(gy), CLRT__ARG(x),       CLRT__ARG(partial), CLRT__ARG(g),
                          CLRT__ARG(per), CLRT__ARG(gy_img0), CLRT__ARG(x_img0)};
-    clrt_status st = launch_items(d, vec_kernel(d, cd, vw, 1, kb, 1, "conv_vec_wgrad"), 7, args,
+    clrt_status st = launch_items(d, vec_kernel(d, cd, o, "conv_vec_wgrad"), 7, args,
                                   groups * (size_t)cd->C * (size_t)(cd->K / kb), blocks);
     clrt__karg sargs[] = {CLRT__ARG(partial), CLRT__ARG(gw),      CLRT__ARG(ngroups),
                           CLRT__ARG(O),       CLRT__ARG(taps),    CLRT__ARG(g.lanes),
                           CLRT__ARG(accumulate)};
     return st != CLRT_OK ? st
-                         : clrt__run_planes(d, vec_kernel(d, cd, vw, 1, kb, 1, "vec_wgrad_sum"),
+                         : clrt__run_planes(d, vec_kernel(d, cd, o, "vec_wgrad_sum"),
                                             (size_t)taps, (size_t)cd->O, 7, sargs);
 }
 
