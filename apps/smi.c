@@ -9,9 +9,9 @@
 #define N_COLS 13
 #define CELL 160
 
-static const char *const headers[N_COLS] = {"DEVICE",  "MODEL", "TYPE",  "PLATFORM", "DRIVER",
-                                            "MEMORY",  "MAX ALLOC", "CUS", "MHZ", "OPENCL C",
-                                            "FP64",    "UNIFIED", "GEMM"};
+static const char *const headers[N_COLS] = {"DEVICE", "MODEL",     "TYPE", "PLATFORM", "DRIVER",
+                                            "MEMORY", "MAX ALLOC", "CUS",  "MHZ",      "OPENCL C",
+                                            "FP64",   "UNIFIED",   "GEMM"};
 
 static const char *gemm_name(clrt_gemm_path p)
 {
@@ -35,8 +35,8 @@ static void human_bytes(unsigned long long b, char *out, size_t cap)
 
 static void table_row(const clrt_device_info *in, char row[N_COLS][CELL])
 {
-    const char *cells[N_COLS] = {in->name, in->model, clrt_device_kind_str(in->kind),
-                                 in->platform, in->driver_version};
+    const char *cells[N_COLS] = {in->name, in->model, clrt_device_kind_str(in->kind), in->platform,
+                                 in->driver_version};
     for (int c = 0; c < 5; c++)
         snprintf(row[c], CELL, "%s", cells[c]);
     human_bytes(in->global_mem_bytes, row[5], CELL);
@@ -45,7 +45,7 @@ static void table_row(const clrt_device_info *in, char row[N_COLS][CELL])
     snprintf(row[8], CELL, "%u", in->clock_mhz);
     /* "OpenCL C 1.2 " -> "1.2" */
     const char *v = strncmp(in->opencl_c_version, "OpenCL C ", 9) == 0 ? in->opencl_c_version + 9
-                                                                        : in->opencl_c_version;
+                                                                       : in->opencl_c_version;
     snprintf(row[9], CELL, "%.*s", (int)strcspn(v, " "), v);
     snprintf(row[10], CELL, "%s", yes_no(in->has_fp64));
     snprintf(row[11], CELL, "%s", yes_no(in->unified_memory));

@@ -14,7 +14,7 @@ static clrt_tensor *zeros(clrt_device *d, clrt_dtype dt, int ndim, int64_t a, in
     return TU_NONNULL(clrt_zeros(d, dt, ndim, s));
 }
 
-#define MISMATCH(op)                                                                               \
+#define MISMATCH(op) \
     tu_assert_error(CLRT_EDEVMISMATCH, op, "cpu:1", "on cpu ", "clrt_tensor_to", NULL)
 
 START_TEST(conv_mixed_devices)

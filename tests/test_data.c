@@ -249,8 +249,10 @@ START_TEST(test_shuffle_uniform)
     double expect = TRIALS / (double)N, sd = sqrt(TRIALS * (1.0 / N) * (1 - 1.0 / N));
     for (int pos = 0; pos < N; pos++)
         for (int v = 0; v < N; v++)
-            ck_assert_msg(fabs(counts[pos][v] - expect) < 6 * sd, "value %d at position %d: %d "
-                          "times in %d shuffles", v, pos, counts[pos][v], TRIALS);
+            ck_assert_msg(fabs(counts[pos][v] - expect) < 6 * sd,
+                          "value %d at position %d: %d "
+                          "times in %d shuffles",
+                          v, pos, counts[pos][v], TRIALS);
 }
 END_TEST
 

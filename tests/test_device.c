@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-static const char *const bad_specs[] = {"cuda0", "tpu", "cpu:x", "gpu:-1", "", "cpu:", "gpu:1x",
-                                        "GPU", "cpu:0:1", "cuda:+1"};
+static const char *const bad_specs[] = {"cuda0", "tpu",    "cpu:x", "gpu:-1",  "",
+                                        "cpu:",  "gpu:1x", "GPU",   "cpu:0:1", "cuda:+1"};
 
 /* --- real drivers --- */
 

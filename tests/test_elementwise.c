@@ -161,8 +161,7 @@ START_TEST(test_broadcast_nd)
     check_shapes(5, EU_SHAPE(2, 1, 3, 1, 5), 5, EU_SHAPE(1, 4, 1, 6, 1), 5,
                  EU_SHAPE(2, 4, 3, 6, 5));
     /* Large divisors for the multiply-shift index decomposition. */
-    check_shapes(4, EU_SHAPE(3, 1, 2, 1), 4, EU_SHAPE(1, 2, 1, 65537), 4,
-                 EU_SHAPE(3, 2, 2, 65537));
+    check_shapes(4, EU_SHAPE(3, 1, 2, 1), 4, EU_SHAPE(1, 2, 1, 65537), 4, EU_SHAPE(3, 2, 2, 65537));
     check_shapes(4, EU_SHAPE(1, 2, 1, 499979), 4, EU_SHAPE(2, 1, 2, 1), 4,
                  EU_SHAPE(2, 2, 2, 499979));
     /* Grids past 65535 groups along z: the same decomposition. */
@@ -224,8 +223,8 @@ static clrt_tensor *upload_i32(clrt_device *d, int ndim, const int64_t *shape, c
 }
 
 static void check_int_case(clrt_device *d, const binary_case *c, int an, const int64_t *ash,
-                           const int32_t *ha, int bn, const int64_t *bsh, const int32_t *hb,
-                           int on, const int64_t *osh)
+                           const int32_t *ha, int bn, const int64_t *bsh, const int32_t *hb, int on,
+                           const int64_t *osh)
 {
     int64_t n = eu_numel(on, osh);
     clrt_tensor *a = upload_i32(d, an, ash, ha), *b = upload_i32(d, bn, bsh, hb);
@@ -266,8 +265,7 @@ START_TEST(test_int32_arithmetic)
     hb[1] = -1;
     hb[2] = 7;
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-        check_int_case(d, &ops[k], 2, EU_SHAPE(N, F), ha, 1, EU_SHAPE(F), hb, 2,
-                       EU_SHAPE(N, F));
+        check_int_case(d, &ops[k], 2, EU_SHAPE(N, F), ha, 1, EU_SHAPE(F), hb, 2, EU_SHAPE(N, F));
         check_int_case(d, &ops[k], 1, EU_SHAPE(F), ha, 1, EU_SHAPE(F), hb, 1, EU_SHAPE(F));
     }
     /* Truncation toward zero and the edge cases, same shape. */

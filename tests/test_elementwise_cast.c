@@ -29,8 +29,7 @@ START_TEST(test_fill_every_dtype)
         int64_t bad = 0; /* one check per tensor: a ck_assert per element is slow */
         for (int64_t j = 0; j < n; j++)
             bad += gf[j] != -2.5f || gi[j] != -7 || gu[j] != 200;
-        ck_assert_msg(bad == 0, "fill_: %lld of %lld elements wrong", (long long)bad,
-                      (long long)n);
+        ck_assert_msg(bad == 0, "fill_: %lld of %lld elements wrong", (long long)bad, (long long)n);
         free(gf);
         free(gi);
         free(gu);
@@ -112,8 +111,9 @@ START_TEST(test_cast_float_to_int)
 {
     clrt_device *d = tu_cpu();
     uint64_t rng = tu_seed() + 404;
-    const float special[] = {-2.7f, 2.7f, -0.5f, 0.99f, 255.9f, 256, -1, 300, 1e10f, -1e10f,
-                             2147483520.0f, -2147483648.0f, NAN, INFINITY, -INFINITY};
+    const float special[] = {-2.7f, 2.7f,     -0.5f,    0.99f,  255.9f,        256,
+                             -1,    300,      1e10f,    -1e10f, 2147483520.0f, -2147483648.0f,
+                             NAN,   INFINITY, -INFINITY};
     enum { NS = sizeof special / sizeof special[0], N = 1009 };
     float h[N];
     for (int i = 0; i < N; i++)
@@ -144,7 +144,7 @@ START_TEST(test_cast_round_trips)
     int32_t *hi = malloc(N * sizeof *hi);
     for (int i = 0; i < N; i++)
         hi[i] = (int32_t)(tu_next(&rng) % 2000001) - 1000000; /* exact in float32 */
-    hi[0] = 16777217;                                          /* rounds to 16777216 */
+    hi[0] = 16777217;                                         /* rounds to 16777216 */
     hi[1] = -1;
     hi[2] = 256;
     clrt_tensor *i = TU_NONNULL(clrt_from_host(d, CLRT_I32, 1, EU_SHAPE(N), hi));

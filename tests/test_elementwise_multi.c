@@ -114,7 +114,8 @@ START_TEST(test_reduce_across_devices)
     float got[4];
     TU_OK(clrt_to_host(out1, got, sizeof got));
     ck_assert(got[0] == 3.0f && got[3] == 3.0f);
-    clrt_tensor *tr = TU_NONNULL(clrt_transpose(t.b1, 0, 1)), *c = TU_NONNULL(clrt_cast(t.b1, CLRT_U8));
+    clrt_tensor *tr = TU_NONNULL(clrt_transpose(t.b1, 0, 1)),
+                *c = TU_NONNULL(clrt_cast(t.b1, CLRT_U8));
     ck_assert_ptr_eq(clrt_tensor_device(tr), t.d1);
     ck_assert_ptr_eq(clrt_tensor_device(c), t.d1);
     clrt_tensor *all[] = {out1, s, m, tr, c};

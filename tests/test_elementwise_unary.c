@@ -28,7 +28,8 @@ static const unary_case cases[] = {
     {"log", clrt_log, clrt_log_out, NULL, log, 1e-3, 100, 3.6e-7, 1e-12},
     {"sqrt", clrt_sqrt, clrt_sqrt_out, NULL, sqrt, 0, 100, 3.6e-7, 0},
     {"relu", clrt_f_relu, clrt_f_relu_out, clrt_f_relu_, ref_relu, -1, 1, 0, 0},
-    {"sigmoid", clrt_f_sigmoid, clrt_f_sigmoid_out, clrt_f_sigmoid_, ref_sigmoid, -20, 20, 1.2e-6, 0},
+    {"sigmoid", clrt_f_sigmoid, clrt_f_sigmoid_out, clrt_f_sigmoid_, ref_sigmoid, -20, 20, 1.2e-6,
+     0},
     {"tanh", clrt_f_tanh, clrt_f_tanh_out, clrt_f_tanh_, tanh, -5, 5, 6e-7, 1e-12},
 };
 
@@ -136,7 +137,8 @@ typedef struct {
 } backward_case;
 
 static const backward_case bcases[] = {
-    {"relu", clrt_f_relu_backward, clrt_f_relu_backward_out, clrt_f_relu, ref_relu, d_relu, 1, 0, 0},
+    {"relu", clrt_f_relu_backward, clrt_f_relu_backward_out, clrt_f_relu, ref_relu, d_relu, 1, 0,
+     0},
     {"sigmoid", clrt_f_sigmoid_backward, clrt_f_sigmoid_backward_out, clrt_f_sigmoid, ref_sigmoid,
      d_sigmoid, 0, 2.5e-7, 0},
     {"tanh", clrt_f_tanh_backward, clrt_f_tanh_backward_out, clrt_f_tanh, tanh, d_tanh, 0, 1.8e-7,

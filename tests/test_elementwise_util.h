@@ -24,8 +24,8 @@ static inline clrt_tensor *eu_upload(clrt_device *d, int ndim, const int64_t *sh
 }
 
 /* A float32 tensor of fresh uniform values in [lo, hi); *host gets them. */
-static inline clrt_tensor *eu_random(clrt_device *d, uint64_t *rng, int ndim,
-                                     const int64_t *shape, double lo, double hi, float **host)
+static inline clrt_tensor *eu_random(clrt_device *d, uint64_t *rng, int ndim, const int64_t *shape,
+                                     double lo, double hi, float **host)
 {
     *host = tu_random_floats(rng, (size_t)eu_numel(ndim, shape), lo, hi);
     return eu_upload(d, ndim, shape, *host);
@@ -33,8 +33,7 @@ static inline clrt_tensor *eu_random(clrt_device *d, uint64_t *rng, int ndim,
 
 /* An output tensor explicitly poisoned: NaN for float32, -123456789 for
  * int32, 0xAB for uint8 (values no op here produces by accident). */
-static inline clrt_tensor *eu_poisoned(clrt_device *d, clrt_dtype t, int ndim,
-                                       const int64_t *shape)
+static inline clrt_tensor *eu_poisoned(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape)
 {
     clrt_tensor *out = TU_NONNULL(clrt_empty(d, t, ndim, shape));
     double v = t == CLRT_F32 ? NAN : t == CLRT_I32 ? -123456789.0 : 171.0;
@@ -44,8 +43,8 @@ static inline clrt_tensor *eu_poisoned(clrt_device *d, clrt_dtype t, int ndim,
 
 /* Passes when |got - ref| <= rel * |ref| + abs for every element (NaN only
  * where ref is NaN). On failure reports the worst element. */
-static inline void eu_assert_close(const char *what, const float *got, const double *ref,
-                                   size_t n, double rel, double abs)
+static inline void eu_assert_close(const char *what, const float *got, const double *ref, size_t n,
+                                   double rel, double abs)
 {
     double worst = 0;
     size_t at = 0;
@@ -61,8 +60,8 @@ static inline void eu_assert_close(const char *what, const float *got, const dou
         }
     }
     ck_assert_msg(worst <= 1.0,
-                  "%s: element %zu of %zu is %.9g, reference %.12g (bound %g*|ref| + %g)", what,
-                  at, n, n ? (double)got[at] : 0.0, n ? ref[at] : 0.0, rel, abs);
+                  "%s: element %zu of %zu is %.9g, reference %.12g (bound %g*|ref| + %g)", what, at,
+                  n, n ? (double)got[at] : 0.0, n ? ref[at] : 0.0, rel, abs);
 }
 
 /* Flat index of out element `o` mapped into x, NumPy broadcasting: x's
@@ -84,6 +83,7 @@ static inline int64_t eu_bcast_index(int64_t o, int on, const int64_t *osh, int 
     return ix;
 }
 
-#define EU_SHAPE(...) (const int64_t[]){__VA_ARGS__}
+#define EU_SHAPE(...) \
+    (const int64_t[]) { __VA_ARGS__ }
 
 #endif

@@ -103,8 +103,7 @@ static void describe(const gemm_case *g, char *buf, size_t cap)
              (long long)g->k, g->ta, g->tb, (double)g->alpha, (double)g->beta);
 }
 
-static void check_result(const gemm_case *g, const clrt_tensor *c, const double *ref,
-                         double scale)
+static void check_result(const gemm_case *g, const clrt_tensor *c, const double *ref, double scale)
 {
     char what[160];
     describe(g, what, sizeof what);
@@ -135,8 +134,7 @@ static void run_case(const gemm_case *g, int use_matmul)
         c = TU_NONNULL(clrt_matmul(a, b));
         ck_assert_int_eq(clrt_tensor_ndim(c), nc);
     } else {
-        c = g->beta != 0 ? upload(hc, nc, sc)
-                         : TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, nc, sc));
+        c = g->beta != 0 ? upload(hc, nc, sc) : TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, nc, sc));
         TU_OK(clrt_gemm(c, g->ta, g->tb, g->alpha, a, b, g->beta));
     }
     double scale = reference(g, ha, hb, use_matmul ? NULL : hc, ref);
@@ -176,7 +174,7 @@ END_TEST
 START_TEST(test_matmul_sizes)
 {
     /* {m, k, n}: ones, primes, non-multiples of any work-group size, large. */
-    static const int64_t sizes[][3] = {{1, 1, 1},  {1, 7, 1},    {7, 1, 13},  {7, 13, 31},
+    static const int64_t sizes[][3] = {{1, 1, 1},   {1, 7, 1},   {7, 1, 13},   {7, 13, 31},
                                        {31, 7, 13}, {13, 31, 7}, {65, 33, 17}, {257, 129, 193}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         gemm_case g = {0, 0, sizes[i][0], sizes[i][2], sizes[i][1], 0, 0, 1.0f, 0.0f};
@@ -192,8 +190,9 @@ START_TEST(test_gemm_transposes_alpha_beta)
     for (int t = 0; t < 4; t++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
             for (size_t v = 0; v < sizeof ab / sizeof ab[0]; v++) {
-                gemm_case g = {0,      0,         sizes[s][0], sizes[s][2], sizes[s][1],
-                               t & 1,  (t >> 1) & 1, ab[v][0], ab[v][1]};
+                gemm_case g = {0,           0,     sizes[s][0],  sizes[s][2],
+                               sizes[s][1], t & 1, (t >> 1) & 1, ab[v][0],
+                               ab[v][1]};
                 run_case(&g, 0);
             }
 }
@@ -215,8 +214,8 @@ START_TEST(test_batched)
         gemm_case mm = {batches[i][0], batches[i][1], 13, 5, 7, 0, 0, 1.0f, 0.0f};
         run_case(&mm, 1);
         for (int t = 0; t < 4; t++) {
-            gemm_case g = {batches[i][0], batches[i][1], 7, 31, 13, t & 1, (t >> 1) & 1,
-                           -1.5f, 0.25f};
+            gemm_case g = {batches[i][0], batches[i][1], 7,     31,   13,
+                           t & 1,         (t >> 1) & 1,  -1.5f, 0.25f};
             run_case(&g, 0);
         }
     }
@@ -291,11 +290,24 @@ START_TEST(test_internal_strided)
     float *buf = tu_random_floats(&rng, total, -1, 1), *hb = tu_random_floats(&rng, b_total, -1, 1);
     int64_t s1[1] = {(int64_t)total}, s2[1] = {(int64_t)b_total};
     clrt_tensor *t = upload(buf, 1, s1), *tb = upload(hb, 1, s2);
-    clrt__gemm_args g = {.m = M, .n = N, .k = K, .alpha = 1.0f, .beta = 0.0f,
-                         .a = clrt__mem(t), .b = clrt__mem(tb), .c = clrt__mem(t),
-                         .a_off = a_off, .b_off = b_off, .c_off = c_off,
-                         .lda = LDA, .ldb = LDB, .ldc = LDC, .batch = B,
-                         .stride_a = stride_a, .stride_b = 0, .stride_c = stride_c};
+    clrt__gemm_args g = {.m = M,
+                         .n = N,
+                         .k = K,
+                         .alpha = 1.0f,
+                         .beta = 0.0f,
+                         .a = clrt__mem(t),
+                         .b = clrt__mem(tb),
+                         .c = clrt__mem(t),
+                         .a_off = a_off,
+                         .b_off = b_off,
+                         .c_off = c_off,
+                         .lda = LDA,
+                         .ldb = LDB,
+                         .ldc = LDC,
+                         .batch = B,
+                         .stride_a = stride_a,
+                         .stride_b = 0,
+                         .stride_c = stride_c};
     TU_OK(clrt__gemm(tu_cpu(), &g));
     float *got = tu_read(t);
     double *want = malloc(total * sizeof *want);
@@ -306,8 +318,8 @@ START_TEST(test_internal_strided)
             for (size_t j = 0; j < N; j++) {
                 double sum = 0;
                 for (size_t p = 0; p < K; p++)
-                    sum += (double)buf[a_off + bi * stride_a + i * LDA + p] *
-                           hb[b_off + p * LDB + j];
+                    sum +=
+                        (double)buf[a_off + bi * stride_a + i * LDA + p] * hb[b_off + p * LDB + j];
                 want[c_off + bi * stride_c + i * LDC + j] = sum;
             }
     double err = tu_rel_err(got, want, total, 1.0);
@@ -336,9 +348,19 @@ static void k0_pass(clrt_tensor *c, const float *before, float beta)
 {
     int64_t s1[1] = {1};
     clrt_tensor *empty = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, s1));
-    clrt__gemm_args g = {.m = K0_M, .n = K0_N, .k = 0, .alpha = 1.0f, .beta = beta,
-                         .a = clrt__mem(empty), .b = clrt__mem(empty), .c = clrt__mem(c),
-                         .c_off = K0_OFF, .lda = 1, .ldb = K0_N, .ldc = K0_LDC, .batch = K0_B,
+    clrt__gemm_args g = {.m = K0_M,
+                         .n = K0_N,
+                         .k = 0,
+                         .alpha = 1.0f,
+                         .beta = beta,
+                         .a = clrt__mem(empty),
+                         .b = clrt__mem(empty),
+                         .c = clrt__mem(c),
+                         .c_off = K0_OFF,
+                         .lda = 1,
+                         .ldb = K0_N,
+                         .ldc = K0_LDC,
+                         .batch = K0_B,
                          .stride_c = K0_STRIDE};
     TU_OK(clrt__gemm(tu_cpu(), &g));
     double want[K0_TOTAL];
@@ -385,9 +407,9 @@ START_TEST(test_never_blocks)
     clrt_tensor *c = TU_NONNULL(clrt_matmul(a, b));
     TU_OK(clrt_gemm(c, 1, 1, 0.5f, a, b, 0.5f));
     cl_int state = 0;
-    ck_assert_int_eq(clGetEventInfo(gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state,
-                                    NULL),
-                     CL_SUCCESS);
+    ck_assert_int_eq(
+        clGetEventInfo(gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL),
+        CL_SUCCESS);
     ck_assert_int_eq(state, CL_SUBMITTED);
     clrt_tensor_release(a);
     clrt_tensor_release(b);
@@ -516,8 +538,16 @@ START_TEST(test_internal_bad_args)
 {
     int64_t s[1] = {64};
     clrt_tensor *t = filled(1, s, 1), *u = filled(1, s, 3);
-    clrt__gemm_args g = {.m = 4, .n = 4, .k = 4, .alpha = 1.0f, .a = clrt__mem(t),
-                         .b = clrt__mem(t), .c = clrt__mem(u), .lda = 4, .ldb = 4, .ldc = 4,
+    clrt__gemm_args g = {.m = 4,
+                         .n = 4,
+                         .k = 4,
+                         .alpha = 1.0f,
+                         .a = clrt__mem(t),
+                         .b = clrt__mem(t),
+                         .c = clrt__mem(u),
+                         .lda = 4,
+                         .ldb = 4,
+                         .ldc = 4,
                          .batch = 1};
     g.c_off = 60; /* 16 floats from 60 pass the 64-float buffer */
     ck_assert_int_eq(clrt__gemm(tu_cpu(), &g), CLRT_EINVAL);

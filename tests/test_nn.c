@@ -120,8 +120,8 @@ static void check_module(clrt_module *m, const float *xf, int ndim, const int64_
 
     float *rf = tu_random_floats(&rng, rc.out_n, -1, 1);
     rc.r = to_double(rf, rc.out_n);
-    clrt_tensor *g = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, clrt_tensor_ndim(y),
-                                               clrt_tensor_shape(y), rf));
+    clrt_tensor *g = TU_NONNULL(
+        clrt_from_host(tu_cpu(), CLRT_F32, clrt_tensor_ndim(y), clrt_tensor_shape(y), rf));
     clrt_tensor *gx = TU_NONNULL(clrt_module_backward(m, g));
     ck_assert_int_eq(clrt_tensor_ndim(gx), ndim);
     ck_assert_mem_eq(clrt_tensor_shape(gx), shape, (size_t)ndim * sizeof *shape);
@@ -210,16 +210,17 @@ static void conv_ref(const void *cfg, double *const *in, double *out)
     ref_conv2d(cfg, in[0], in[1], in[2], out);
 }
 
-static const ref_conv_shape conv_sizes[] = {
-    {1, 1, 1, 1, 1, 1, 1, 0}, {2, 3, 7, 5, 4, 3, 1, 1}, {3, 2, 11, 13, 5, 5, 2, 2},
-    {1, 3, 9, 9, 2, 3, 3, 0}, {4, 6, 14, 14, 16, 5, 1, 0}};
+static const ref_conv_shape conv_sizes[] = {{1, 1, 1, 1, 1, 1, 1, 0},
+                                            {2, 3, 7, 5, 4, 3, 1, 1},
+                                            {3, 2, 11, 13, 5, 5, 2, 2},
+                                            {1, 3, 9, 9, 2, 3, 3, 0},
+                                            {4, 6, 14, 14, 16, 5, 1, 0}};
 
 START_TEST(conv2d_matches_reference)
 {
     const ref_conv_shape *c = &conv_sizes[_i];
     uint64_t rng = tu_seed() + 100 + (uint64_t)_i;
-    clrt_module *m = TU_NONNULL(clrt_conv2d((int)c->c, (int)c->o, (int)c->k, (int)c->s,
-                                               (int)c->p));
+    clrt_module *m = TU_NONNULL(clrt_conv2d((int)c->c, (int)c->o, (int)c->k, (int)c->s, (int)c->p));
     TU_OK(clrt_module_init(m, tu_next(&rng)));
     int64_t shape[4] = {c->n, c->c, c->h, c->w};
     float *x = tu_random_floats(&rng, (size_t)(c->n * c->c * c->h * c->w), -1, 1);
@@ -234,12 +235,12 @@ static const int64_t act_sizes[] = {1, 7, 257, 100003};
 
 static void relu_ref(const void *cfg, double *const *in, double *out)
 {
-    ref_relu((size_t)*(const int64_t *)cfg, in[0], out);
+    ref_relu((size_t) * (const int64_t *)cfg, in[0], out);
 }
 
 static void sigmoid_ref(const void *cfg, double *const *in, double *out)
 {
-    ref_sigmoid((size_t)*(const int64_t *)cfg, in[0], out);
+    ref_sigmoid((size_t) * (const int64_t *)cfg, in[0], out);
 }
 
 /* Values at least 0.01 from ReLU's kink, so finite differences are exact. */
@@ -286,8 +287,10 @@ static void pool_ref(const void *cfg, double *const *in, double *out)
     ref_pool(p->n * p->c, p->h, p->w, p->k, p->s, p->is_max, in[0], out);
 }
 
-static const pool_cfg pool_sizes[] = {{1, 1, 1, 1, 1, 1, 0}, {2, 3, 7, 9, 2, 2, 0},
-                                      {3, 2, 13, 11, 3, 2, 0}, {1, 1, 5, 5, 5, 1, 0},
+static const pool_cfg pool_sizes[] = {{1, 1, 1, 1, 1, 1, 0},
+                                      {2, 3, 7, 9, 2, 2, 0},
+                                      {3, 2, 13, 11, 3, 2, 0},
+                                      {1, 1, 5, 5, 5, 1, 0},
                                       {16, 6, 28, 28, 2, 2, 0}};
 
 /* Distinct values with gaps far above the finite-difference step, so every
@@ -314,8 +317,8 @@ static void run_pool(int index, int is_max)
     size_t n = (size_t)(c.n * c.c * c.h * c.w);
     float *x = distinct_values(&rng, n);
     int64_t shape[4] = {c.n, c.c, c.h, c.w};
-    clrt_module *m = is_max ? clrt_maxpool2d((int)c.k, (int)c.s)
-                            : clrt_avgpool2d((int)c.k, (int)c.s);
+    clrt_module *m =
+        is_max ? clrt_maxpool2d((int)c.k, (int)c.s) : clrt_avgpool2d((int)c.k, (int)c.s);
     check_module(TU_NONNULL(m), x, 4, shape, pool_ref, &c, rng);
     free(x);
 }
@@ -330,7 +333,7 @@ END_TEST
 
 static void identity_ref(const void *cfg, double *const *in, double *out)
 {
-    memcpy(out, in[0], (size_t)*(const int64_t *)cfg * sizeof *out);
+    memcpy(out, in[0], (size_t) * (const int64_t *)cfg * sizeof *out);
 }
 
 START_TEST(flatten_is_a_view)
@@ -495,7 +498,8 @@ START_TEST(init_follows_pytorch_bounds_and_seed)
     clrt_module *a = TU_NONNULL(clrt_conv2d(3, 8, 5, 1, 0));
     clrt_module *b = TU_NONNULL(clrt_conv2d(3, 8, 5, 1, 0));
     /* Two layers built in a row differ by default. */
-    float *wa = tu_read(clrt_module_param(a, "weight")), *wb = tu_read(clrt_module_param(b, "weight"));
+    float *wa = tu_read(clrt_module_param(a, "weight")),
+          *wb = tu_read(clrt_module_param(b, "weight"));
     ck_assert_int_ne(memcmp(wa, wb, 600 * sizeof *wa), 0);
     free(wa), free(wb);
     TU_OK(clrt_module_init(a, 7));

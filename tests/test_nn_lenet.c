@@ -19,8 +19,8 @@
 
 enum { NPARAM = 10 };
 /* State_dict names, in order, and sizes. */
-static const char *const names[NPARAM] = {"0.weight", "0.bias",  "3.weight", "3.bias",
-                                          "7.weight", "7.bias",  "9.weight", "9.bias",
+static const char *const names[NPARAM] = {"0.weight",  "0.bias", "3.weight", "3.bias",
+                                          "7.weight",  "7.bias", "9.weight", "9.bias",
                                           "11.weight", "11.bias"};
 
 static clrt_module *lenet(void)
@@ -30,11 +30,11 @@ static clrt_module *lenet(void)
 }
 
 typedef struct {
-    double *x;          /* [B, 1, 28, 28] */
-    double *p[NPARAM];  /* parameters */
+    double *x;         /* [B, 1, 28, 28] */
+    double *p[NPARAM]; /* parameters */
     size_t n[NPARAM];
-    double *r;          /* loss = sum r * logits */
-    uint64_t pattern;   /* hash of the last forward's ReLU masks and argmaxes */
+    double *r;        /* loss = sum r * logits */
+    uint64_t pattern; /* hash of the last forward's ReLU masks and argmaxes */
 } lenet_ref;
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ULL; }
@@ -136,8 +136,7 @@ static int check_tensor(lenet_ref *L, double *v, size_t n, const float *got, uin
         fd[used++] = d;
     }
     double err = tu_rel_err(g, fd, used, 1e-4);
-    ck_assert_msg(err <= GRAD_TOL, "%s: gradient relative error %.3g > %.1g", what, err,
-                  GRAD_TOL);
+    ck_assert_msg(err <= GRAD_TOL, "%s: gradient relative error %.3g > %.1g", what, err, GRAD_TOL);
     return skipped;
 }
 
@@ -227,8 +226,7 @@ START_TEST(lenet_gradients_match_finite_differences)
         skipped += check_tensor(&L, L.p[k], L.n[k], gf[k], &rng, names[k]);
         checked += L.n[k] <= 2 * PER_TENSOR ? (int)L.n[k] : PER_TENSOR;
     }
-    ck_assert_msg(skipped * 10 <= checked, "%d of %d coordinates crossed a kink", skipped,
-                  checked);
+    ck_assert_msg(skipped * 10 <= checked, "%d of %d coordinates crossed a kink", skipped, checked);
     int directions = 0;
     for (int t = 0; t < 4; t++)
         directions += check_direction(&L, gf, &rng);

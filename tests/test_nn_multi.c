@@ -14,10 +14,9 @@ static clrt_device *cpu1(void)
 
 static clrt_module *small_cnn(void)
 {
-    clrt_module *mods[7] = {clrt_conv2d(1, 4, 3, 1, 1), clrt_relu(),
-                            clrt_maxpool2d(2, 2),       clrt_flatten(),
-                            clrt_linear(0, 16),         clrt_sigmoid(),
-                            clrt_linear(16, 10)};
+    clrt_module *mods[7] = {
+        clrt_conv2d(1, 4, 3, 1, 1), clrt_relu(),    clrt_maxpool2d(2, 2), clrt_flatten(),
+        clrt_linear(0, 16),         clrt_sigmoid(), clrt_linear(16, 10)};
     return TU_NONNULL(clrt_sequential(7, mods));
 }
 
@@ -105,8 +104,7 @@ static void train_on(clrt_device *d, uint64_t seed, double loss[2])
 {
     clrt_dataset *train = TU_NONNULL(clrt_dataset_fashion_mnist(NULL, 1));
     TU_OK(clrt_dataset_limit(train, 300));
-    clrt_module *mods[4] = {clrt_flatten(), clrt_linear(784, 32), clrt_relu(),
-                            clrt_linear(32, 10)};
+    clrt_module *mods[4] = {clrt_flatten(), clrt_linear(784, 32), clrt_relu(), clrt_linear(32, 10)};
     clrt_module *m = TU_NONNULL(clrt_sequential(4, mods));
     TU_OK(clrt_module_init(m, seed));
     TU_OK(clrt_module_to(m, d));

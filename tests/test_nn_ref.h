@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 /* y [n, out] = x [n, in] w^T [in, out] + b */
-static inline void ref_linear(int64_t n, int64_t in, int64_t out, const double *x,
-                              const double *w, const double *b, double *y)
+static inline void ref_linear(int64_t n, int64_t in, int64_t out, const double *x, const double *w,
+                              const double *b, double *y)
 {
     for (int64_t i = 0; i < n; i++)
         for (int64_t o = 0; o < out; o++) {
@@ -22,12 +22,18 @@ static inline void ref_linear(int64_t n, int64_t in, int64_t out, const double *
 }
 
 typedef struct {
-    int64_t n, c, h, w;  /* input */
-    int64_t o, k, s, p;  /* out channels, kernel, stride, padding */
+    int64_t n, c, h, w; /* input */
+    int64_t o, k, s, p; /* out channels, kernel, stride, padding */
 } ref_conv_shape;
 
-static inline int64_t ref_conv_oh(const ref_conv_shape *g) { return (g->h + 2 * g->p - g->k) / g->s + 1; }
-static inline int64_t ref_conv_ow(const ref_conv_shape *g) { return (g->w + 2 * g->p - g->k) / g->s + 1; }
+static inline int64_t ref_conv_oh(const ref_conv_shape *g)
+{
+    return (g->h + 2 * g->p - g->k) / g->s + 1;
+}
+static inline int64_t ref_conv_ow(const ref_conv_shape *g)
+{
+    return (g->w + 2 * g->p - g->k) / g->s + 1;
+}
 
 /* y [n, o, oh, ow] = b[o] + sum_{c, ki, kj} x[n, c, i*s+ki-p, j*s+kj-p] w[o, c, ki, kj] */
 static inline void ref_conv2d(const ref_conv_shape *g, const double *x, const double *w,

@@ -3,8 +3,8 @@
 
 /* 1, primes, sizes that are not multiples of the work-group, an empty
  * tensor and a large one, all in one optimizer. */
-static const int64_t shapes[][2] = {{1, 1}, {1, 7}, {13, 1}, {1, 257}, {3, 343}, {0, 5},
-                                    {1, 1000003}};
+static const int64_t shapes[][2] = {{1, 1},   {1, 7}, {13, 1},     {1, 257},
+                                    {3, 343}, {0, 5}, {1, 1000003}};
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 #define STEPS 6
 /* float32 updates of values of size ~1 over a few steps: a few ulp each. */
@@ -43,9 +43,10 @@ END_TEST
  * implementation; eps = 1e-3 keeps that below the bound. */
 START_TEST(test_adam_weight_decay)
 {
-    check_case((ref_hyper){.adam = 1, .lr = 1e-2, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-3,
-                           .weight_decay = 0.1},
-               6);
+    check_case(
+        (ref_hyper){
+            .adam = 1, .lr = 1e-2, .beta1 = 0.8, .beta2 = 0.99, .eps = 1e-3, .weight_decay = 0.1},
+        6);
 }
 END_TEST
 

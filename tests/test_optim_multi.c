@@ -24,8 +24,8 @@ START_TEST(test_mixed_devices_refused)
 
     clrt_tensor *p2[2] = {pa, pb}, *g2[2] = {ga, gb};
     ck_assert_ptr_null(clrt_adam(2, p2, g2, 0.1, 0.9, 0.999, 1e-8, 0));
-    tu_assert_error(CLRT_EDEVMISMATCH, "clrt_adam", "params[0] is on cpu ",
-                    "params[1] is on cpu:1", NULL);
+    tu_assert_error(CLRT_EDEVMISMATCH, "clrt_adam", "params[0] is on cpu ", "params[1] is on cpu:1",
+                    NULL);
 
     clrt_tensor *all[4] = {pa, ga, pb, gb};
     for (int i = 0; i < 4; i++) {
@@ -42,8 +42,7 @@ START_TEST(test_second_device_accuracy)
     ref_hyper adam = {.adam = 1, .lr = 1e-2, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
     double e1 = optim_accuracy(second_cpu(), &sgd, 3, shapes, 4, tu_seed() + 11);
     double e2 = optim_accuracy(second_cpu(), &adam, 3, shapes, 4, tu_seed() + 12);
-    ck_assert_msg(e1 < 1e-5 && e2 < 1e-5, "relative errors %.3g (SGD) %.3g (Adam) >= 1e-5", e1,
-                  e2);
+    ck_assert_msg(e1 < 1e-5 && e2 < 1e-5, "relative errors %.3g (SGD) %.3g (Adam) >= 1e-5", e1, e2);
 }
 END_TEST
 

@@ -12,14 +12,14 @@
 #include <string.h>
 
 typedef struct {
-    int adam;                      /* 0: SGD */
+    int adam; /* 0: SGD */
     double lr, momentum, weight_decay;
     double beta1, beta2, eps;
 } ref_hyper;
 
 /* One parameter's float64 state. */
 typedef struct {
-    double *p, *buf, *m, *v;       /* buf: SGD momentum; m, v: Adam */
+    double *p, *buf, *m, *v; /* buf: SGD momentum; m, v: Adam */
     size_t n;
 } ref_param;
 
@@ -58,7 +58,6 @@ static inline void ref_step(ref_param *r, const float *g, const ref_hyper *h, lo
         ref_sgd_step(r, g, h, t);
 }
 
-
 /* ---- accuracy runner shared by test_optim.c and test_optim_multi.c ---- */
 #define OPTIM_MAX_PARAMS 16
 
@@ -88,9 +87,9 @@ static inline double optim_accuracy(clrt_device *d, const ref_hyper *h, int n,
         float *p0 = tu_random_floats(&seed, size, -1, 1);
         p[i] = TU_NONNULL(clrt_from_host(d, CLRT_F32, 2, shapes[i], p0));
         g[i] = TU_NONNULL(clrt_empty(d, CLRT_F32, 2, shapes[i]));
-        r[i] = (ref_param){calloc(size + 1, sizeof(double)), calloc(size + 1, sizeof(double)),
-                           calloc(size + 1, sizeof(double)), calloc(size + 1, sizeof(double)),
-                           size};
+        r[i] =
+            (ref_param){calloc(size + 1, sizeof(double)), calloc(size + 1, sizeof(double)),
+                        calloc(size + 1, sizeof(double)), calloc(size + 1, sizeof(double)), size};
         ck_assert(r[i].p && r[i].buf && r[i].m && r[i].v);
         for (size_t j = 0; j < size; j++)
             r[i].p[j] = p0[j];

@@ -57,8 +57,8 @@ static void assert_within(const char *what, const float *got, const double *want
     for (size_t k = 0; k < n; k++) {
         double bound = tol * scale[k] / scale_div + 1e-30;
         if (!(fabs((double)got[k] - want[k] / scale_div) <= bound))
-            ck_abort_msg("%s: element %zu of %zu is %.9g, reference %.12g (bound %g)", what, k,
-                         n, (double)got[k], want[k] / scale_div, bound);
+            ck_abort_msg("%s: element %zu of %zu is %.9g, reference %.12g (bound %g)", what, k, n,
+                         (double)got[k], want[k] / scale_div, bound);
     }
 }
 
@@ -170,8 +170,8 @@ static void check_dim(int ndim, const int64_t *shape, int dim, int keepdim, uint
     }
     size_t n = (size_t)(outer * inner);
     reference r = reference_of(hx, outer, R, inner);
-    snprintf(what, sizeof what, "shape %s, dim %d, keepdim %d", clrt_shape_str(ndim, shape, s, sizeof s),
-             dim, keepdim);
+    snprintf(what, sizeof what, "shape %s, dim %d, keepdim %d",
+             clrt_shape_str(ndim, shape, s, sizeof s), dim, keepdim);
 
     clrt_tensor *sum = TU_NONNULL(clrt_sum_dim(x, dim, keepdim));
     clrt_tensor *mean = TU_NONNULL(clrt_mean_dim(x, dim, keepdim));
@@ -283,7 +283,8 @@ START_TEST(test_ties_and_nan)
     /* Rows of equal values: index 0 in every row; per-dim ties. */
     const float rows[] = {2, 2, 2, 1, 3, 3, 3, 1, 0};
     clrt_tensor *t = eu_upload(d, 2, EU_SHAPE(3, 3), rows);
-    clrt_tensor *a1 = TU_NONNULL(clrt_argmax_dim(t, 1, 0)), *a0 = TU_NONNULL(clrt_argmax_dim(t, 0, 0));
+    clrt_tensor *a1 = TU_NONNULL(clrt_argmax_dim(t, 1, 0)),
+                *a0 = TU_NONNULL(clrt_argmax_dim(t, 0, 0));
     int32_t g1[3], g0[3];
     TU_OK(clrt_to_host(a1, g1, sizeof g1));
     TU_OK(clrt_to_host(a0, g0, sizeof g0));

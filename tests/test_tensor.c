@@ -471,7 +471,7 @@ static double host_normal(uint64_t seed, size_t k)
     uint32_t w[4];
     tu_philox_block(seed, k / 4, w);
     size_t pair = (k % 4) / 2;
-    float u = (float)((w[2 * pair] >> 8) + 1u) * 0x1p-24f;  /* (0, 1] */
+    float u = (float)((w[2 * pair] >> 8) + 1u) * 0x1p-24f; /* (0, 1] */
     float t = 6.283185307f * ((float)(w[2 * pair + 1] >> 8) * 0x1p-24f);
     double r = sqrt(-2.0 * log((double)u));
     return k % 2 == 0 ? r * cos((double)t) : r * sin((double)t);

@@ -78,8 +78,8 @@ START_TEST(training_lowers_the_loss_and_beats_chance)
         ck_assert_double_eq_tol(s[e].lr, 0.05, 1e-12);
     }
     /* Chance is ln(10) = 2.30 and 10%. */
-    ck_assert_msg(s[3].train_loss < 0.6 * s[0].train_loss, "loss %.4f -> %.4f",
-                  s[0].train_loss, s[3].train_loss);
+    ck_assert_msg(s[3].train_loss < 0.6 * s[0].train_loss, "loss %.4f -> %.4f", s[0].train_loss,
+                  s[3].train_loss);
     ck_assert_msg(s[3].train_loss < 0.8, "final training loss %.4f", s[3].train_loss);
     ck_assert_msg(s[3].test_acc > 0.65, "test accuracy %.3f", s[3].test_acc);
     ck_assert_double_gt(s[3].train_acc, 0.7);

@@ -32,8 +32,8 @@ static double gunzip_seconds(const char *dir)
 }
 
 /* One epoch of gathers in shuffled order; returns seconds. */
-static double gather_epoch(const clrt_dataset *ds, const int64_t *order, int64_t batch,
-                           float *x, int32_t *y)
+static double gather_epoch(const clrt_dataset *ds, const int64_t *order, int64_t batch, float *x,
+                           int32_t *y)
 {
     int64_t n = clrt_dataset_size(ds);
     double t0 = bench_now();

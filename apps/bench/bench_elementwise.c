@@ -142,8 +142,8 @@ static void report(const char *what, double t, double bytes, double ref_t, const
         printf("  %-44s failed: %s\n", what, clrt_last_error());
         return;
     }
-    printf("  %-44s %9.1f us  %6.2f GB/s  %5.2fx %s\n", what, t * 1e6, bytes / t * 1e-9,
-           ref_t / t, ref);
+    printf("  %-44s %9.1f us  %6.2f GB/s  %5.2fx %s\n", what, t * 1e6, bytes / t * 1e-9, ref_t / t,
+           ref);
 }
 
 static clrt_tensor *make(clrt_device *d, int ndim, const int64_t *shape, uint64_t seed)
@@ -280,7 +280,8 @@ int bench_elementwise(int argc, char **argv)
     }
     clrt_device *d = pick_device(spec);
     if (!d || n < 1024 || reps < 1) {
-        fprintf(stderr, "clrt-bench elementwise: %s\n", d ? "bad --n or --reps" : clrt_last_error());
+        fprintf(stderr, "clrt-bench elementwise: %s\n",
+                d ? "bad --n or --reps" : clrt_last_error());
         return 1;
     }
     n = n / 1024 * 1024;

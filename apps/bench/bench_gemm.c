@@ -56,12 +56,15 @@ static double median(double *t, int n)
 /* Calls per timed sample: small products run back to back, as they do in
  * a training step, so a sample measures throughput rather than one
  * synchronization's latency. */
-static int calls_for(int n) { return n >= 512 ? 1 : (int)(1 + (256.0 / n) * (256.0 / n) * (256.0 / n)); }
+static int calls_for(int n)
+{
+    return n >= 512 ? 1 : (int)(1 + (256.0 / n) * (256.0 / n) * (256.0 / n));
+}
 
 /* Seconds per clrt SGEMM over `calls` enqueued back to back, timed until
  * the work is done; *enqueue_s is the first enqueue's own time. */
-static double clrt_call(clrt_device *d, clrt_tensor *c, clrt_tensor *a, clrt_tensor *b,
-                        int calls, double *enqueue_s)
+static double clrt_call(clrt_device *d, clrt_tensor *c, clrt_tensor *a, clrt_tensor *b, int calls,
+                        double *enqueue_s)
 {
     double t0 = bench_now();
     for (int i = 0; i < calls; i++) {

@@ -71,8 +71,7 @@ static int run_child(const char *spec, char *const *env, startup_run *out)
         close(fds[0]);
         for (char *const *e = env; *e; e++)
             putenv(*e);
-        execl("/proc/self/exe", "clrt-bench", "startup", "--child", spec ? spec : "",
-              (char *)NULL);
+        execl("/proc/self/exe", "clrt-bench", "startup", "--child", spec ? spec : "", (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -124,8 +123,7 @@ typedef struct {
 
 /* R runs in one cache state (after one unmeasured run that fills the warm
  * caches); returns the medians, or wall < 0 on failure. */
-static startup_run measure_state(const char *spec, const char *root, const cache_state *s,
-                                 int runs)
+static startup_run measure_state(const char *spec, const char *root, const cache_state *s, int runs)
 {
     static char env[4][4200];
     char *envp[5] = {env[0], env[1], env[2], env[3], NULL};
@@ -154,8 +152,8 @@ static void report(const char *spec, int runs, const startup_run *m, const cache
 {
     printf("start-up to the first finished kernel on %s, median of %d fresh processes\n",
            spec ? spec : "clrt_try_gpu(0)", runs);
-    printf("  %-10s %12s %12s %14s %8s\n", "caches", "process ms", "enumerate ms",
-           "first add ms", "builds");
+    printf("  %-10s %12s %12s %14s %8s\n", "caches", "process ms", "enumerate ms", "first add ms",
+           "builds");
     for (int i = 0; i < n; i++)
         printf("  %-10s %12.1f %12.1f %14.1f %8ld\n", states[i].name, m[i].wall * 1e3,
                m[i].enumerate * 1e3, m[i].first_kernel * 1e3, m[i].builds);

@@ -187,9 +187,8 @@ static int layer_times(const options *o)
         total += fwd[i] + bwd[i];
     for (int i = 0; i < n && ok; i++)
         printf("  %-52s fwd %7.2f ms  bwd %7.2f ms  %5.1f%%\n",
-               clrt_module_str(clrt_module_child(m, i), desc, sizeof desc),
-               1e3 * fwd[i] / o->steps, 1e3 * bwd[i] / o->steps,
-               100 * (fwd[i] + bwd[i]) / total);
+               clrt_module_str(clrt_module_child(m, i), desc, sizeof desc), 1e3 * fwd[i] / o->steps,
+               1e3 * bwd[i] / o->steps, 100 * (fwd[i] + bwd[i]) / total);
     clrt_module_free(m);
     clrt_tensor_release(x);
     return ok ? 0 : -1;
@@ -228,8 +227,8 @@ int bench_train(int argc, char **argv)
     double step = s.train_seconds / o.steps;
     printf("  resident batch (reference) %8.2f ms/step  %8.0f samples/s\n", resident * 1e3,
            o.batch / resident);
-    printf("  trainer                    %8.2f ms/step  %8.0f samples/s  ratio %.3f\n",
-           step * 1e3, s.samples_per_s, step / resident);
+    printf("  trainer                    %8.2f ms/step  %8.0f samples/s  ratio %.3f\n", step * 1e3,
+           s.samples_per_s, step / resident);
     printf("  trainer time: data (gather + upload enqueue) %.1f%%, waiting for the device "
            "%.1f%%\n",
            100 * s.data_share, 100 * s.wait_seconds / s.train_seconds);

@@ -9,7 +9,7 @@ static const bench_command commands[] = {
 #define ENTRY(name, help) {#name, help, bench_##name},
     BENCH_COMMANDS(ENTRY)
 #undef ENTRY
-    {NULL, NULL, NULL}};
+        {NULL, NULL, NULL}};
 
 double bench_now(void)
 {

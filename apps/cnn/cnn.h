@@ -17,11 +17,11 @@ typedef struct {
     const char *optimizer; /* "sgd" | "adam" */
     int epochs;
     int batch_size;
-    double lr;             /* < 0: the optimizer's default */
+    double lr; /* < 0: the optimizer's default */
     double momentum;
-    int cosine;            /* cosine learning-rate schedule */
+    int cosine; /* cosine learning-rate schedule */
     uint64_t seed;
-    int64_t limit;         /* 0: all training images */
+    int64_t limit; /* 0: all training images */
     int compare;
     int n_sweep;
     int sweep[CNN_MAX_SWEEP];

@@ -10,9 +10,9 @@
 static int load_data(const cnn_options *o, cnn_data *data)
 {
     int cifar = strcmp(o->dataset, "cifar10") == 0;
-    clrt_dataset *train = cifar ? clrt_dataset_cifar10(o->data_dir, 1)
-                                : clrt_dataset_fashion_mnist(o->data_dir, 1);
-    clrt_dataset *test = !train ? NULL
+    clrt_dataset *train =
+        cifar ? clrt_dataset_cifar10(o->data_dir, 1) : clrt_dataset_fashion_mnist(o->data_dir, 1);
+    clrt_dataset *test = !train  ? NULL
                          : cifar ? clrt_dataset_cifar10(o->data_dir, 0)
                                  : clrt_dataset_fashion_mnist(o->data_dir, 0);
     if (!test || (o->limit && clrt_dataset_limit(train, o->limit) != CLRT_OK)) {
@@ -59,8 +59,8 @@ static int train_one(const cnn_options *o, const cnn_data *data, clrt_device *d)
            o->batch_size, o->epochs, (unsigned long long)o->seed);
     if (cnn_run(o, data, d, o->epochs, o->batch_size, &last, &mean))
         return 1;
-    printf("final test accuracy %.4f on %s, %.2f s per epoch\n", last.test_acc,
-           clrt_device_str(d), mean);
+    printf("final test accuracy %.4f on %s, %.2f s per epoch\n", last.test_acc, clrt_device_str(d),
+           mean);
     return 0;
 }
 

@@ -7,13 +7,22 @@
 static clrt_module *seed_cnn(void)
 {
     clrt_module *m[] = {
-        clrt_conv2d(3, 6, 5, 1, 0), clrt_relu(), clrt_maxpool2d(2, 2),
-        clrt_conv2d(6, 16, 5, 1, 3), clrt_relu(),
-        clrt_conv2d(16, 16, 5, 1, 0), clrt_relu(), clrt_maxpool2d(2, 2),
-        clrt_conv2d(16, 16, 3, 1, 0), clrt_relu(), clrt_maxpool2d(2, 2),
+        clrt_conv2d(3, 6, 5, 1, 0),
+        clrt_relu(),
+        clrt_maxpool2d(2, 2),
+        clrt_conv2d(6, 16, 5, 1, 3),
+        clrt_relu(),
+        clrt_conv2d(16, 16, 5, 1, 0),
+        clrt_relu(),
+        clrt_maxpool2d(2, 2),
+        clrt_conv2d(16, 16, 3, 1, 0),
+        clrt_relu(),
+        clrt_maxpool2d(2, 2),
         clrt_flatten(),
-        clrt_linear(64, 120), clrt_relu(),
-        clrt_linear(120, 84), clrt_relu(),
+        clrt_linear(64, 120),
+        clrt_relu(),
+        clrt_linear(120, 84),
+        clrt_relu(),
         clrt_linear(84, 10),
     };
     return clrt_sequential((int)(sizeof m / sizeof *m), m);
@@ -27,8 +36,8 @@ clrt_module *cnn_build_model(const char *name, const int64_t chw[3])
         fprintf(stderr,
                 "clrt-cnn: model %s needs %lldx%lldx%lld inputs, the data set has "
                 "%lldx%lldx%lld (use --model lenet for Fashion-MNIST, seed-cnn for CIFAR-10)\n",
-                name, (long long)want_c, (long long)want_hw, (long long)want_hw,
-                (long long)chw[0], (long long)chw[1], (long long)chw[2]);
+                name, (long long)want_c, (long long)want_hw, (long long)want_hw, (long long)chw[0],
+                (long long)chw[1], (long long)chw[2]);
         return NULL;
     }
     /* d2l's LeNet with ReLU and max pooling (clrt_lenet prints its layers). */

@@ -7,30 +7,29 @@
 
 void cnn_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: clrt-cnn [options]\n"
-            "Trains a CNN with clrt and reports loss, accuracy and speed per epoch.\n\n"
-            "  --model lenet|seed-cnn      LeNet (28x28 inputs, default) or the seed\n"
-            "                              notebook's CNN (3x32x32 inputs)\n"
-            "  --dataset fashion-mnist|cifar10   default: fashion-mnist (seed-cnn: cifar10)\n"
-            "  --data-dir DIR              default for Fashion-MNIST:\n"
-            "                              /usr/share/datasets/fashion-mnist\n"
-            "  --device SPEC               cpu, cpu:1, gpu, gpu:1, cuda:0 ... (default: the\n"
-            "                              best device, gpu:0 if any, else cpu)\n"
-            "  --compare                   train the same model from the same seed on every\n"
-            "                              visible device in turn and print a table\n"
-            "  --batch-sweep B1,B2,...     one epoch at each batch size, with the share of\n"
-            "                              time spent moving data to the device\n"
-            "  --epochs N                  default 10\n"
-            "  --batch-size N              default 256\n"
-            "  --optimizer sgd|adam        default sgd (momentum 0.9)\n"
-            "  --lr X                      default 0.05 for sgd, 0.001 for adam\n"
-            "  --momentum X                sgd momentum, default 0.9\n"
-            "  --schedule cosine|constant  learning rate over the epochs: cosine annealing\n"
-            "                              from --lr towards 0 (default), or constant\n"
-            "  --seed N                    default 1\n"
-            "  --limit N                   use the first N training images\n"
-            "  --help                      this text\n");
+    fprintf(f, "usage: clrt-cnn [options]\n"
+               "Trains a CNN with clrt and reports loss, accuracy and speed per epoch.\n\n"
+               "  --model lenet|seed-cnn      LeNet (28x28 inputs, default) or the seed\n"
+               "                              notebook's CNN (3x32x32 inputs)\n"
+               "  --dataset fashion-mnist|cifar10   default: fashion-mnist (seed-cnn: cifar10)\n"
+               "  --data-dir DIR              default for Fashion-MNIST:\n"
+               "                              /usr/share/datasets/fashion-mnist\n"
+               "  --device SPEC               cpu, cpu:1, gpu, gpu:1, cuda:0 ... (default: the\n"
+               "                              best device, gpu:0 if any, else cpu)\n"
+               "  --compare                   train the same model from the same seed on every\n"
+               "                              visible device in turn and print a table\n"
+               "  --batch-sweep B1,B2,...     one epoch at each batch size, with the share of\n"
+               "                              time spent moving data to the device\n"
+               "  --epochs N                  default 10\n"
+               "  --batch-size N              default 256\n"
+               "  --optimizer sgd|adam        default sgd (momentum 0.9)\n"
+               "  --lr X                      default 0.05 for sgd, 0.001 for adam\n"
+               "  --momentum X                sgd momentum, default 0.9\n"
+               "  --schedule cosine|constant  learning rate over the epochs: cosine annealing\n"
+               "                              from --lr towards 0 (default), or constant\n"
+               "  --seed N                    default 1\n"
+               "  --limit N                   use the first N training images\n"
+               "  --help                      this text\n");
 }
 
 static int bad(const char *flag, const char *value, const char *why)
@@ -90,8 +89,9 @@ static int one_of(const char *flag, const char *v, const char *a, const char *b)
 }
 
 static const char *const valued_flags[] = {
-    "--model", "--dataset", "--optimizer", "--device", "--data-dir", "--epochs", "--batch-size",
-    "--seed", "--limit", "--lr", "--momentum", "--batch-sweep", "--schedule", NULL};
+    "--model",    "--dataset",     "--optimizer", "--device", "--data-dir",
+    "--epochs",   "--batch-size",  "--seed",      "--limit",  "--lr",
+    "--momentum", "--batch-sweep", "--schedule",  NULL};
 
 static int is_valued_flag(const char *flag)
 {
@@ -112,7 +112,8 @@ static int apply(const char *flag, const char *v, cnn_options *o)
     if (strcmp(flag, "--optimizer") == 0)
         return one_of(flag, v, "sgd", "adam") ? -1 : (o->optimizer = v, 0);
     if (strcmp(flag, "--schedule") == 0)
-        return one_of(flag, v, "cosine", "constant") ? -1 : (o->cosine = strcmp(v, "cosine") == 0, 0);
+        return one_of(flag, v, "cosine", "constant") ? -1
+                                                     : (o->cosine = strcmp(v, "cosine") == 0, 0);
     if (strcmp(flag, "--device") == 0)
         return (o->device = v, 0);
     if (strcmp(flag, "--data-dir") == 0)
@@ -136,8 +137,13 @@ static int apply(const char *flag, const char *v, cnn_options *o)
 
 int cnn_parse_options(int argc, char **argv, cnn_options *o)
 {
-    *o = (cnn_options){.model = "lenet", .optimizer = "sgd", .epochs = 10,
-                       .batch_size = 256, .lr = -1, .momentum = 0.9, .seed = 1,
+    *o = (cnn_options){.model = "lenet",
+                       .optimizer = "sgd",
+                       .epochs = 10,
+                       .batch_size = 256,
+                       .lr = -1,
+                       .momentum = 0.9,
+                       .seed = 1,
                        .cosine = 1};
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];

@@ -31,7 +31,8 @@ static double scheduled_lr(const cnn_options *o, int e, int n)
 static void print_epoch(cnn_progress_state *p, const clrt_epoch_stats *s)
 {
     cnn_progress_clear(p);
-    printf("%-6s epoch %2d  lr %.4f  loss %.4f  train acc %.4f  test acc %.4f  %6.2f s  %7.0f samples/s  "
+    printf("%-6s epoch %2d  lr %.4f  loss %.4f  train acc %.4f  test acc %.4f  %6.2f s  %7.0f "
+           "samples/s  "
            "data %4.1f%%\n",
            p->device, s->epoch, s->lr, s->train_loss, s->train_acc, s->test_acc, s->train_seconds,
            s->samples_per_s, 100.0 * s->data_share);
@@ -48,8 +49,8 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     int rc = 1;
     clrt_dataset_sample_shape(data->train, chw);
     clrt_module *model = cnn_build_model(o->model, chw);
-    if (!model || clrt_module_init(model, o->seed) != CLRT_OK || clrt_module_to(model, d) != CLRT_OK ||
-        !(opt = make_optimizer(o, model)))
+    if (!model || clrt_module_init(model, o->seed) != CLRT_OK ||
+        clrt_module_to(model, d) != CLRT_OK || !(opt = make_optimizer(o, model)))
         goto fail;
     cnn_progress_init(&progress, clrt_device_str(d));
     clrt_train_config cfg = clrt_train_defaults();

@@ -57,8 +57,8 @@ clrt_status clrt_dataset_limit(clrt_dataset *ds, int64_t n);
  * (count*C*H*W floats, sample after sample, each C-major) and labels
  * (count int32). Either x or y may be NULL to skip it. Every index is
  * checked before anything is written. */
-clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count,
-                                float *x, int32_t *y);
+clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count, float *x,
+                                int32_t *y);
 
 /* idx = a permutation of 0..n-1 from seed (Fisher-Yates driven by
  * splitmix64, unbiased): the same seed gives the same order everywhere. */

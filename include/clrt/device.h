@@ -22,11 +22,11 @@ typedef enum { CLRT_DEVICE_GPU, CLRT_DEVICE_ACCELERATOR, CLRT_DEVICE_CPU } clrt_
 /* Which GEMM implementation a device uses (see clrt/ops.h). */
 typedef enum { CLRT_GEMM_CLBLAST, CLRT_GEMM_HOST_BLAS } clrt_gemm_path;
 
-clrt_device *clrt_cpu(void);                 /* cpu:0; NULL + error if none */
-clrt_device *clrt_gpu(int i);                /* NULL + error if no GPU i */
-int clrt_num_gpus(void);                     /* 0 when none (or no OpenCL) */
-int clrt_num_cpus(void);                     /* CPU devices */
-clrt_device *clrt_try_gpu(int i);            /* gpu(i) if present, else cpu() */
+clrt_device *clrt_cpu(void);      /* cpu:0; NULL + error if none */
+clrt_device *clrt_gpu(int i);     /* NULL + error if no GPU i */
+int clrt_num_gpus(void);          /* 0 when none (or no OpenCL) */
+int clrt_num_cpus(void);          /* CPU devices */
+clrt_device *clrt_try_gpu(int i); /* gpu(i) if present, else cpu() */
 /* Every GPU, or just cpu() when there is none. Writes at most `capacity`
  * devices to out (may be NULL when capacity is 0); returns how many exist,
  * or a negative clrt_status. */
@@ -41,10 +41,10 @@ clrt_device *clrt_device_at(int index);
 
 /* Properties, as clrt-smi shows them. */
 typedef struct {
-    char name[32];            /* clrt_device_str */
-    char model[256];          /* CL_DEVICE_NAME */
+    char name[32];   /* clrt_device_str */
+    char model[256]; /* CL_DEVICE_NAME */
     char vendor[128];
-    char platform[256];       /* CL_PLATFORM_NAME */
+    char platform[256]; /* CL_PLATFORM_NAME */
     char platform_version[256];
     char driver_version[128];
     char opencl_c_version[128];

@@ -66,7 +66,7 @@ clrt_tensor *clrt_f_sigmoid_backward(clrt_tensor *grad_out, clrt_tensor *y);
 clrt_tensor *clrt_f_tanh_backward(clrt_tensor *grad_out, clrt_tensor *y);
 clrt_status clrt_f_relu_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *x);
 clrt_status clrt_f_sigmoid_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
-                                      clrt_tensor *y);
+                                        clrt_tensor *y);
 clrt_status clrt_f_tanh_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *y);
 
 /* Whole-tensor fill with a value of t's dtype (integer dtypes truncate

@@ -27,8 +27,8 @@ typedef struct clrt_optimizer clrt_optimizer;
  *   buf = momentum * buf + d          (buf starts at 0, so buf = d at step 1)
  *   p -= lr * buf                     (p -= lr * d when momentum is 0)
  * lr, momentum, weight_decay >= 0. NULL + error on bad arguments. */
-clrt_optimizer *clrt_sgd(int n, clrt_tensor *const *params, clrt_tensor *const *grads,
-                         double lr, double momentum, double weight_decay);
+clrt_optimizer *clrt_sgd(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
+                         double momentum, double weight_decay);
 /* Adam (Kingma & Ba) as PyTorch's torch.optim.Adam, amsgrad off, weight
  * decay as L2 added to the gradient:
  *   g += weight_decay * p
@@ -36,8 +36,8 @@ clrt_optimizer *clrt_sgd(int n, clrt_tensor *const *params, clrt_tensor *const *
  *   p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
  * at step t = 1, 2, ... (bias corrections are computed on the host).
  * lr >= 0, beta1 and beta2 in [0, 1), eps >= 0, weight_decay >= 0. */
-clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const *grads,
-                          double lr, double beta1, double beta2, double eps, double weight_decay);
+clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
+                          double beta1, double beta2, double eps, double weight_decay);
 
 /* Enqueues one update of every parameter. */
 clrt_status clrt_optimizer_step(clrt_optimizer *o);

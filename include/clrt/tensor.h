@@ -19,15 +19,14 @@ extern "C" {
 typedef struct clrt_tensor clrt_tensor; /* refcounted, creators return 1 */
 typedef enum { CLRT_F32, CLRT_I32, CLRT_U8 } clrt_dtype;
 
-size_t clrt_dtype_size(clrt_dtype t);      /* bytes per element; 0 if invalid */
-const char *clrt_dtype_str(clrt_dtype t);  /* "float32" "int32" "uint8" */
+size_t clrt_dtype_size(clrt_dtype t);     /* bytes per element; 0 if invalid */
+const char *clrt_dtype_str(clrt_dtype t); /* "float32" "int32" "uint8" */
 
 /* Creation. Shapes have 0..CLRT_MAX_DIMS dims, each >= 0. */
 clrt_tensor *clrt_empty(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape);
 clrt_tensor *clrt_zeros(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape);
 clrt_tensor *clrt_ones(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape);
-clrt_tensor *clrt_full(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape,
-                       double value);
+clrt_tensor *clrt_full(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape, double value);
 /* float32 uniform in [0, 1) / standard normal, from a counter-based
  * generator (Philox4x32-10): the same seed gives the same numbers on every
  * device (uniform bit for bit; normal to within float rounding of log/cos). */

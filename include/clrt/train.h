@@ -34,17 +34,17 @@ extern "C" {
 #endif
 
 typedef struct {
-    int epoch;               /* 1, 2, ... */
+    int epoch; /* 1, 2, ... */
     int64_t train_samples;
-    int64_t test_samples;    /* 0 without a test set */
-    double train_loss;       /* mean cross-entropy over the epoch (running model) */
-    double train_acc;        /* fraction of training samples classified right */
-    double test_loss;        /* NaN without a test set */
-    double test_acc;         /* NaN without a test set */
-    double train_seconds;    /* training pass, until the device has finished it */
-    double test_seconds;     /* evaluation pass */
-    double seconds;          /* the whole epoch: train_seconds + test_seconds */
-    double samples_per_s;    /* train_samples / train_seconds */
+    int64_t test_samples; /* 0 without a test set */
+    double train_loss;    /* mean cross-entropy over the epoch (running model) */
+    double train_acc;     /* fraction of training samples classified right */
+    double test_loss;     /* NaN without a test set */
+    double test_acc;      /* NaN without a test set */
+    double train_seconds; /* training pass, until the device has finished it */
+    double test_seconds;  /* evaluation pass */
+    double seconds;       /* the whole epoch: train_seconds + test_seconds */
+    double samples_per_s; /* train_samples / train_seconds */
     /* How the training pass's time splits, measured on the host clock:
      * data_seconds is the host's work on data, gathering (and normalising)
      * batches into the staging buffers and enqueueing their uploads;
@@ -57,9 +57,9 @@ typedef struct {
      * when compute is, wait_seconds takes up the difference. */
     double data_seconds;
     double wait_seconds;
-    double compute_seconds;  /* train_seconds - data_seconds */
-    double data_share;       /* data_seconds / train_seconds */
-    double lr;               /* the optimizer's learning rate this epoch */
+    double compute_seconds; /* train_seconds - data_seconds */
+    double data_share;      /* data_seconds / train_seconds */
+    double lr;              /* the optimizer's learning rate this epoch */
 } clrt_epoch_stats;
 
 typedef enum { CLRT_PHASE_TRAIN, CLRT_PHASE_TEST } clrt_phase;
@@ -72,14 +72,14 @@ typedef void (*clrt_progress_fn)(void *ctx, clrt_phase phase, int epoch, int64_t
 typedef int (*clrt_epoch_fn)(void *ctx, const clrt_epoch_stats *stats);
 
 typedef struct {
-    clrt_device *device;     /* NULL: wherever the model is */
-    int epochs;              /* for clrt_train */
+    clrt_device *device; /* NULL: wherever the model is */
+    int epochs;          /* for clrt_train */
     int batch_size;
-    uint64_t seed;           /* epoch e shuffles with a seed mixed from (seed, e) */
-    int evaluate;            /* run the test pass each epoch (when a test set is given) */
+    uint64_t seed;             /* epoch e shuffles with a seed mixed from (seed, e) */
+    int evaluate;              /* run the test pass each epoch (when a test set is given) */
     clrt_progress_fn progress; /* may be NULL */
-    clrt_epoch_fn on_epoch;  /* may be NULL */
-    void *ctx;               /* passed to both callbacks */
+    clrt_epoch_fn on_epoch;    /* may be NULL */
+    void *ctx;                 /* passed to both callbacks */
 } clrt_train_config;
 
 /* epochs 10, batch_size 256, seed 0, evaluate 1, no callbacks. */
@@ -91,9 +91,8 @@ clrt_train_config clrt_train_defaults(void);
  * bad arguments: a model whose output is not [N, classes] fails at the
  * first epoch with the shapes named. */
 typedef struct clrt_trainer clrt_trainer;
-clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt,
-                               const clrt_dataset *train, const clrt_dataset *test,
-                               const clrt_train_config *cfg);
+clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
+                               const clrt_dataset *test, const clrt_train_config *cfg);
 /* One epoch: a shuffled training pass, then the test pass. Fills *stats
  * (may be NULL). The only blocking points are the staging-buffer waits and
  * one read of the sums at the end of each pass. */
@@ -109,8 +108,8 @@ clrt_status clrt_train(clrt_module *model, clrt_optimizer *opt, const clrt_datas
 /* Mean cross-entropy and accuracy of the model (in evaluation mode, then
  * back to the mode it was in) over a data set, in batches on the model's
  * device. loss or accuracy may be NULL. */
-clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size,
-                          double *loss, double *accuracy);
+clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size, double *loss,
+                          double *accuracy);
 
 #ifdef __cplusplus
 }

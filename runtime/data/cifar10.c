@@ -20,8 +20,9 @@ static clrt_status check_records(const clrt__file *f)
         return clrt__fail(CLRT_EFORMAT, "%s: empty file, expected records of %d bytes", f->path,
                           RECORD);
     if (f->size % RECORD != 0)
-        return clrt__fail(CLRT_EFORMAT, "%s: %zu bytes is not a multiple of the %d-byte record "
-                                        "(%zu whole records and %zu bytes over)",
+        return clrt__fail(CLRT_EFORMAT,
+                          "%s: %zu bytes is not a multiple of the %d-byte record "
+                          "(%zu whole records and %zu bytes over)",
                           f->path, f->size, RECORD, f->size / RECORD, f->size % RECORD);
     int64_t bad = clrt__first_bad_label(f->data, f->size / RECORD, RECORD, 10);
     if (bad >= 0)
@@ -71,8 +72,8 @@ clrt_dataset *clrt_dataset_cifar10(const char *dir, int train)
         return NULL;
     }
     const int64_t chw[3] = {3, 32, 32};
-    clrt_dataset *ds = clrt__dataset_new(train ? "cifar10/train" : "cifar10/test", chw, 10,
-                                         class_names, 0.5, 0.5);
+    clrt_dataset *ds =
+        clrt__dataset_new(train ? "cifar10/train" : "cifar10/test", chw, 10, class_names, 0.5, 0.5);
     if (!ds)
         return NULL;
     clrt_status s = CLRT_OK;

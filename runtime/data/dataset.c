@@ -94,19 +94,17 @@ static clrt_status check_gather(const clrt_dataset *ds, const int64_t *idx, int6
         return clrt__fail(CLRT_EINVAL, "clrt_dataset_gather: idx is NULL with count %lld (%s)",
                           (long long)count, ds->name);
     if (count > 0 && !x && !y)
-        return clrt__fail(CLRT_EINVAL, "clrt_dataset_gather: x and y are both NULL (%s)",
-                          ds->name);
+        return clrt__fail(CLRT_EINVAL, "clrt_dataset_gather: x and y are both NULL (%s)", ds->name);
     for (int64_t i = 0; i < count; i++)
         if (idx[i] < 0 || idx[i] >= ds->size)
             return clrt__fail(CLRT_EINVAL,
                               "clrt_dataset_gather: idx[%lld] = %lld outside 0..%lld of %s",
-                              (long long)i, (long long)idx[i], (long long)ds->size - 1,
-                              ds->name);
+                              (long long)i, (long long)idx[i], (long long)ds->size - 1, ds->name);
     return CLRT_OK;
 }
 
-clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count,
-                                float *x, int32_t *y)
+clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count, float *x,
+                                int32_t *y)
 {
     clrt_status s = check_gather(ds, idx, count, x, y);
     if (s != CLRT_OK)

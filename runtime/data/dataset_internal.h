@@ -12,7 +12,7 @@
 
 struct clrt_dataset {
     char name[32];
-    int64_t size;          /* samples kept (clrt_dataset_limit may lower it) */
+    int64_t size; /* samples kept (clrt_dataset_limit may lower it) */
     int64_t chw[3];
     int num_classes;
     const char *const *class_names;

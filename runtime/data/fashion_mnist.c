@@ -10,8 +10,8 @@
 #define IDX_LABELS_MAGIC 0x00000801u /* uint8 data, 1 dim */
 #define SIDE 28
 
-static const char *const class_names[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                            "Coat",        "Sandal",  "Shirt",    "Sneaker",
+static const char *const class_names[10] = {"T-shirt/top", "Trouser",   "Pullover", "Dress",
+                                            "Coat",        "Sandal",    "Shirt",    "Sneaker",
                                             "Bag",         "Ankle boot"};
 
 static uint32_t be32(const uint8_t *p)
@@ -36,19 +36,20 @@ static clrt_status check_idx(const clrt__file *f, uint32_t magic, int ndims, con
     for (int i = 1; i < ndims; i++) {
         uint32_t dim = be32(f->data + 4 + 4 * i);
         if (dim != want[i])
-            return clrt__fail(CLRT_EFORMAT, "%s: dimension %d is %u, expected %u (%s)", f->path,
-                              i, dim, want[i], what);
+            return clrt__fail(CLRT_EFORMAT, "%s: dimension %d is %u, expected %u (%s)", f->path, i,
+                              dim, want[i], what);
         item *= dim;
     }
     *count = be32(f->data + 4);
     uint64_t need = header + (uint64_t)*count * item;
     if (f->size < need)
-        return clrt__fail(CLRT_EFORMAT, "%s: truncated: the header announces %u %s (%llu bytes) "
-                                        "but the file holds %zu bytes",
+        return clrt__fail(CLRT_EFORMAT,
+                          "%s: truncated: the header announces %u %s (%llu bytes) "
+                          "but the file holds %zu bytes",
                           f->path, *count, what, (unsigned long long)need, f->size);
     if (f->size > need)
-        return clrt__fail(CLRT_EFORMAT, "%s: %zu bytes, %llu more than the header's %u %s",
-                          f->path, f->size, (unsigned long long)(f->size - need), *count, what);
+        return clrt__fail(CLRT_EFORMAT, "%s: %zu bytes, %llu more than the header's %u %s", f->path,
+                          f->size, (unsigned long long)(f->size - need), *count, what);
     return CLRT_OK;
 }
 

@@ -83,8 +83,10 @@ static clrt_status read_all(gzFile g, const char *path, size_t hint, uint8_t **d
         if (len == cap) {
             if (cap >= FILE_MAX) {
                 free(buf);
-                return clrt__fail(CLRT_EFORMAT, "%s: more than %zu bytes of data; not a data set "
-                                                "file", path, FILE_MAX);
+                return clrt__fail(CLRT_EFORMAT,
+                                  "%s: more than %zu bytes of data; not a data set "
+                                  "file",
+                                  path, FILE_MAX);
             }
             uint8_t *bigger = realloc(buf, cap * 2);
             if (!bigger)

@@ -25,8 +25,7 @@ static uint64_t below(uint64_t *state, uint64_t bound)
 clrt_status clrt_shuffle_indices(int64_t *idx, int64_t n, uint64_t seed)
 {
     if (n < 0)
-        return clrt__fail(CLRT_EINVAL, "clrt_shuffle_indices: n = %lld is negative",
-                          (long long)n);
+        return clrt__fail(CLRT_EINVAL, "clrt_shuffle_indices: n = %lld is negative", (long long)n);
     if (n > 0 && !idx)
         return clrt__fail(CLRT_EINVAL, "clrt_shuffle_indices: idx is NULL with n = %lld",
                           (long long)n);

@@ -13,7 +13,7 @@
 #define MAX_DEVICES 64
 
 static clrt_device devices[MAX_DEVICES];
-static int n_devices;       /* GPUs (visible ones, ordered) then CPUs */
+static int n_devices; /* GPUs (visible ones, ordered) then CPUs */
 static int n_gpus;
 static clrt_status enum_status = CLRT_OK;
 static char enum_error[512];
@@ -56,8 +56,8 @@ static void query_info(clrt_device *d)
     query_string(d->id, CL_DRIVER_VERSION, in->driver_version, sizeof in->driver_version);
     query_string(d->id, CL_DEVICE_OPENCL_C_VERSION, in->opencl_c_version,
                  sizeof in->opencl_c_version);
-    if (clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof in->platform, in->platform,
-                          NULL) != CL_SUCCESS)
+    if (clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof in->platform, in->platform, NULL) !=
+        CL_SUCCESS)
         snprintf(in->platform, sizeof in->platform, "?");
     if (clGetPlatformInfo(d->platform, CL_PLATFORM_VERSION, sizeof in->platform_version,
                           in->platform_version, NULL) != CL_SUCCESS)
@@ -134,8 +134,9 @@ static int apply_visible(clrt_device *gpus, int n)
         if (end == s || v < 0 || v >= n || used[v]) {
             /* Like CUDA_VISIBLE_DEVICES: an invalid entry ends the list. */
             if (*s && !(end != s && v < 0))
-                fprintf(stderr, "clrt: warning: CLRT_VISIBLE_DEVICES='%s': entry '%.*s' is not "
-                                "one of the %d GPU(s); ignoring it and the rest\n",
+                fprintf(stderr,
+                        "clrt: warning: CLRT_VISIBLE_DEVICES='%s': entry '%.*s' is not "
+                        "one of the %d GPU(s); ignoring it and the rest\n",
                         env, (int)strcspn(s, ","), s, n);
             break;
         }
@@ -339,8 +340,8 @@ clrt_status clrt__device_open(clrt_device *d)
     d->ctx = clCreateContext(props, 1, &d->id, NULL, NULL, &err);
     if (err != CL_SUCCESS) {
         st = clrt__fail_cl(err, "clCreateContext");
-        clrt__fail(st, "%s: opening %s (%s): %s", clrt_status_name(st), d->info.name,
-                   d->info.model, clrt_last_error());
+        clrt__fail(st, "%s: opening %s (%s): %s", clrt_status_name(st), d->info.name, d->info.model,
+                   clrt_last_error());
         goto done;
     }
     d->queue = clCreateCommandQueue(d->ctx, d->id, 0, &err);

@@ -12,11 +12,11 @@ typedef struct clrt__program clrt__program; /* program cache entry */
 struct clrt_device {
     cl_platform_id platform;
     cl_device_id id;
-    cl_context ctx;        /* created lazily by clrt__device_open */
-    cl_command_queue queue;/* in-order; one per device */
+    cl_context ctx;         /* created lazily by clrt__device_open */
+    cl_command_queue queue; /* in-order; one per device */
     clrt_device_info info;
-    int opened;            /* ctx and queue exist */
-    pthread_mutex_t lock;  /* guards opening and the program cache */
+    int opened;           /* ctx and queue exist */
+    pthread_mutex_t lock; /* guards opening and the program cache */
     clrt__program *programs;
 };
 
@@ -27,8 +27,7 @@ clrt_status clrt__device_open(clrt_device *d);
  * d with `options` (e.g. "-DT=float"; may be NULL). Cached in memory per
  * (family, options) and on disk; borrowed: the device owns it. NULL + error
  * (the build log included) on failure. */
-cl_kernel clrt__kernel(clrt_device *d, const char *family, const char *options,
-                       const char *name);
+cl_kernel clrt__kernel(clrt_device *d, const char *family, const char *options, const char *name);
 
 /* One kernel argument for clrt__set_args. */
 typedef struct {
@@ -59,8 +58,8 @@ typedef struct {
 clrt__divisor clrt__divisor_of(uint32_t d);
 
 /* Convenience: fetch, set args, launch 1-D over n items. */
-clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options,
-                         const char *name, size_t n, int nargs, const clrt__karg *args);
+clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options, const char *name,
+                         size_t n, int nargs, const clrt__karg *args);
 
 /* Embedded (or $CLRT_KERNEL_DIR) source of a kernel family, NUL-terminated,
  * malloc'ed: caller frees. NULL + error if unknown or unreadable. */

@@ -61,8 +61,8 @@ clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n)
     return clrt__launch(d, k, 1, &global, &wg);
 }
 
-clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options,
-                         const char *name, size_t n, int nargs, const clrt__karg *args)
+clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options, const char *name,
+                         size_t n, int nargs, const clrt__karg *args)
 {
     cl_kernel k = clrt__kernel(d, family, options, name);
     if (!k)

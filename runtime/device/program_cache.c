@@ -140,7 +140,8 @@ static void store_binary(clrt_device *d, cl_program prog, char *path, const uint
         return;
     unsigned char *buf = malloc(size);
     unsigned char *bins[1] = {buf};
-    if (!buf || clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS) {
+    if (!buf ||
+        clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS) {
         free(buf);
         return;
     }
@@ -150,8 +151,8 @@ static void store_binary(clrt_device *d, cl_program prog, char *path, const uint
     FILE *f = fopen(tmp, "wb");
     uint64_t size64 = size, hash = fnv1a(0xcbf29ce484222325ULL, buf, size);
     int ok = f && fwrite(cache_magic, 1, 8, f) == 8 && fwrite(key, 2 * sizeof *key, 1, f) == 1 &&
-             fwrite(&size64, sizeof size64, 1, f) == 1 &&
-             fwrite(&hash, sizeof hash, 1, f) == 1 && fwrite(buf, 1, size, f) == size;
+             fwrite(&size64, sizeof size64, 1, f) == 1 && fwrite(&hash, sizeof hash, 1, f) == 1 &&
+             fwrite(buf, 1, size, f) == size;
     if (f && fclose(f) != 0)
         ok = 0;
     if (!ok || rename(tmp, path) != 0)
@@ -178,8 +179,9 @@ static cl_program build_from_source(clrt_device *d, const char *family, const ch
             (log = malloc(n + 1)) != NULL &&
             clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS)
             log[n] = '\0';
-        clrt__fail(CLRT_EBUILD, "building kernels '%s' for %s (%s) with options '%s' failed: %s\n"
-                                "build log:\n%s",
+        clrt__fail(CLRT_EBUILD,
+                   "building kernels '%s' for %s (%s) with options '%s' failed: %s\n"
+                   "build log:\n%s",
                    family, d->info.name, d->info.model, options, clrt__cl_error_name(err),
                    log ? log : "(no log)");
         free(log);
@@ -266,8 +268,7 @@ static cl_kernel find_or_create_kernel(clrt__program *p, const char *name)
     return k;
 }
 
-cl_kernel clrt__kernel(clrt_device *d, const char *family, const char *options,
-                       const char *name)
+cl_kernel clrt__kernel(clrt_device *d, const char *family, const char *options, const char *name)
 {
     char opts[1024];
     if (!d || !family || !name) {

@@ -23,8 +23,8 @@ static clrt_status act_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tens
 {
     if (!grad_in)
         return CLRT_OK; /* no parameters: nothing else to compute */
-    clrt_status st = clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, grad_out->ndim,
-                                     grad_out->shape);
+    clrt_status st =
+        clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, grad_out->ndim, grad_out->shape);
     if (st == CLRT_OK)
         st = f(m->grad_in, grad_out, from);
     return clrt__nn_give_grad_in(m, st, grad_in);
@@ -53,8 +53,8 @@ static clrt_status relu_backward(clrt_module *m, clrt_tensor *grad_out, clrt_ten
     return act_backward(m, grad_out, grad_in, clrt_f_relu_backward_out, m->saved);
 }
 
-static const clrt__module_vt relu_vt = {"ReLU", relu_forward, relu_backward, no_description,
-                                        NULL, NULL};
+static const clrt__module_vt relu_vt = {"ReLU",         relu_forward, relu_backward,
+                                        no_description, NULL,         NULL};
 
 clrt_module *clrt_relu(void) { return act_new(&relu_vt); }
 
@@ -70,7 +70,7 @@ static clrt_status sigmoid_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
     return act_backward(m, grad_out, grad_in, clrt_f_sigmoid_backward_out, m->out);
 }
 
-static const clrt__module_vt sigmoid_vt = {"Sigmoid", sigmoid_forward, sigmoid_backward,
-                                           no_description, NULL, NULL};
+static const clrt__module_vt sigmoid_vt = {
+    "Sigmoid", sigmoid_forward, sigmoid_backward, no_description, NULL, NULL};
 
 clrt_module *clrt_sigmoid(void) { return act_new(&sigmoid_vt); }

@@ -78,8 +78,8 @@ static void conv2d_describe(const clrt_module *m, char *buf, size_t cap)
              c->kernel, c->stride, c->padding);
 }
 
-static const clrt__module_vt conv2d_vt = {"Conv2d", conv2d_forward, conv2d_backward,
-                                          conv2d_describe, conv2d_init, NULL};
+static const clrt__module_vt conv2d_vt = {"Conv2d",        conv2d_forward, conv2d_backward,
+                                          conv2d_describe, conv2d_init,    NULL};
 
 clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding)
 {

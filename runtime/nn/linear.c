@@ -58,8 +58,9 @@ static clrt_status materialize(clrt_module *m, const clrt_tensor *x)
     if (l->in > 0)
         return CLRT_OK;
     if (x->shape[1] < 1 || x->shape[1] > INT32_MAX)
-        return clrt__fail(CLRT_ESHAPE, "clrt_module_forward: lazy Linear cannot infer "
-                                       "in_features from %lld input features",
+        return clrt__fail(CLRT_ESHAPE,
+                          "clrt_module_forward: lazy Linear cannot infer "
+                          "in_features from %lld input features",
                           (long long)x->shape[1]);
     l->in = (int)x->shape[1];
     clrt_status st = create_params(m);
@@ -79,9 +80,20 @@ static clrt_status materialize(clrt_module *m, const clrt_tensor *x)
 static clrt_status gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                         cl_mem a, cl_mem b, float beta, cl_mem c)
 {
-    clrt__gemm_args g = {.trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n, .k = k,
-                         .alpha = 1, .beta = beta, .a = a, .b = b, .c = c,
-                         .lda = trans_a ? m : k, .ldb = trans_b ? k : n, .ldc = n, .batch = 1};
+    clrt__gemm_args g = {.trans_a = trans_a,
+                         .trans_b = trans_b,
+                         .m = m,
+                         .n = n,
+                         .k = k,
+                         .alpha = 1,
+                         .beta = beta,
+                         .a = a,
+                         .b = b,
+                         .c = c,
+                         .lda = trans_a ? m : k,
+                         .ldb = trans_b ? k : n,
+                         .ldc = n,
+                         .batch = 1};
     return clrt__gemm(d, &g);
 }
 
@@ -139,8 +151,8 @@ static void linear_describe(const clrt_module *m, char *buf, size_t cap)
 
 static void linear_free_fields(clrt_module *m) { clrt_tensor_release(((linear *)m)->ones); }
 
-static const clrt__module_vt linear_vt = {"Linear", linear_forward, linear_backward,
-                                          linear_describe, linear_init, linear_free_fields};
+static const clrt__module_vt linear_vt = {"Linear",        linear_forward, linear_backward,
+                                          linear_describe, linear_init,    linear_free_fields};
 
 clrt_module *clrt_linear(int in_features, int out_features)
 {

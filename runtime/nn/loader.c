@@ -28,15 +28,15 @@ clrt_status clrt__loader_init(clrt__loader *l, const clrt_dataset *ds, clrt_devi
 {
     memset(l, 0, sizeof *l);
     if (!ds || !dev || batch < 1)
-        return clrt__fail(CLRT_EINVAL, "batch loader: NULL data set or device, or batch size "
-                                       "%lld < 1",
+        return clrt__fail(CLRT_EINVAL,
+                          "batch loader: NULL data set or device, or batch size "
+                          "%lld < 1",
                           (long long)batch);
     l->ds = ds;
     l->dev = dev;
     l->size = clrt_dataset_size(ds);
     if (l->size < 1)
-        return clrt__fail(CLRT_EINVAL, "batch loader: data set %s is empty",
-                          clrt_dataset_name(ds));
+        return clrt__fail(CLRT_EINVAL, "batch loader: data set %s is empty", clrt_dataset_name(ds));
     l->batch = batch < l->size ? batch : l->size;
     clrt_dataset_sample_shape(ds, l->chw);
     l->sample_numel = l->chw[0] * l->chw[1] * l->chw[2];
@@ -55,10 +55,7 @@ clrt_status clrt__loader_init(clrt__loader *l, const clrt_dataset *ds, clrt_devi
     return CLRT_OK;
 }
 
-int64_t clrt__loader_batches(const clrt__loader *l)
-{
-    return (l->size + l->batch - 1) / l->batch;
-}
+int64_t clrt__loader_batches(const clrt__loader *l) { return (l->size + l->batch - 1) / l->batch; }
 
 /* Waits for a staging buffer's last upload by polling its status with short
  * sleeps, not clWaitForEvents: PoCL's CPU driver spins a core in
@@ -70,8 +67,8 @@ static clrt_status wait_slot(clrt__loader *l, int slot)
     if (!l->upload[slot])
         return CLRT_OK;
     cl_int err, status = CL_QUEUED;
-    while ((err = clGetEventInfo(l->upload[slot], CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                 sizeof status, &status, NULL)) == CL_SUCCESS &&
+    while ((err = clGetEventInfo(l->upload[slot], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                                 &status, NULL)) == CL_SUCCESS &&
            status > CL_COMPLETE) {
         struct timespec pause = {0, 100000};
         nanosleep(&pause, NULL);
@@ -92,9 +89,9 @@ static clrt_status upload(clrt__loader *l, int slot, int64_t count)
     if (st != CLRT_OK)
         return st;
     cl_command_queue q = l->dev->queue;
-    cl_int err = clEnqueueWriteBuffer(q, clrt__mem(l->x[slot]), CL_FALSE, 0,
-                                      clrt_tensor_nbytes(l->x[slot]), l->host_x[slot], 0, NULL,
-                                      NULL);
+    cl_int err =
+        clEnqueueWriteBuffer(q, clrt__mem(l->x[slot]), CL_FALSE, 0, clrt_tensor_nbytes(l->x[slot]),
+                             l->host_x[slot], 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = clEnqueueWriteBuffer(q, clrt__mem(l->y[slot]), CL_FALSE, 0,
                                    clrt_tensor_nbytes(l->y[slot]), l->host_y[slot], 0, NULL,
@@ -115,8 +112,7 @@ static clrt_status stage(clrt__loader *l, int64_t b)
     double t1 = clrt__nn_now();
     l->wait_seconds += t1 - t0;
     if (st == CLRT_OK)
-        st = clrt_dataset_gather(l->ds, l->order + first, count, l->host_x[slot],
-                                 l->host_y[slot]);
+        st = clrt_dataset_gather(l->ds, l->order + first, count, l->host_x[slot], l->host_y[slot]);
     if (st == CLRT_OK)
         st = upload(l, slot, count);
     if (st == CLRT_OK)
@@ -143,8 +139,8 @@ clrt_status clrt__loader_start(clrt__loader *l, int shuffle, uint64_t seed)
 clrt_status clrt__loader_next(clrt__loader *l, int64_t i, clrt_tensor **x, clrt_tensor **y)
 {
     if (i != l->staged - 1)
-        return clrt__fail(CLRT_ESTATE, "batch loader: batch %lld asked, %lld staged",
-                          (long long)i, (long long)l->staged);
+        return clrt__fail(CLRT_ESTATE, "batch loader: batch %lld asked, %lld staged", (long long)i,
+                          (long long)l->staged);
     *x = l->x[i & 1];
     *y = l->y[i & 1];
     return i + 1 < clrt__loader_batches(l) ? stage(l, i + 1) : CLRT_OK;

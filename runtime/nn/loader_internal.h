@@ -15,14 +15,14 @@ typedef struct {
     int64_t size;         /* samples per pass */
     int64_t sample_numel; /* C*H*W */
     int64_t chw[3];
-    int64_t *order;       /* this pass's sample order */
-    float *host_x[2];     /* staging, one per slot */
+    int64_t *order;   /* this pass's sample order */
+    float *host_x[2]; /* staging, one per slot */
     int32_t *host_y[2];
     clrt_tensor *x[2], *y[2]; /* device batches, one per slot */
-    cl_event upload[2];   /* last upload out of each slot's staging, or NULL */
-    int64_t staged;       /* batches staged so far this pass */
-    double data_seconds;  /* host time gathering and enqueueing uploads this pass */
-    double wait_seconds;  /* host time blocked until a staging buffer was free */
+    cl_event upload[2];       /* last upload out of each slot's staging, or NULL */
+    int64_t staged;           /* batches staged so far this pass */
+    double data_seconds;      /* host time gathering and enqueueing uploads this pass */
+    double wait_seconds;      /* host time blocked until a staging buffer was free */
 } clrt__loader;
 
 /* Seconds on a monotonic clock, for the pass timings. */

@@ -16,12 +16,17 @@ clrt_module *clrt_lenet(const int64_t chw[3], int classes)
         return NULL;
     }
     int64_t side = conv_pool(conv_pool(chw[1], 2), 0);
-    clrt_module *mods[12] = {
-        clrt_conv2d((int)chw[0], 6, 5, 1, 2), clrt_relu(),
-        clrt_maxpool2d(2, 2),                 clrt_conv2d(6, 16, 5, 1, 0),
-        clrt_relu(),                          clrt_maxpool2d(2, 2),
-        clrt_flatten(),                       clrt_linear((int)(16 * side * side), 120),
-        clrt_relu(),                          clrt_linear(120, 84),
-        clrt_relu(),                          clrt_linear(84, classes)};
+    clrt_module *mods[12] = {clrt_conv2d((int)chw[0], 6, 5, 1, 2),
+                             clrt_relu(),
+                             clrt_maxpool2d(2, 2),
+                             clrt_conv2d(6, 16, 5, 1, 0),
+                             clrt_relu(),
+                             clrt_maxpool2d(2, 2),
+                             clrt_flatten(),
+                             clrt_linear((int)(16 * side * side), 120),
+                             clrt_relu(),
+                             clrt_linear(120, 84),
+                             clrt_relu(),
+                             clrt_linear(84, classes)};
     return clrt_sequential(12, mods);
 }

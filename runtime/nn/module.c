@@ -39,8 +39,7 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size)
     return m;
 }
 
-clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim,
-                                   const int64_t *shape)
+clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim, const int64_t *shape)
 {
     if (m->nparams >= CLRT__MAX_OWN_PARAMS)
         return clrt__fail(CLRT_EINVAL, "%s: too many parameters", m->vt->kind);

@@ -34,17 +34,17 @@ typedef struct {
 /* The common part, first member of every kind's struct. */
 struct clrt_module {
     const clrt__module_vt *vt;
-    clrt_device *device;   /* where parameters live or will be created */
+    clrt_device *device; /* where parameters live or will be created */
     int training;
-    uint64_t init_seed;    /* seed of this module's parameter values */
+    uint64_t init_seed; /* seed of this module's parameter values */
     int nparams;
     clrt__param params[CLRT__MAX_OWN_PARAMS];
-    int nchildren;         /* Sequential */
+    int nchildren; /* Sequential */
     clrt_module **children;
-    clrt_tensor *out;      /* forward output buffer, reused across steps */
-    clrt_tensor *grad_in;  /* input gradient buffer, reused across steps */
-    clrt_tensor *saved;    /* what backward needs of the forward (its input) */
-    char **name_cache;     /* for clrt_module_parameters */
+    clrt_tensor *out;     /* forward output buffer, reused across steps */
+    clrt_tensor *grad_in; /* input gradient buffer, reused across steps */
+    clrt_tensor *saved;   /* what backward needs of the forward (its input) */
+    char **name_cache;    /* for clrt_module_parameters */
     int name_count;
 };
 

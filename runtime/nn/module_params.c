@@ -61,8 +61,9 @@ static clrt__param *find_param(clrt_module *m, const char *name, const char *op)
     if (for_each_param(m, find_visit, &f) == CLRT_OK && !f.found)
         clrt__fail(CLRT_EINVAL, "%s: %s has no parameter named '%s'%s", op,
                    clrt__module_brief(m, desc, sizeof desc), name,
-                   clrt_module_param_count(m) == 0 ? " (lazy layers get theirs at the first forward)"
-                                                   : "");
+                   clrt_module_param_count(m) == 0
+                       ? " (lazy layers get theirs at the first forward)"
+                       : "");
     return f.found;
 }
 

@@ -23,8 +23,8 @@ static clrt_status check_pair(const char *api, int i, const clrt_tensor *p, cons
         return clrt__fail(CLRT_EINVAL, "%s: %s[%d] is NULL", api, p ? "grads" : "params", i);
     if (p->dtype != CLRT_F32 || g->dtype != CLRT_F32)
         return clrt__fail(CLRT_EDTYPE,
-                          "%s: params[%d] and grads[%d] must be float32, got %s and %s", api, i,
-                          i, clrt_dtype_str(p->dtype), clrt_dtype_str(g->dtype));
+                          "%s: params[%d] and grads[%d] must be float32, got %s and %s", api, i, i,
+                          clrt_dtype_str(p->dtype), clrt_dtype_str(g->dtype));
     if (!clrt__shape_equal(p, g))
         return clrt__fail(CLRT_ESHAPE, "%s: params[%d] has shape %s but grads[%d] has shape %s",
                           api, i, clrt_shape_str(p->ndim, p->shape, a, sizeof a), i,
@@ -55,8 +55,10 @@ static clrt_status check_tensors(const char *api, int n, clrt_tensor *const *par
         /* A parameter listed twice would be updated twice per step. */
         for (int j = 0; j < i; j++)
             if (params[j]->storage == params[i]->storage)
-                return clrt__fail(CLRT_EINVAL, "%s: params[%d] and params[%d] share storage (a "
-                                               "parameter listed twice)", api, j, i);
+                return clrt__fail(CLRT_EINVAL,
+                                  "%s: params[%d] and params[%d] share storage (a "
+                                  "parameter listed twice)",
+                                  api, j, i);
     }
     return CLRT_OK;
 }
@@ -97,8 +99,7 @@ static clrt_status init(clrt_optimizer *o, clrt_tensor *const *params, clrt_tens
 }
 
 clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, int n,
-                                clrt_tensor *const *params, clrt_tensor *const *grads,
-                                double lr)
+                                clrt_tensor *const *params, clrt_tensor *const *grads, double lr)
 {
     if (check_tensors(api, n, params, grads) != CLRT_OK ||
         clrt__check_hyper(api, "lr", lr, 0, INFINITY) != CLRT_OK)

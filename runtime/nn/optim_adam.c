@@ -20,8 +20,8 @@ static int adam_scalars(const clrt_optimizer *o, float *out)
 
 static const clrt__optim_kind adam_kind = {"Adam", "adam", 2, adam_scalars};
 
-clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const *grads,
-                          double lr, double beta1, double beta2, double eps, double weight_decay)
+clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
+                          double beta1, double beta2, double eps, double weight_decay)
 {
     const char *api = "clrt_adam";
     if (clrt__check_hyper(api, "beta1", beta1, 0, 1) != CLRT_OK ||

@@ -25,7 +25,7 @@ struct clrt_optimizer {
     clrt_tensor **params, **grads;
     clrt_tensor **state; /* n * kind->n_state, parameter-major */
     clrt_device *dev;
-    cl_kernel kernel;    /* borrowed from the device's program cache */
+    cl_kernel kernel; /* borrowed from the device's program cache */
     double lr, momentum, beta1, beta2, eps, weight_decay;
     int64_t steps;
 };
@@ -35,8 +35,7 @@ struct clrt_optimizer {
  * them, with zeroed state and its kernel built. The caller sets the other
  * hyperparameters. NULL + error naming `api`. */
 clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, int n,
-                                clrt_tensor *const *params, clrt_tensor *const *grads,
-                                double lr);
+                                clrt_tensor *const *params, clrt_tensor *const *grads, double lr);
 /* CLRT_OK when v is finite and lo <= v < hi (hi may be INFINITY); else
  * CLRT_EINVAL naming api, what and the range. */
 clrt_status clrt__check_hyper(const char *api, const char *what, double v, double lo, double hi);

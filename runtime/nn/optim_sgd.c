@@ -21,8 +21,8 @@ static int momentum_scalars(const clrt_optimizer *o, float *out)
 static const clrt__optim_kind sgd_kind = {"SGD", "sgd", 0, sgd_scalars};
 static const clrt__optim_kind momentum_kind = {"SGD", "sgd_momentum", 1, momentum_scalars};
 
-clrt_optimizer *clrt_sgd(int n, clrt_tensor *const *params, clrt_tensor *const *grads,
-                         double lr, double momentum, double weight_decay)
+clrt_optimizer *clrt_sgd(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
+                         double momentum, double weight_decay)
 {
     const char *api = "clrt_sgd";
     if (clrt__check_hyper(api, "momentum", momentum, 0, INFINITY) != CLRT_OK ||

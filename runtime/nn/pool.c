@@ -83,8 +83,8 @@ static clrt_status maxpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
 
 static void maxpool_free_fields(clrt_module *m) { clrt_tensor_release(((pool2d *)m)->indices); }
 
-static const clrt__module_vt maxpool_vt = {"MaxPool2d", maxpool_forward, maxpool_backward,
-                                           pool_describe, NULL, maxpool_free_fields};
+static const clrt__module_vt maxpool_vt = {
+    "MaxPool2d", maxpool_forward, maxpool_backward, pool_describe, NULL, maxpool_free_fields};
 
 clrt_module *clrt_maxpool2d(int kernel, int stride)
 {
@@ -115,8 +115,8 @@ static clrt_status avgpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
     return clrt__nn_give_grad_in(m, st, grad_in);
 }
 
-static const clrt__module_vt avgpool_vt = {"AvgPool2d", avgpool_forward, avgpool_backward,
-                                           pool_describe, NULL, NULL};
+static const clrt__module_vt avgpool_vt = {
+    "AvgPool2d", avgpool_forward, avgpool_backward, pool_describe, NULL, NULL};
 
 clrt_module *clrt_avgpool2d(int kernel, int stride)
 {

@@ -27,8 +27,7 @@ static int first_with_params(clrt_module *m)
     return m->nchildren;
 }
 
-static clrt_status sequential_backward(clrt_module *m, clrt_tensor *grad_out,
-                                       clrt_tensor **grad_in)
+static clrt_status sequential_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
 {
     clrt_status st = CLRT_OK;
     int stop = grad_in ? 0 : first_with_params(m);
@@ -60,9 +59,8 @@ static void sequential_describe(const clrt_module *m, char *buf, size_t cap)
         snprintf(buf + used, cap - used, ")");
 }
 
-static const clrt__module_vt sequential_vt = {"Sequential", sequential_forward,
-                                              sequential_backward, sequential_describe, NULL,
-                                              NULL};
+static const clrt__module_vt sequential_vt = {
+    "Sequential", sequential_forward, sequential_backward, sequential_describe, NULL, NULL};
 
 static void free_all(int n, clrt_module **mods)
 {

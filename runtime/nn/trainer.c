@@ -151,8 +151,8 @@ static clrt_status eval_pass(pass_args *p, pass_result *r)
     return st;
 }
 
-clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size,
-                          double *loss, double *accuracy)
+clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size, double *loss,
+                          double *accuracy)
 {
     clrt__loader l;
     sums s = {NULL, NULL, NULL};
@@ -185,8 +185,9 @@ static clrt_status check_config(const clrt_module *model, const clrt_optimizer *
         return clrt__fail(CLRT_EINVAL, "clrt_trainer_new: NULL model, optimizer, training set "
                                        "or config");
     if (cfg->batch_size < 1 || cfg->epochs < 0)
-        return clrt__fail(CLRT_EINVAL, "clrt_trainer_new: batch_size %d must be >= 1 and "
-                                       "epochs %d >= 0",
+        return clrt__fail(CLRT_EINVAL,
+                          "clrt_trainer_new: batch_size %d must be >= 1 and "
+                          "epochs %d >= 0",
                           cfg->batch_size, cfg->epochs);
     if (!test)
         return CLRT_OK;
@@ -198,15 +199,14 @@ static clrt_status check_config(const clrt_module *model, const clrt_optimizer *
                           "clrt_trainer_new: %s has samples [%lld, %lld, %lld] in %d classes but "
                           "%s has [%lld, %lld, %lld] in %d",
                           clrt_dataset_name(train), (long long)a[0], (long long)a[1],
-                          (long long)a[2], clrt_dataset_num_classes(train),
-                          clrt_dataset_name(test), (long long)b[0], (long long)b[1],
-                          (long long)b[2], clrt_dataset_num_classes(test));
+                          (long long)a[2], clrt_dataset_num_classes(train), clrt_dataset_name(test),
+                          (long long)b[0], (long long)b[1], (long long)b[2],
+                          clrt_dataset_num_classes(test));
     return CLRT_OK;
 }
 
-clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt,
-                               const clrt_dataset *train, const clrt_dataset *test,
-                               const clrt_train_config *cfg)
+clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
+                               const clrt_dataset *test, const clrt_train_config *cfg)
 {
     if (check_config(model, opt, train, test, cfg) != CLRT_OK)
         return NULL;
@@ -256,8 +256,9 @@ clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
         return clrt__fail(CLRT_EINVAL, "clrt_trainer_epoch: trainer is NULL");
     t->epoch++;
     pass_result tr = {0}, te = {0};
-    pass_args p = {t->model,         t->opt, &t->train, &t->sums,
-                   clrt_dataset_num_classes(t->train.ds), CLRT_PHASE_TRAIN, t->epoch, &t->cfg};
+    pass_args p = {
+        t->model,         t->opt,   &t->train, &t->sums, clrt_dataset_num_classes(t->train.ds),
+        CLRT_PHASE_TRAIN, t->epoch, &t->cfg};
     clrt_module_train(t->model, 1);
     clrt_status st = run_pass(&p, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
     int evaluate = t->have_test && t->cfg.evaluate;

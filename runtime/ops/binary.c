@@ -18,8 +18,10 @@ typedef struct {
     const char *op, *same, *b3, *b3a, *b3b, *bnd, *bcast;
 } binary_kernels;
 
-#define KERNEL_NAMES(op)                                                                  \
-    {#op, #op "_same", #op "_b3", #op "_b3a", #op "_b3b", #op "_bnd", #op "_bcast"}
+#define KERNEL_NAMES(op)                                                              \
+    {                                                                                 \
+#op, #op "_same", #op "_b3", #op "_b3a", #op "_b3b", #op "_bnd", #op "_bcast" \
+    }
 static const binary_kernels all_kernels[] = {KERNEL_NAMES(add), KERNEL_NAMES(sub),
                                              KERNEL_NAMES(mul), KERNEL_NAMES(div)};
 #undef KERNEL_NAMES
@@ -46,8 +48,9 @@ clrt_status clrt__broadcast_shape(const char *op, const clrt_tensor *a, const cl
         int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
         int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
         if (da != db && da != 1 && db != 1)
-            return clrt__fail(CLRT_ESHAPE, "%s: shapes %s and %s do not broadcast (dimension %d: "
-                                           "%lld vs %lld)",
+            return clrt__fail(CLRT_ESHAPE,
+                              "%s: shapes %s and %s do not broadcast (dimension %d: "
+                              "%lld vs %lld)",
                               op, clrt_shape_str(a->ndim, a->shape, sa, sizeof sa),
                               clrt_shape_str(b->ndim, b->shape, sb, sizeof sb), i, (long long)da,
                               (long long)db);
@@ -161,11 +164,9 @@ static clrt_status run_b3(clrt_device *d, const binary_kernels *names, clrt_dtyp
     if (!grid_3d(d, k, dims, global, local))
         return CLRT_OK;
     cl_uint d1 = (cl_uint)dims[1], d2 = (cl_uint)dims[2];
-    cl_ulong a0 = (cl_ulong)sa[0], a1 = (cl_ulong)sa[1], b0 = (cl_ulong)sb[0],
-             b1 = (cl_ulong)sb[1];
-    clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(d1),
-                         CLRT__ARG(d2), CLRT__ARG(a0), CLRT__ARG(a1), CLRT__ARG(b0),
-                         CLRT__ARG(b1)};
+    cl_ulong a0 = (cl_ulong)sa[0], a1 = (cl_ulong)sa[1], b0 = (cl_ulong)sb[0], b1 = (cl_ulong)sb[1];
+    clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(d1), CLRT__ARG(d2),
+                         CLRT__ARG(a0), CLRT__ARG(a1), CLRT__ARG(b0), CLRT__ARG(b1)};
     *launched = 1;
     clrt_status st = clrt__set_args(k, 9, args);
     return st != CLRT_OK ? st : clrt__launch(d, k, 3, global, local);
@@ -198,9 +199,8 @@ static clrt_status run_bnd(clrt_device *d, const binary_kernels *names, clrt_dty
 
 /* Any broadcast: 64-bit index decomposition, for tensors of 2^31 elements
  * or more that the 3-D grid cannot take. */
-static clrt_status run_bcast(clrt_device *d, const binary_kernels *names, clrt_dtype t,
-                             cl_mem ma, cl_mem mb, cl_mem mo, const broadcast_plan *p,
-                             cl_ulong n)
+static clrt_status run_bcast(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
+                             cl_mem mb, cl_mem mo, const broadcast_plan *p, cl_ulong n)
 {
     bcast_t bc;
     memset(&bc, 0, sizeof bc);
@@ -215,8 +215,7 @@ static clrt_status run_bcast(clrt_device *d, const binary_kernels *names, clrt_d
         bc.sa[i] = (cl_int)p->sa[i];
         bc.sb[i] = (cl_int)p->sb[i];
     }
-    clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(n),
-                         CLRT__ARG(bc)};
+    clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(n), CLRT__ARG(bc)};
     return clrt__run_1d(d, "binary", type_option(t), names->bcast, (size_t)n, 5, args);
 }
 

@@ -69,18 +69,18 @@ static clrt_status binary_inplace(const char *op, const char *api, clrt_tensor *
     return clrt__binary_into(op, a, b, a);
 }
 
-#define DEFINE_BINARY_API(op)                                                              \
-    clrt_tensor *clrt_##op(clrt_tensor *a, clrt_tensor *b)                                 \
-    {                                                                                      \
-        return clrt__binary(#op, "clrt_" #op, a, b);                                       \
-    }                                                                                      \
-    clrt_status clrt_##op##_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b)          \
-    {                                                                                      \
-        return binary_out(#op, "clrt_" #op "_out", out, a, b);                             \
-    }                                                                                      \
-    clrt_status clrt_##op##_(clrt_tensor *a, clrt_tensor *b)                               \
-    {                                                                                      \
-        return binary_inplace(#op, "clrt_" #op "_", a, b);                                 \
+#define DEFINE_BINARY_API(op)                                                     \
+    clrt_tensor *clrt_##op(clrt_tensor *a, clrt_tensor *b)                        \
+    {                                                                             \
+        return clrt__binary(#op, "clrt_" #op, a, b);                              \
+    }                                                                             \
+    clrt_status clrt_##op##_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b) \
+    {                                                                             \
+        return binary_out(#op, "clrt_" #op "_out", out, a, b);                    \
+    }                                                                             \
+    clrt_status clrt_##op##_(clrt_tensor *a, clrt_tensor *b)                      \
+    {                                                                             \
+        return binary_inplace(#op, "clrt_" #op "_", a, b);                        \
     }
 
 DEFINE_BINARY_API(add)

@@ -75,8 +75,8 @@ clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to)
     cl_mem mx = clrt__mem(t), mo = clrt__mem(out);
     cl_ulong n = (cl_ulong)t->numel;
     clrt__karg args[] = {CLRT__ARG(mx), CLRT__ARG(mo), CLRT__ARG(n)};
-    if (clrt__run_1d(clrt__dev(t), "cast", NULL, cast_kernels[t->dtype][to], (size_t)n, 3,
-                     args) != CLRT_OK) {
+    if (clrt__run_1d(clrt__dev(t), "cast", NULL, cast_kernels[t->dtype][to], (size_t)n, 3, args) !=
+        CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;
     }

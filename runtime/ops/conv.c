@@ -63,8 +63,8 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     if (cd->N == 0)
         return CLRT_OK;
     if (clrt__conv_vec_ok(d, cd))
-        return clrt__conv_vec_forward(d, clrt__mem(x), clrt__mem(w),
-                                      bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd);
+        return clrt__conv_vec_forward(d, clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL,
+                                      clrt__mem(out), cd);
     int chunk = clrt__conv_chunk(op, d, cd);
     if (chunk == 0)
         return clrt_last_status();
@@ -77,7 +77,7 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
 }
 
 clrt_status clrt_f_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
-                            clrt_tensor *bias, int stride, int padding)
+                              clrt_tensor *bias, int stride, int padding)
 {
     clrt__conv_dims cd;
     if (!out)
@@ -87,7 +87,7 @@ clrt_status clrt_f_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *wei
 }
 
 clrt_tensor *clrt_f_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias, int stride,
-                         int padding)
+                           int padding)
 {
     clrt__conv_dims cd;
     if (check_forward("clrt_f_conv2d", NULL, x, weight, bias, stride, padding, &cd) != CLRT_OK)

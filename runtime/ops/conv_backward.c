@@ -76,11 +76,22 @@ static clrt_status weight_per_image(clrt_device *d, cl_mem grad_w, cl_mem grad_o
     cl_mem partial = clrt__workspace(d, CLRT__WS_MAT, (size_t)n * e * sizeof(float));
     if (!partial)
         return clrt_last_status();
-    clrt__gemm_args g = {.trans_b = 1, .m = (size_t)cd->O, .n = ckk, .k = ohw, .alpha = 1.0f,
-                         .a = grad_out, .b = col, .c = partial,
-                         .a_off = (size_t)img0 * (size_t)cd->O * ohw, .lda = ohw,
-                         .ldb = (size_t)n * ohw, .ldc = ckk, .batch = (size_t)n,
-                         .stride_a = (size_t)cd->O * ohw, .stride_b = ohw, .stride_c = e};
+    clrt__gemm_args g = {.trans_b = 1,
+                         .m = (size_t)cd->O,
+                         .n = ckk,
+                         .k = ohw,
+                         .alpha = 1.0f,
+                         .a = grad_out,
+                         .b = col,
+                         .c = partial,
+                         .a_off = (size_t)img0 * (size_t)cd->O * ohw,
+                         .lda = ohw,
+                         .ldb = (size_t)n * ohw,
+                         .ldc = ckk,
+                         .batch = (size_t)n,
+                         .stride_a = (size_t)cd->O * ohw,
+                         .stride_b = ohw,
+                         .stride_c = e};
     clrt_status st = clrt__gemm(d, &g);
     cl_int images = n, weights = (cl_int)e, accumulate = beta != 0.0f;
     clrt__karg args[] = {CLRT__ARG(partial), CLRT__ARG(grad_w), CLRT__ARG(images),
@@ -92,8 +103,8 @@ static clrt_status weight_per_image(clrt_device *d, cl_mem grad_w, cl_mem grad_o
  * it far below its speed where the images are large (LeNet's first layer,
  * k = 200704: 1.7x slower than 256 GEMMs with k = 784 plus the sum, on
  * PoCL 3.1), and a GPU BLAS has only O x C*K*K outputs to spread over its
- * cores (reasoned, not measured: no GPU at hand). With small images (LeNet's second layer, 10x10) the host's one
- * GEMM measured ~10% faster. */
+ * cores (reasoned, not measured: no GPU at hand). With small images (LeNet's second layer, 10x10)
+ * the host's one GEMM measured ~10% faster. */
 static int weight_gemm_per_image(const clrt_device *d, const clrt__conv_dims *cd)
 {
     return d->info.gemm_path != CLRT_GEMM_HOST_BLAS || (size_t)cd->OH * (size_t)cd->OW >= 256;
@@ -107,16 +118,15 @@ static clrt_status weight_chunk(clrt_device *d, clrt_tensor *grad_w, clrt_tensor
     size_t ckk = (size_t)cd->C * cd->K * cd->K;
     int per_image = weight_gemm_per_image(d, cd);
     cl_mem gp = per_image ? NULL : permuted_grad(d, grad_out, cd, img0, n);
-    cl_mem col = per_image || gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float))
-                                 : NULL;
+    cl_mem col =
+        per_image || gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float)) : NULL;
     if (!col)
         return clrt_last_status();
     clrt_status st = clrt__im2col(d, clrt__mem(x), col, cd, img0, n);
     if (st != CLRT_OK)
         return st;
     if (per_image)
-        return weight_per_image(d, clrt__mem(grad_w), clrt__mem(grad_out), col, cd, img0, n,
-                                beta);
+        return weight_per_image(d, clrt__mem(grad_w), clrt__mem(grad_out), col, cd, img0, n, beta);
     return clrt__conv_gemm(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta, clrt__mem(grad_w));
 }
 
@@ -142,7 +152,7 @@ static clrt_status over_chunks(const char *op, int weight, clrt_tensor *dst, clr
 }
 
 clrt_status clrt_f_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                       clrt_tensor *weight, int stride, int padding)
+                                         clrt_tensor *weight, int stride, int padding)
 {
     const char *op = "clrt_f_conv2d_backward_input";
     clrt__conv_dims cd;
@@ -157,8 +167,8 @@ clrt_status clrt_f_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_
     return over_chunks(op, 0, grad_x, grad_out, weight, &cd, 0);
 }
 
-clrt_status clrt_f_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_out, clrt_tensor *x,
-                                        int stride, int padding, int accumulate)
+clrt_status clrt_f_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_out,
+                                          clrt_tensor *x, int stride, int padding, int accumulate)
 {
     const char *op = "clrt_f_conv2d_backward_weight";
     clrt__conv_dims cd;

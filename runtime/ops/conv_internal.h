@@ -49,7 +49,6 @@ int clrt__conv_chunk(const char *op, const clrt_device *d, const clrt__conv_dims
 clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                             cl_mem a, cl_mem b, float beta, cl_mem c);
 
-
 /* Launches k over `planes` planes of `items` work items each: dim 0 the
  * item in its plane, dim 1 the plane; both rounded up to the work-group
  * (kernels guard both). Work-groups are sized from device queries and span

@@ -64,8 +64,8 @@ static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 static int vector_width(const clrt_device *d, int channels)
 {
     cl_uint pref = 0;
-    if (clGetDeviceInfo(d->id, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof pref, &pref,
-                        NULL) != CL_SUCCESS)
+    if (clGetDeviceInfo(d->id, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof pref, &pref, NULL) !=
+        CL_SUCCESS)
         pref = 4;
     int max = pref >= 16 ? 16 : pref >= 8 ? 8 : 4, vw = 4;
     while (vw < max && vw < channels)
@@ -81,8 +81,7 @@ typedef struct {
     int vw, pw, kb, cout;
 } vec_opts;
 
-static cl_kernel vec_kernel(clrt_device *d, const clrt__conv_dims *cd, vec_opts o,
-                            const char *name)
+static cl_kernel vec_kernel(clrt_device *d, const clrt__conv_dims *cd, vec_opts o, const char *name)
 {
     char options[160];
     snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DVW=%d -DPW=%d -DKB=%d -DCOUT=%d",
@@ -117,8 +116,8 @@ static cl_mem relay_weights(clrt_device *d, const clrt__conv_dims *cd, vec_opts 
     cl_mem b = bias ? bias : w; /* any valid buffer: the kernel skips it */
     clrt__karg args[] = {CLRT__ARG(w), CLRT__ARG(b), CLRT__ARG(has_bias), CLRT__ARG(wt),
                          CLRT__ARG(O), CLRT__ARG(C), CLRT__ARG(g->lanes), CLRT__ARG(flip)};
-    if (wt && clrt__run_planes(d, vec_kernel(d, cd, o, "vec_weights"),
-                               (size_t)g->lanes, taps + 1, 8, args) != CLRT_OK)
+    if (wt && clrt__run_planes(d, vec_kernel(d, cd, o, "vec_weights"), (size_t)g->lanes, taps + 1,
+                               8, args) != CLRT_OK)
         return NULL;
     return wt;
 }
@@ -133,8 +132,8 @@ static cl_mem padded_copy(clrt_device *d, const clrt__conv_dims *cd, vec_opts o,
     cl_mem xp = clrt__workspace(d, CLRT__WS_COL, ((size_t)rows * WP + spare) * sizeof(float));
     clrt__karg args[] = {CLRT__ARG(x),    CLRT__ARG(xp),     CLRT__ARG(rows),  CLRT__ARG(g->H),
                          CLRT__ARG(g->W), CLRT__ARG(g->pad), CLRT__ARG(plane0)};
-    if (xp && clrt__run_planes(d, vec_kernel(d, cd, o, "pad_planes"), (size_t)WP,
-                               (size_t)rows, 7, args) != CLRT_OK)
+    if (xp && clrt__run_planes(d, vec_kernel(d, cd, o, "pad_planes"), (size_t)WP, (size_t)rows, 7,
+                               args) != CLRT_OK)
         return NULL;
     return xp;
 }
@@ -251,23 +250,23 @@ static clrt_status weight_chunk(clrt_device *d, const clrt__conv_dims *cd, cl_me
         clrt__workspace(d, CLRT__WS_MAT, groups * (size_t)taps * g.lanes * sizeof(float));
     if (!partial)
         return clrt_last_status();
-    clrt__karg args[] = {CLRT__ARG(gy), CLRT__ARG(x),       CLRT__ARG(partial), CLRT__ARG(g),
+    clrt__karg args[] = {CLRT__ARG(gy),  CLRT__ARG(x),       CLRT__ARG(partial), CLRT__ARG(g),
                          CLRT__ARG(per), CLRT__ARG(gy_img0), CLRT__ARG(x_img0)};
     clrt_status st = launch_items(d, vec_kernel(d, cd, o, "conv_vec_wgrad"), 7, args,
                                   groups * (size_t)cd->C * (size_t)(cd->K / kb), blocks);
-    clrt__karg sargs[] = {CLRT__ARG(partial), CLRT__ARG(gw),      CLRT__ARG(ngroups),
-                          CLRT__ARG(O),       CLRT__ARG(taps),    CLRT__ARG(g.lanes),
+    clrt__karg sargs[] = {CLRT__ARG(partial),   CLRT__ARG(gw),   CLRT__ARG(ngroups),
+                          CLRT__ARG(O),         CLRT__ARG(taps), CLRT__ARG(g.lanes),
                           CLRT__ARG(accumulate)};
     return st != CLRT_OK ? st
-                         : clrt__run_planes(d, vec_kernel(d, cd, o, "vec_wgrad_sum"),
-                                            (size_t)taps, (size_t)cd->O, 7, sargs);
+                         : clrt__run_planes(d, vec_kernel(d, cd, o, "vec_wgrad_sum"), (size_t)taps,
+                                            (size_t)cd->O, 7, sargs);
 }
 
 clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,
                                   const clrt__conv_dims *cd, int accumulate)
 {
-    size_t padded = (size_t)cd->C * (size_t)(cd->H + 2 * cd->pad) *
-                    (size_t)(cd->W + 2 * cd->pad) * sizeof(float);
+    size_t padded = (size_t)cd->C * (size_t)(cd->H + 2 * cd->pad) * (size_t)(cd->W + 2 * cd->pad) *
+                    sizeof(float);
     size_t cap = clrt__conv_scratch_cap(d);
     if (cd->pad > 0 && padded > cap)
         return CLRT_ENOTSUP; /* not even one padded image fits: im2col chunks finer */

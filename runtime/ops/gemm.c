@@ -58,16 +58,15 @@ static clrt_status check_operand(clrt_device *d, const operand *x, size_t batch,
  * an input the BLAS is still reading. */
 static int overlaps(const operand *c, size_t c_end, const operand *x, size_t x_end)
 {
-    return c->mem == x->mem && x_end > x->off && c_end > c->off && c->off < x_end &&
-           x->off < c_end;
+    return c->mem == x->mem && x_end > x->off && c_end > c->off && c->off < x_end && x->off < c_end;
 }
 
 static clrt_status check_args(clrt_device *d, const clrt__gemm_args *g)
 {
-    operand a = {"a", g->a, g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k,
-                 g->lda, g->a_off, g->stride_a};
-    operand b = {"b", g->b, g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n,
-                 g->ldb, g->b_off, g->stride_b};
+    operand a = {"a",      g->a,       g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k, g->lda,
+                 g->a_off, g->stride_a};
+    operand b = {"b",      g->b,       g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n, g->ldb,
+                 g->b_off, g->stride_b};
     operand c = {"c", g->c, g->m, g->n, g->ldc, g->c_off, g->stride_c};
     size_t a_end, b_end, c_end;
     clrt_status s;

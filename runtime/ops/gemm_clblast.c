@@ -8,18 +8,30 @@
 static const char *clblast_status_name(CLBlastStatusCode s)
 {
     switch (s) {
-    case CLBlastInvalidDimension: return "CLBlastInvalidDimension";
-    case CLBlastInvalidLeadDimA: return "CLBlastInvalidLeadDimA";
-    case CLBlastInvalidLeadDimB: return "CLBlastInvalidLeadDimB";
-    case CLBlastInvalidLeadDimC: return "CLBlastInvalidLeadDimC";
-    case CLBlastInsufficientMemoryA: return "CLBlastInsufficientMemoryA";
-    case CLBlastInsufficientMemoryB: return "CLBlastInsufficientMemoryB";
-    case CLBlastInsufficientMemoryC: return "CLBlastInsufficientMemoryC";
-    case CLBlastInvalidBatchCount: return "CLBlastInvalidBatchCount";
-    case CLBlastInvalidLocalMemUsage: return "CLBlastInvalidLocalMemUsage";
-    case CLBlastTempBufferAllocFailure: return "CLBlastTempBufferAllocFailure";
-    case CLBlastDatabaseError: return "CLBlastDatabaseError";
-    default: return s > -1000 ? clrt__cl_error_name((cl_int)s) : "CLBlast error";
+    case CLBlastInvalidDimension:
+        return "CLBlastInvalidDimension";
+    case CLBlastInvalidLeadDimA:
+        return "CLBlastInvalidLeadDimA";
+    case CLBlastInvalidLeadDimB:
+        return "CLBlastInvalidLeadDimB";
+    case CLBlastInvalidLeadDimC:
+        return "CLBlastInvalidLeadDimC";
+    case CLBlastInsufficientMemoryA:
+        return "CLBlastInsufficientMemoryA";
+    case CLBlastInsufficientMemoryB:
+        return "CLBlastInsufficientMemoryB";
+    case CLBlastInsufficientMemoryC:
+        return "CLBlastInsufficientMemoryC";
+    case CLBlastInvalidBatchCount:
+        return "CLBlastInvalidBatchCount";
+    case CLBlastInvalidLocalMemUsage:
+        return "CLBlastInvalidLocalMemUsage";
+    case CLBlastTempBufferAllocFailure:
+        return "CLBlastTempBufferAllocFailure";
+    case CLBlastDatabaseError:
+        return "CLBlastDatabaseError";
+    default:
+        return s > -1000 ? clrt__cl_error_name((cl_int)s) : "CLBlast error";
     }
 }
 
@@ -29,8 +41,8 @@ static clrt_status clblast_fail(clrt_device *d, const clrt__gemm_args *g, const 
     int no_memory = s == CLBlastOpenCLOutOfHostMemory || s == CLBlastOpenCLOutOfResources ||
                     s == CLBlastTempBufferAllocFailure;
     return clrt__fail(no_memory ? CLRT_ENOMEM : CLRT_EOPENCL,
-                      "%s (m=%zu n=%zu k=%zu batch=%zu) on %s failed: %s (%d)", routine, g->m,
-                      g->n, g->k, g->batch, d->info.name, clblast_status_name(s), (int)s);
+                      "%s (m=%zu n=%zu k=%zu batch=%zu) on %s failed: %s (%d)", routine, g->m, g->n,
+                      g->k, g->batch, d->info.name, clblast_status_name(s), (int)s);
 }
 
 /* One contiguous run of C's elements: zero it (beta 0: C's old values,
@@ -76,8 +88,8 @@ clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
         return scale_c(d, g);
     if (g->batch == 1)
         s = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, g->alpha, g->a, g->a_off,
-                         g->lda, g->b, g->b_off, g->ldb, g->beta, g->c, g->c_off, g->ldc,
-                         &d->queue, NULL);
+                         g->lda, g->b, g->b_off, g->ldb, g->beta, g->c, g->c_off, g->ldc, &d->queue,
+                         NULL);
     else
         s = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, g->alpha,
                                        g->a, g->a_off, g->lda, g->stride_a, g->b, g->b_off, g->ldb,

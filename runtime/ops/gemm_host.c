@@ -197,7 +197,8 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
     atomic_init(&j->pending, n_steps);
     for (int s = 0; s < n_steps; s++) {
         int gemm = s == n_unknown, b = gemm ? 0 : unknown[s];
-        host_gemm_step step = {.handle = mems[b], .ops = gemm ? 0u : ops[b], .gemm = gemm, .job = j};
+        host_gemm_step step = {
+            .handle = mems[b], .ops = gemm ? 0u : ops[b], .gemm = gemm, .job = j};
         cl_int err = gemm ? enqueue_step(d, &step, n, mems) : enqueue_step(d, &step, 1, &mems[b]);
         if (err != CL_SUCCESS) {
             /* The GEMM never runs; the commands already enqueued free the job. */

@@ -36,8 +36,9 @@ static clrt_status check_inputs(const char *op, clrt_tensor *out, const char *ou
         st = clrt__check_dtype(op, out_name, out, CLRT_F32);
     for (int i = 0; i < 2 && st == CLRT_OK; i++)
         if (ts[i]->ndim != 2 && ts[i]->ndim != 3)
-            st = clrt__fail(CLRT_ESHAPE, "%s: %s must be 2-D [rows, cols] or 3-D "
-                                         "[batch, rows, cols], got %s",
+            st = clrt__fail(CLRT_ESHAPE,
+                            "%s: %s must be 2-D [rows, cols] or 3-D "
+                            "[batch, rows, cols], got %s",
                             op, i == 0 ? "a" : "b",
                             clrt_shape_str(ts[i]->ndim, ts[i]->shape, s, sizeof s));
     return st;
@@ -53,8 +54,9 @@ static clrt_status make_plan(const char *op, clrt_tensor *a, int ta, clrt_tensor
     matrix_dims(a, ta, &p->m, &p->k);
     matrix_dims(b, tb, &kb, &p->n);
     if (p->k != kb)
-        return clrt__fail(CLRT_ESHAPE, "%s: cannot multiply a %s%s by b %s%s: inner dimensions "
-                                       "differ (%lld vs %lld)",
+        return clrt__fail(CLRT_ESHAPE,
+                          "%s: cannot multiply a %s%s by b %s%s: inner dimensions "
+                          "differ (%lld vs %lld)",
                           op, sa, ta ? " (transposed)" : "", sb, tb ? " (transposed)" : "",
                           (long long)p->k, (long long)kb);
     int64_t ba = a->ndim == 3 ? a->shape[0] : 1, bb = b->ndim == 3 ? b->shape[0] : 1;
@@ -90,8 +92,9 @@ static clrt_status check_out(const char *op, const char *out_name, const clrt_te
         return clrt__fail(CLRT_ESHAPE, "%s: %s has shape %s, the product has shape %s", op,
                           out_name, so, sw);
     if (clrt__mem(out) == clrt__mem(a) || clrt__mem(out) == clrt__mem(b))
-        return clrt__fail(CLRT_EINVAL, "%s: %s %s shares its buffer with input %s; "
-                                       "write to a separate tensor",
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: %s %s shares its buffer with input %s; "
+                          "write to a separate tensor",
                           op, out_name, so, clrt__mem(out) == clrt__mem(a) ? "a" : "b");
     return CLRT_OK;
 }
@@ -107,17 +110,26 @@ static size_t matrix_stride(const clrt_tensor *t)
     return t->ndim == 3 && t->shape[0] > 1 ? (size_t)(t->shape[1] * t->shape[2]) : 0;
 }
 
-static clrt_status run(clrt_tensor *c, int ta, int tb, float alpha, clrt_tensor *a,
-                       clrt_tensor *b, float beta, const gemm_plan *p)
+static clrt_status run(clrt_tensor *c, int ta, int tb, float alpha, clrt_tensor *a, clrt_tensor *b,
+                       float beta, const gemm_plan *p)
 {
     clrt__gemm_args g = {
-        .trans_a = ta, .trans_b = tb,
-        .m = (size_t)p->m, .n = (size_t)p->n, .k = (size_t)p->k,
-        .alpha = alpha, .beta = beta,
-        .a = clrt__mem(a), .b = clrt__mem(b), .c = clrt__mem(c),
-        .lda = leading_dim(a), .ldb = leading_dim(b), .ldc = leading_dim(c),
+        .trans_a = ta,
+        .trans_b = tb,
+        .m = (size_t)p->m,
+        .n = (size_t)p->n,
+        .k = (size_t)p->k,
+        .alpha = alpha,
+        .beta = beta,
+        .a = clrt__mem(a),
+        .b = clrt__mem(b),
+        .c = clrt__mem(c),
+        .lda = leading_dim(a),
+        .ldb = leading_dim(b),
+        .ldc = leading_dim(c),
         .batch = (size_t)p->batch,
-        .stride_a = matrix_stride(a), .stride_b = matrix_stride(b),
+        .stride_a = matrix_stride(a),
+        .stride_b = matrix_stride(b),
         .stride_c = (size_t)(p->m * p->n),
     };
     return clrt__gemm(clrt__dev(c), &g);
@@ -160,8 +172,9 @@ static clrt_status check_result_size(const clrt_tensor *a, const clrt_tensor *b,
         bytes *= (double)shape[i];
     if (bytes <= (double)in->max_alloc_bytes)
         return CLRT_OK;
-    return clrt__fail(CLRT_ENOMEM, "clrt_matmul: the product of a %s and b %s is %s, %.0f bytes, "
-                                   "more than the largest allocation on %s (%llu bytes)",
+    return clrt__fail(CLRT_ENOMEM,
+                      "clrt_matmul: the product of a %s and b %s is %s, %.0f bytes, "
+                      "more than the largest allocation on %s (%llu bytes)",
                       clrt_shape_str(a->ndim, a->shape, sa, sizeof sa),
                       clrt_shape_str(b->ndim, b->shape, sb, sizeof sb),
                       clrt_shape_str(nd, shape, so, sizeof so), bytes, in->name,

@@ -42,7 +42,7 @@ clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_
     clrt__conv_geom g = clrt__conv_geom_of(cd, img0, n);
     clrt__karg args[] = {CLRT__ARG(x), CLRT__ARG(col), CLRT__ARG(g)};
     return clrt__run_planes(d, taps_kernel(d, cd, "im2col"), (size_t)cd->OH * (size_t)cd->OW,
-                      (size_t)n * (size_t)cd->C, 3, args);
+                            (size_t)n * (size_t)cd->C, 3, args);
 }
 
 clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv_dims *cd, int img0,
@@ -51,7 +51,7 @@ clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv
     clrt__conv_geom g = clrt__conv_geom_of(cd, img0, n);
     clrt__karg args[] = {CLRT__ARG(col), CLRT__ARG(gx), CLRT__ARG(g)};
     return clrt__run_planes(d, taps_kernel(d, cd, "col2im"), (size_t)cd->H * (size_t)cd->W,
-                      (size_t)n * (size_t)cd->C, 3, args);
+                            (size_t)n * (size_t)cd->C, 3, args);
 }
 
 clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out,
@@ -61,8 +61,8 @@ clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out
     cl_mem b = bias ? bias : y; /* any valid buffer: the kernel skips it */
     clrt__karg args[] = {CLRT__ARG(y),        CLRT__ARG(b),   CLRT__ARG(has_bias), CLRT__ARG(out),
                          CLRT__ARG(channels), CLRT__ARG(ohw), CLRT__ARG(img0),     CLRT__ARG(n)};
-    return clrt__run_planes(d, clrt__kernel(d, "conv", NULL, "cols_to_nchw"), (size_t)ohw, (size_t)n, 8,
-                      args);
+    return clrt__run_planes(d, clrt__kernel(d, "conv", NULL, "cols_to_nchw"), (size_t)ohw,
+                            (size_t)n, 8, args);
 }
 
 clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,
@@ -71,6 +71,6 @@ clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__
     cl_int channels = cd->O, ohw = cd->OH * cd->OW;
     clrt__karg args[] = {CLRT__ARG(g),   CLRT__ARG(gp),   CLRT__ARG(channels),
                          CLRT__ARG(ohw), CLRT__ARG(img0), CLRT__ARG(n)};
-    return clrt__run_planes(d, clrt__kernel(d, "conv", NULL, "nchw_to_cols"), (size_t)ohw, (size_t)n, 6,
-                      args);
+    return clrt__run_planes(d, clrt__kernel(d, "conv", NULL, "nchw_to_cols"), (size_t)ohw,
+                            (size_t)n, 6, args);
 }

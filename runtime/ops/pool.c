@@ -132,12 +132,13 @@ static clrt_status maxpool_fwd(clrt_tensor *out, clrt_tensor *indices, clrt_tens
 }
 
 clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
-                               int stride)
+                                 int stride)
 {
     pool_dims pd = {0};
     if (!out)
         return clrt__fail(CLRT_EINVAL, "clrt_f_maxpool2d_out: out is NULL");
-    clrt_status st = check_maxpool_fwd("clrt_f_maxpool2d_out", out, indices, x, kernel, stride, &pd);
+    clrt_status st =
+        check_maxpool_fwd("clrt_f_maxpool2d_out", out, indices, x, kernel, stride, &pd);
     return st != CLRT_OK ? st : maxpool_fwd(out, indices, x, &pd);
 }
 
@@ -179,7 +180,7 @@ static clrt_status check_backward(const char *op, clrt_tensor *grad_x, clrt_tens
 }
 
 clrt_status clrt_f_maxpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                    clrt_tensor *indices, int kernel, int stride)
+                                      clrt_tensor *indices, int kernel, int stride)
 {
     const char *op = "clrt_f_maxpool2d_backward";
     pool_dims pd = {0};
@@ -240,7 +241,7 @@ clrt_tensor *clrt_f_avgpool2d(clrt_tensor *x, int kernel, int stride)
 }
 
 clrt_status clrt_f_avgpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out, int kernel,
-                                    int stride)
+                                      int stride)
 {
     const char *op = "clrt_f_avgpool2d_backward";
     pool_dims pd = {0};

@@ -64,8 +64,8 @@ static clrt_status layout_of(const char *api, const clrt_tensor *x, int dim, int
     char s[128];
     int n = x->ndim > 0 ? x->ndim : 1;
     if (dim < -n || dim >= n)
-        return clrt__fail(CLRT_EINVAL, "%s: dim %d out of range for shape %s (%d dims)", api,
-                          dim, clrt_shape_str(x->ndim, x->shape, s, sizeof s), x->ndim);
+        return clrt__fail(CLRT_EINVAL, "%s: dim %d out of range for shape %s (%d dims)", api, dim,
+                          clrt_shape_str(x->ndim, x->shape, s, sizeof s), x->ndim);
     int d = dim < 0 ? dim + n : dim;
     l->outer = l->inner = 1;
     l->R = x->ndim > 0 ? x->shape[d] : 1;

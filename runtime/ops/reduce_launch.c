@@ -78,8 +78,9 @@ static void plan_group(const device_style *st, size_t wg, size_t P, size_t R, in
         /* Split R over items only when each keeps thousands of elements. */
         g->ly = tree ? clrt__min_size(clrt__pow2_floor(R / 4096 + 1), clrt__min_size(16, wg)) : 1;
         size_t per_group = clrt__pow2_floor(P / st->target_groups + 1);
-        g->lx = P == 1 ? 1 : clrt__min_size(clrt__min_size(clrt__pow2_ceil(P), wg / g->ly),
-                                            per_group > 8 ? per_group : 8);
+        g->lx = P == 1 ? 1
+                       : clrt__min_size(clrt__min_size(clrt__pow2_ceil(P), wg / g->ly),
+                                        per_group > 8 ? per_group : 8);
         return;
     }
     g->lx = P == 1 ? 1 : clrt__min_size(clrt__pow2_ceil(P), 32);
@@ -116,8 +117,8 @@ static clrt_status plan_grid(const device_style *st, size_t wg, const reduce_vie
 }
 
 /* The 12 geometry arguments every reduce kernel starts with. */
-#define GEOMETRY_KARGS(v, g)                                                              \
-    CLRT__ARG((v)->P), CLRT__ARG((v)->Q), CLRT__ARG((v)->R), CLRT__ARG((v)->sP),          \
+#define GEOMETRY_KARGS(v, g)                                                                 \
+    CLRT__ARG((v)->P), CLRT__ARG((v)->Q), CLRT__ARG((v)->R), CLRT__ARG((v)->sP),             \
         CLRT__ARG((v)->sQ), CLRT__ARG((v)->sR), CLRT__ARG((g)->chunk), CLRT__ARG((g)->span), \
         CLRT__ARG((g)->S), CLRT__ARG((g)->XG), CLRT__ARG((g)->QG), CLRT__ARG((g)->lxbits)
 
@@ -125,9 +126,9 @@ static int is_sum_kind(clrt__reduce_op op) { return op <= CLRT__REDUCE_NORM; }
 
 /* One pass; `first` squares the elements (norm), `last` applies mean's
  * scale and norm's square root. */
-static clrt_status run_pass(clrt_device *d, cl_kernel k, clrt__reduce_op op,
-                            const reduce_view *v, const reduce_grid *g,
-                            const reduce_buffers *b, int first, int last, cl_ulong R)
+static clrt_status run_pass(clrt_device *d, cl_kernel k, clrt__reduce_op op, const reduce_view *v,
+                            const reduce_grid *g, const reduce_buffers *b, int first, int last,
+                            cl_ulong R)
 {
     size_t local = g->lx * g->ly;
     size_t global = (size_t)g->XG * g->S * g->QG * local;
@@ -136,16 +137,22 @@ static clrt_status run_pass(clrt_device *d, cl_kernel k, clrt__reduce_op op,
         cl_int square = op == CLRT__REDUCE_NORM && first;
         cl_int take_sqrt = op == CLRT__REDUCE_NORM && last;
         cl_float scale = op == CLRT__REDUCE_MEAN && last ? (cl_float)(1.0 / (double)R) : 1.0f;
-        clrt__karg args[] = {GEOMETRY_KARGS(v, g),     CLRT__ARG(b->x),
-                             CLRT__ARG(b->out),        CLRT__ARG(square),
-                             CLRT__ARG(scale),         CLRT__ARG(take_sqrt),
+        clrt__karg args[] = {GEOMETRY_KARGS(v, g),
+                             CLRT__ARG(b->x),
+                             CLRT__ARG(b->out),
+                             CLRT__ARG(square),
+                             CLRT__ARG(scale),
+                             CLRT__ARG(take_sqrt),
                              CLRT__LOCAL(local * sizeof(cl_float))};
         st = clrt__set_args(k, 18, args);
     } else {
         cl_int has_idx = b->xi != NULL;
-        clrt__karg args[] = {GEOMETRY_KARGS(v, g),     CLRT__ARG(b->x),
-                             CLRT__ARG(b->xi),         CLRT__ARG(has_idx),
-                             CLRT__ARG(b->out),        CLRT__ARG(b->out_i),
+        clrt__karg args[] = {GEOMETRY_KARGS(v, g),
+                             CLRT__ARG(b->x),
+                             CLRT__ARG(b->xi),
+                             CLRT__ARG(has_idx),
+                             CLRT__ARG(b->out),
+                             CLRT__ARG(b->out_i),
                              CLRT__LOCAL(local * sizeof(cl_float)),
                              CLRT__LOCAL(local * sizeof(cl_int))};
         st = clrt__set_args(k, 19, args);
@@ -210,8 +217,7 @@ static clrt_status alloc_partials(clrt_device *d, clrt__reduce_op op, int64_t n,
  * retains every buffer a command uses until the command completes
  * (pocl_create_command_full / pocl_create_migration_commands). */
 static clrt_status two_passes(clrt_device *d, const device_style *st, clrt__reduce_op op,
-                              const reduce_view *v, const pass_plan *first, cl_mem x,
-                              cl_mem out)
+                              const reduce_view *v, const pass_plan *first, cl_mem x, cl_mem out)
 {
     partials p;
     clrt_status status = alloc_partials(d, op, (int64_t)(v->Q * first->g.S * v->P), &p);

@@ -46,13 +46,12 @@ static int run_tiled(clrt_device *d, const clrt_tensor *x, clrt_tensor *out,
         return 0;
     size_t x_extent = cpu ? v->D0 : v->D1, y_extent = cpu ? v->D1 : v->D0;
     size_t local[3] = {ts, ts, 1};
-    size_t global[3] = {(x_extent + ts - 1) / ts * ts, (y_extent + ts - 1) / ts * ts,
-                        v->A * v->B};
+    size_t global[3] = {(x_extent + ts - 1) / ts * ts, (y_extent + ts - 1) / ts * ts, v->A * v->B};
     if (global[1] / ts > CLRT__MAX_GROUPS_YZ || global[2] > CLRT__MAX_GROUPS_YZ)
         return 0;
     cl_mem ms = clrt__mem(x), md = clrt__mem(out);
-    clrt__karg args[] = {CLRT__ARG(ms), CLRT__ARG(md), CLRT__ARG(v->D0), CLRT__ARG(v->D1),
-                         CLRT__ARG(v->B), CLRT__LOCAL(ts * (ts + 1) * esize)};
+    clrt__karg args[] = {CLRT__ARG(ms),    CLRT__ARG(md),   CLRT__ARG(v->D0),
+                         CLRT__ARG(v->D1), CLRT__ARG(v->B), CLRT__LOCAL(ts * (ts + 1) * esize)};
     *st = clrt__set_args(k, cpu ? 5 : 6, args);
     if (*st == CLRT_OK)
         *st = clrt__launch(d, k, 3, global, local);
@@ -65,7 +64,7 @@ static clrt_status run_any(clrt_device *d, const clrt_tensor *x, clrt_tensor *ou
     const char *name = clrt_dtype_size(x->dtype) == 4 ? "transpose_any_4" : "transpose_any_1";
     cl_mem ms = clrt__mem(x), md = clrt__mem(out);
     cl_ulong n = (cl_ulong)x->numel;
-    clrt__karg args[] = {CLRT__ARG(ms),   CLRT__ARG(md), CLRT__ARG(n),   CLRT__ARG(v->D0),
+    clrt__karg args[] = {CLRT__ARG(ms),   CLRT__ARG(md),    CLRT__ARG(n),   CLRT__ARG(v->D0),
                          CLRT__ARG(v->B), CLRT__ARG(v->D1), CLRT__ARG(v->C)};
     return clrt__run_1d(d, "transpose", NULL, name, (size_t)n, 7, args);
 }

@@ -26,8 +26,7 @@ static clrt_tensor *unary_new(const char *kernel, const char *api, clrt_tensor *
     return out;
 }
 
-static clrt_status unary_out(const char *kernel, const char *api, clrt_tensor *out,
-                             clrt_tensor *x)
+static clrt_status unary_out(const char *kernel, const char *api, clrt_tensor *out, clrt_tensor *x)
 {
     clrt_status st = clrt__check_dtype(api, "x", x, CLRT_F32);
     if (st == CLRT_OK)
@@ -45,14 +44,14 @@ static clrt_status unary_inplace(const char *kernel, const char *api, clrt_tenso
 
 /* api: the public name (clrt_neg; activations are functional ops, clrt_f_relu);
  * name: the kernel's stem. */
-#define DEFINE_UNARY_API(api, name)                                                \
-    clrt_tensor *api(clrt_tensor *x) { return unary_new(#name "_f32", #api, x); }  \
-    clrt_status api##_out(clrt_tensor *out, clrt_tensor *x)                        \
-    {                                                                              \
-        return unary_out(#name "_f32", #api "_out", out, x);                       \
+#define DEFINE_UNARY_API(api, name)                                               \
+    clrt_tensor *api(clrt_tensor *x) { return unary_new(#name "_f32", #api, x); } \
+    clrt_status api##_out(clrt_tensor *out, clrt_tensor *x)                       \
+    {                                                                             \
+        return unary_out(#name "_f32", #api "_out", out, x);                      \
     }
 
-#define DEFINE_UNARY_INPLACE(api, name)                                            \
+#define DEFINE_UNARY_INPLACE(api, name) \
     clrt_status api##_(clrt_tensor *x) { return unary_inplace(#name "_f32", #api "_", x); }
 
 DEFINE_UNARY_API(clrt_neg, neg)

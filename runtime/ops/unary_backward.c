@@ -53,17 +53,16 @@ static clrt_status backward_out(const char *kernel, const char *api, const char 
     return st != CLRT_OK ? st : backward_into(kernel, grad_out, t, grad_in);
 }
 
-#define DEFINE_BACKWARD_API(name, t)                                                         \
-    clrt_tensor *clrt_f_##name##_backward(clrt_tensor *grad_out, clrt_tensor *t)             \
-    {                                                                                        \
-        return backward_new(#name "_backward_f32", "clrt_f_" #name "_backward", #t, grad_out, \
-                            t);                                                              \
-    }                                                                                        \
-    clrt_status clrt_f_##name##_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,    \
-                                             clrt_tensor *t)                                 \
-    {                                                                                        \
-        return backward_out(#name "_backward_f32", "clrt_f_" #name "_backward_out", #t,      \
-                            grad_in, grad_out, t);                                           \
+#define DEFINE_BACKWARD_API(name, t)                                                              \
+    clrt_tensor *clrt_f_##name##_backward(clrt_tensor *grad_out, clrt_tensor *t)                  \
+    {                                                                                             \
+        return backward_new(#name "_backward_f32", "clrt_f_" #name "_backward", #t, grad_out, t); \
+    }                                                                                             \
+    clrt_status clrt_f_##name##_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,         \
+                                             clrt_tensor *t)                                      \
+    {                                                                                             \
+        return backward_out(#name "_backward_f32", "clrt_f_" #name "_backward_out", #t, grad_in,  \
+                            grad_out, t);                                                         \
     }
 
 DEFINE_BACKWARD_API(relu, x)

@@ -34,8 +34,8 @@ char *clrt_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap)
 {
     size_t used = (size_t)snprintf(buf, cap, "[");
     for (int i = 0; i < ndim && used < cap; i++)
-        used += (size_t)snprintf(buf + used, cap - used, "%s%lld", i ? ", " : "",
-                                 (long long)shape[i]);
+        used +=
+            (size_t)snprintf(buf + used, cap - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
     if (used < cap)
         snprintf(buf + used, cap - used, "]");
     return buf;
@@ -197,8 +197,7 @@ clrt_tensor *clrt_empty(clrt_device *d, clrt_dtype t, int ndim, const int64_t *s
     return clrt__alloc(d, t, ndim, shape);
 }
 
-clrt_tensor *clrt_full(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape,
-                       double value)
+clrt_tensor *clrt_full(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape, double value)
 {
     clrt_tensor *x = clrt__alloc(d, t, ndim, shape);
     if (x && clrt__fill(x, value) != CLRT_OK) {
@@ -243,8 +242,8 @@ static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl
                           bytes, need);
     if (need == 0)
         return CLRT_OK;
-    cl_int err = clEnqueueWriteBuffer(clrt__dev(t)->queue, clrt__mem(t), blocking, 0, need, data,
-                                      0, NULL, NULL);
+    cl_int err = clEnqueueWriteBuffer(clrt__dev(t)->queue, clrt__mem(t), blocking, 0, need, data, 0,
+                                      NULL, NULL);
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueWriteBuffer");
 }
 
@@ -329,8 +328,8 @@ static clrt_status copy_across(clrt_tensor *src, clrt_tensor *dst)
     cl_int err = CL_SUCCESS;
     if (bytes == 0)
         return CLRT_OK;
-    void *p = clEnqueueMapBuffer(sd->queue, clrt__mem(src), CL_TRUE, CL_MAP_READ, 0, bytes, 0,
-                                 NULL, NULL, &err);
+    void *p = clEnqueueMapBuffer(sd->queue, clrt__mem(src), CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL,
+                                 NULL, &err);
     if (err != CL_SUCCESS)
         return clrt__fail_cl(err, "clEnqueueMapBuffer");
     clrt_status st = clrt_copy_from_host(dst, p, bytes);

@@ -101,8 +101,7 @@ static int broken_driver(void)
 }
 
 static cl_int CL_API_CALL stub_get_device_ids(cl_platform_id p, cl_device_type type,
-                                              cl_uint n_entries, cl_device_id *out,
-                                              cl_uint *n_ret)
+                                              cl_uint n_entries, cl_device_id *out, cl_uint *n_ret)
 {
     if (p != &platform && p != NULL)
         return CL_INVALID_PLATFORM;
@@ -128,17 +127,30 @@ static cl_int device_string(const stub_gpu *g, cl_device_info what, size_t cap, 
 {
     const char *s = NULL;
     switch (what) {
-    case CL_DEVICE_NAME: s = g->name; break;
-    case CL_DEVICE_VENDOR: s = "NVIDIA Corporation"; break;
-    case CL_DRIVER_VERSION: s = "535.104.05"; break;
-    case CL_DEVICE_VERSION: s = "OpenCL 3.0 CUDA"; break;
-    case CL_DEVICE_OPENCL_C_VERSION: s = "OpenCL C 1.2 "; break;
-    case CL_DEVICE_PROFILE: s = "FULL_PROFILE"; break;
+    case CL_DEVICE_NAME:
+        s = g->name;
+        break;
+    case CL_DEVICE_VENDOR:
+        s = "NVIDIA Corporation";
+        break;
+    case CL_DRIVER_VERSION:
+        s = "535.104.05";
+        break;
+    case CL_DEVICE_VERSION:
+        s = "OpenCL 3.0 CUDA";
+        break;
+    case CL_DEVICE_OPENCL_C_VERSION:
+        s = "OpenCL C 1.2 ";
+        break;
+    case CL_DEVICE_PROFILE:
+        s = "FULL_PROFILE";
+        break;
     case CL_DEVICE_EXTENSIONS:
         s = "cl_khr_global_int32_base_atomics cl_khr_fp64 cl_khr_icd "
             "cl_khr_byte_addressable_store cl_nv_device_attribute_query";
         break;
-    default: return CL_INVALID_VALUE;
+    default:
+        return CL_INVALID_VALUE;
     }
     return put_str(s, cap, out, size_ret);
 }
@@ -150,20 +162,46 @@ static cl_int device_number(const stub_gpu *g, cl_device_info what, size_t cap, 
     cl_uint u32 = 0;
     size_t wg = 1024, item_sizes[3] = {1024, 1024, 64};
     switch (what) {
-    case CL_DEVICE_GLOBAL_MEM_SIZE: u64 = g->global_mem; return PUT(u64);
-    case CL_DEVICE_MAX_MEM_ALLOC_SIZE: u64 = g->global_mem / 4; return PUT(u64);
-    case CL_DEVICE_LOCAL_MEM_SIZE: u64 = 48 << 10; return PUT(u64);
-    case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: u64 = 6 << 20; return PUT(u64);
-    case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE: u64 = 64 << 10; return PUT(u64);
-    case CL_DEVICE_MAX_COMPUTE_UNITS: u32 = g->compute_units; return PUT(u32);
-    case CL_DEVICE_MAX_CLOCK_FREQUENCY: u32 = g->clock_mhz; return PUT(u32);
-    case CL_DEVICE_VENDOR_ID: u32 = 0x10de; return PUT(u32);
-    case CL_DEVICE_ADDRESS_BITS: u32 = 64; return PUT(u32);
-    case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS: u32 = 3; return PUT(u32);
-    case CL_DEVICE_MEM_BASE_ADDR_ALIGN: u32 = 4096; return PUT(u32);
-    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT: u32 = 1; return PUT(u32);
-    case CL_DEVICE_MAX_WORK_GROUP_SIZE: return PUT(wg);
-    case CL_DEVICE_MAX_WORK_ITEM_SIZES: return PUT(item_sizes);
+    case CL_DEVICE_GLOBAL_MEM_SIZE:
+        u64 = g->global_mem;
+        return PUT(u64);
+    case CL_DEVICE_MAX_MEM_ALLOC_SIZE:
+        u64 = g->global_mem / 4;
+        return PUT(u64);
+    case CL_DEVICE_LOCAL_MEM_SIZE:
+        u64 = 48 << 10;
+        return PUT(u64);
+    case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE:
+        u64 = 6 << 20;
+        return PUT(u64);
+    case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE:
+        u64 = 64 << 10;
+        return PUT(u64);
+    case CL_DEVICE_MAX_COMPUTE_UNITS:
+        u32 = g->compute_units;
+        return PUT(u32);
+    case CL_DEVICE_MAX_CLOCK_FREQUENCY:
+        u32 = g->clock_mhz;
+        return PUT(u32);
+    case CL_DEVICE_VENDOR_ID:
+        u32 = 0x10de;
+        return PUT(u32);
+    case CL_DEVICE_ADDRESS_BITS:
+        u32 = 64;
+        return PUT(u32);
+    case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS:
+        u32 = 3;
+        return PUT(u32);
+    case CL_DEVICE_MEM_BASE_ADDR_ALIGN:
+        u32 = 4096;
+        return PUT(u32);
+    case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT:
+        u32 = 1;
+        return PUT(u32);
+    case CL_DEVICE_MAX_WORK_GROUP_SIZE:
+        return PUT(wg);
+    case CL_DEVICE_MAX_WORK_ITEM_SIZES:
+        return PUT(item_sizes);
     }
     return CL_INVALID_VALUE;
 }
@@ -177,17 +215,23 @@ static cl_int device_property(cl_device_info what, size_t cap, void *out, size_t
     cl_device_exec_capabilities caps = CL_EXEC_KERNEL; /* no native kernels on a GPU */
     cl_platform_id p = &platform;
     switch (what) {
-    case CL_DEVICE_TYPE: return PUT(type);
-    case CL_DEVICE_PLATFORM: return PUT(p);
+    case CL_DEVICE_TYPE:
+        return PUT(type);
+    case CL_DEVICE_PLATFORM:
+        return PUT(p);
     case CL_DEVICE_AVAILABLE:
     case CL_DEVICE_COMPILER_AVAILABLE:
     case CL_DEVICE_LINKER_AVAILABLE:
-    case CL_DEVICE_ENDIAN_LITTLE: return PUT(yes);
+    case CL_DEVICE_ENDIAN_LITTLE:
+        return PUT(yes);
     case CL_DEVICE_HOST_UNIFIED_MEMORY:
-    case CL_DEVICE_IMAGE_SUPPORT: return PUT(no);
+    case CL_DEVICE_IMAGE_SUPPORT:
+        return PUT(no);
     case CL_DEVICE_SINGLE_FP_CONFIG:
-    case CL_DEVICE_DOUBLE_FP_CONFIG: return PUT(fp);
-    case CL_DEVICE_EXECUTION_CAPABILITIES: return PUT(caps);
+    case CL_DEVICE_DOUBLE_FP_CONFIG:
+        return PUT(fp);
+    case CL_DEVICE_EXECUTION_CAPABILITIES:
+        return PUT(caps);
     }
     return CL_INVALID_VALUE;
 }
@@ -213,12 +257,9 @@ static cl_int CL_API_CALL stub_retain_device(cl_device_id d)
 
 /* The stub runs nothing: every context creation fails as a GPU that is
  * present but unusable would. */
-static cl_context CL_API_CALL stub_create_context(const cl_context_properties *props,
-                                                  cl_uint n, const cl_device_id *devs,
-                                                  void(CL_CALLBACK *notify)(const char *,
-                                                                            const void *, size_t,
-                                                                            void *),
-                                                  void *user, cl_int *err)
+static cl_context CL_API_CALL stub_create_context(
+    const cl_context_properties *props, cl_uint n, const cl_device_id *devs,
+    void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *user, cl_int *err)
 {
     (void)props, (void)notify, (void)user;
     cl_int e = CL_DEVICE_NOT_AVAILABLE;
@@ -234,8 +275,7 @@ static cl_context CL_API_CALL stub_create_context(const cl_context_properties *p
 
 static cl_context CL_API_CALL stub_create_context_from_type(
     const cl_context_properties *props, cl_device_type type,
-    void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *user,
-    cl_int *err)
+    void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *user, cl_int *err)
 {
     (void)props, (void)type, (void)notify, (void)user;
     if (err)

@@ -81,8 +81,8 @@ void tu_assert_error(clrt_status want, ...)
     va_list ap;
     va_start(ap, want);
     for (const char *needle; (needle = va_arg(ap, const char *)) != NULL;)
-        ck_assert_msg(strstr(clrt_last_error(), needle) != NULL,
-                      "error message lacks '%s': %s", needle, clrt_last_error());
+        ck_assert_msg(strstr(clrt_last_error(), needle) != NULL, "error message lacks '%s': %s",
+                      needle, clrt_last_error());
     va_end(ap);
 }
 

@@ -27,11 +27,11 @@ clrt_device *tu_cpu(void);
  * NULL-terminated needle. */
 void tu_assert_error(clrt_status want, ...);
 
-#define TU_OK(call)                                                                 \
-    do {                                                                            \
-        clrt_status tu_st_ = (call);                                                \
+#define TU_OK(call)                                                                       \
+    do {                                                                                  \
+        clrt_status tu_st_ = (call);                                                      \
         ck_assert_msg(tu_st_ == CLRT_OK, "%s -> %s: %s", #call, clrt_status_name(tu_st_), \
-                      clrt_last_error());                                           \
+                      clrt_last_error());                                                 \
     } while (0)
 #define TU_NONNULL(expr) tu_nonnull_((expr), #expr)
 void *tu_nonnull_(void *p, const char *what);
