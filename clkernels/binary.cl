@@ -37,7 +37,8 @@ float div_op(float x, float y) { return x / y; }
 #define OP_div(x, y) div_op((x), (y))
 
 /* Broadcast description for <op>_bcast: out has `ndim` dims; sa/sb are the
- * element strides of a and b for each output dim (0 where broadcast). */
+ * element strides of a and b for each output dim (0 where broadcast).
+ * Must match bcast_t in runtime/ops/binary_launch.c (checked there). */
 typedef struct {
     int ndim;
     int shape[8];

@@ -4,8 +4,7 @@
  * channels in vector accumulators and adds, per tap, one input value times
  * the tap's vector of weights, which a CPU compiles to FMAs with a
  * broadcast operand. Nothing here relies on the driver
- * vectorising across work items (PoCL 3.1 gave 12-25 GFLOP/s that way,
- * these kernels 50-100 on AVX-512).
+ * vectorising across work items, which PoCL does far less well.
  *
  * Built with -DKSIZE=k -DSTRIDE=s -DVW=4|8|16 (lanes per vector), -DPW=p
  * (output pixels per forward item), -DKB=b (kernel rows per

@@ -2,7 +2,7 @@
  * (NCHW, float), built with -DKSIZE=k -DSTRIDE=s. The compile-time taps
  * are unrolled (#pragma unroll: LLVM keeps a 5x5 loop otherwise), leaving
  * no loop inside a work item, which is what lets CPU drivers such as PoCL
- * vectorize across work items (6x faster on PoCL 3.1).
+ * vectorize across work items.
  *
  * A chunk of g.n images starting at image g.img0 of the batch has the
  * column matrix [C*K*K, cols], cols = n*OH*OW: column n*OH*OW + oh*OW + ow,
@@ -10,7 +10,7 @@
  * (image, channel) pair, so neighbours in dim 0 touch neighbouring
  * addresses and nothing divides per item but one fast_div. */
 
-/* Must match clrt__conv_geom in runtime/ops/conv_internal.h. */
+/* Must match conv_geom in runtime/ops/im2col.c (checked there). */
 typedef struct {
     int C, H, W, pad, OH, OW, img0, n;
     uint ow_mul, ow_shift; /* fast_div by OW */

@@ -6,7 +6,7 @@
  * (image * channel). Backward is a gather over the windows covering each
  * input pixel, so overlapping windows (s < k) need no atomics. */
 
-/* Must match geom_arg in runtime/ops/pool.c. */
+/* Must match geom_arg in runtime/ops/pool.c (checked there). */
 typedef struct {
     int H, W, OH, OW, planes;
     uint ow_mul, ow_shift; /* fast_div by OW */

@@ -206,9 +206,9 @@ static void run_backward_case(int _i)
     clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
     int64_t o = t.c.O;
     clrt_tensor *db = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &o));
-    TU_OK(clrt_f_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
-    TU_OK(clrt_f_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
-    TU_OK(clrt_f_conv2d_backward_bias(db, g, 0));
+    TU_OK(clrt_f_conv2d_backward_input_out(dx, g, w, t.c.s, t.c.p));
+    TU_OK(clrt_f_conv2d_backward_weight_out(dw, g, x, t.c.s, t.c.p, 0));
+    TU_OK(clrt_f_conv2d_backward_bias_out(db, g, 0));
     grads r = ref_grads(&t);
     check_close("grad input", dx, r.dx, t.nx, DX_TOL, _i);
     check_close("grad weight", dw, r.dw, t.nw, DW_TOL, _i);
@@ -244,8 +244,8 @@ START_TEST(backward_accumulate)
     clrt_tensor *x = upload_x(&t), *g = upload_g(&t);
     clrt_tensor *dw = upload(w0, t.c.O, t.c.C, t.c.K, t.c.K, 4);
     clrt_tensor *db = upload(b0, t.c.O, 0, 0, 0, 1);
-    TU_OK(clrt_f_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 1));
-    TU_OK(clrt_f_conv2d_backward_bias(db, g, 1));
+    TU_OK(clrt_f_conv2d_backward_weight_out(dw, g, x, t.c.s, t.c.p, 1));
+    TU_OK(clrt_f_conv2d_backward_bias_out(db, g, 1));
     grads r = ref_grads(&t);
     for (size_t k = 0; k < t.nw; k++)
         r.dw[k] += w0[k];
@@ -275,8 +275,8 @@ static void run_chunked_case(conv_case c, int i)
     clrt_tensor *y = TU_NONNULL(clrt_f_conv2d(x, w, b, t.c.s, t.c.p));
     clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
     clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
-    TU_OK(clrt_f_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
-    TU_OK(clrt_f_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
+    TU_OK(clrt_f_conv2d_backward_input_out(dx, g, w, t.c.s, t.c.p));
+    TU_OK(clrt_f_conv2d_backward_weight_out(dw, g, x, t.c.s, t.c.p, 0));
     double *ref = malloc(t.no * sizeof *ref);
     ref_forward(&t, t.xd, t.wd, t.bd, ref);
     check_close("chunked forward", y, ref, t.no, FWD_TOL, i);
@@ -375,8 +375,8 @@ START_TEST(reference_vs_finite_differences)
     clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
     clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
     clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
-    TU_OK(clrt_f_conv2d_backward_input(dx, g, w, t.c.s, t.c.p));
-    TU_OK(clrt_f_conv2d_backward_weight(dw, g, x, t.c.s, t.c.p, 0));
+    TU_OK(clrt_f_conv2d_backward_input_out(dx, g, w, t.c.s, t.c.p));
+    TU_OK(clrt_f_conv2d_backward_weight_out(dw, g, x, t.c.s, t.c.p, 0));
     float *hx = tu_read(dx), *hw = tu_read(dw);
     double *gx = to_double(hx, t.nx), *gw = to_double(hw, t.nw);
     ck_assert_msg(fd_err(&t, t.xd, t.nx, gx) < 1e-5, "device grad input vs fd");
@@ -451,17 +451,17 @@ START_TEST(bad_arguments)
 
     /* backward: grad_out of the wrong shape, wrong destination shapes */
     clrt_tensor *g = zeros4(CLRT_F32, 2, 4, 5, 5), *g_bad = zeros4(CLRT_F32, 2, 4, 6, 5);
-    ck_assert_int_eq(clrt_f_conv2d_backward_input(x, g_bad, w_ok, 1, 0), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_backward_input_out(x, g_bad, w_ok, 1, 0), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "grad_out is [2, 4, 6, 5]", "[2, 4, 5, 5]", NULL);
-    ck_assert_int_eq(clrt_f_conv2d_backward_weight(w, g, x, 1, 0, 0), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_backward_weight_out(w, g, x, 1, 0, 0), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "channels", NULL);
-    ck_assert_int_eq(clrt_f_conv2d_backward_bias(b5, g, 0), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_backward_bias_out(b5, g, 0), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "grad_b [5]", "[2, 4, 5, 5]", NULL);
-    ck_assert_int_eq(clrt_f_conv2d_backward_bias(NULL, g, 0), CLRT_EINVAL);
-    ck_assert_int_eq(clrt_f_conv2d_backward_input(x, g, NULL, 1, 0), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_conv2d_backward_bias_out(NULL, g, 0), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_conv2d_backward_input_out(x, g, NULL, 1, 0), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "weight is NULL", NULL);
     clrt_tensor *g1 = zeros4(CLRT_F32, 4, 4, 1, 1); /* w_ok as an input [4, 3, 3, 3] */
-    ck_assert_int_eq(clrt_f_conv2d_backward_weight(w_ok, g1, w_ok, 1, 0, 0), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_conv2d_backward_weight_out(w_ok, g1, w_ok, 1, 0, 0), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "share storage", NULL);
     clrt_tensor *all[] = {x, w, w_ok, w5, w_rect, xi, b5, g, g_bad, g1};
     for (int k = 0; k < 10; k++)
@@ -481,7 +481,7 @@ START_TEST(errors_lose_nothing)
     clrt_tensor *b4 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &four));
     clrt_tensor *dw = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w), 7.0));
     ck_assert_int_eq(clrt_f_conv2d_out(out, x, w, b4, 1, 0), CLRT_ESHAPE);
-    ck_assert_int_eq(clrt_f_conv2d_backward_weight(dw, out, x, 2, 0, 1), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_conv2d_backward_weight_out(dw, out, x, 2, 0, 1), CLRT_ESHAPE);
     float *h = tu_read(out), *hw = tu_read(dw);
     for (int i = 0; i < 27; i++)
         ck_assert(h[i] == 7.0f);
@@ -503,8 +503,8 @@ START_TEST(empty_batch)
     clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
     int64_t three = 3;
     clrt_tensor *db = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &three));
-    TU_OK(clrt_f_conv2d_backward_weight(dw, y, x, 1, 0, 0));
-    TU_OK(clrt_f_conv2d_backward_bias(db, y, 0));
+    TU_OK(clrt_f_conv2d_backward_weight_out(dw, y, x, 1, 0, 0));
+    TU_OK(clrt_f_conv2d_backward_bias_out(db, y, 0));
     float *hw = tu_read(dw), *hb = tu_read(db);
     for (int i = 0; i < 54; i++)
         ck_assert(hw[i] == 0.0f);

@@ -33,12 +33,12 @@ START_TEST(conv_mixed_devices)
     MISMATCH("bias");
     ck_assert_int_eq(clrt_f_conv2d_out(out_b, x, wa, NULL, 1, 0), CLRT_EDEVMISMATCH);
     MISMATCH("out");
-    ck_assert_int_eq(clrt_f_conv2d_backward_input(x, g, wa, 1, 0), CLRT_EDEVMISMATCH);
+    ck_assert_int_eq(clrt_f_conv2d_backward_input_out(x, g, wa, 1, 0), CLRT_EDEVMISMATCH);
     MISMATCH("grad_out");
-    ck_assert_int_eq(clrt_f_conv2d_backward_weight(wa, g, x, 1, 0, 0), CLRT_EDEVMISMATCH);
-    MISMATCH("clrt_f_conv2d_backward_weight");
-    ck_assert_int_eq(clrt_f_conv2d_backward_bias(db, g, 0), CLRT_EDEVMISMATCH);
-    MISMATCH("clrt_f_conv2d_backward_bias");
+    ck_assert_int_eq(clrt_f_conv2d_backward_weight_out(wa, g, x, 1, 0, 0), CLRT_EDEVMISMATCH);
+    MISMATCH("clrt_f_conv2d_backward_weight_out");
+    ck_assert_int_eq(clrt_f_conv2d_backward_bias_out(db, g, 0), CLRT_EDEVMISMATCH);
+    MISMATCH("clrt_f_conv2d_backward_bias_out");
     clrt_tensor *all[] = {x, w, wa, bias_b, g, out_b, db};
     for (int k = 0; k < 7; k++)
         clrt_tensor_release(all[k]);
@@ -54,10 +54,10 @@ START_TEST(pool_and_loss_mixed_devices)
     clrt_tensor *idx = zeros(a, CLRT_I32, 4, 2, 3, 4, 4), *g_b = zeros(b, CLRT_F32, 4, 2, 3, 4, 4);
     ck_assert_int_eq(clrt_f_maxpool2d_out(out_b, idx, x, 2, 2), CLRT_EDEVMISMATCH);
     MISMATCH("clrt_f_maxpool2d_out");
-    ck_assert_int_eq(clrt_f_maxpool2d_backward(x, g_b, idx, 2, 2), CLRT_EDEVMISMATCH);
+    ck_assert_int_eq(clrt_f_maxpool2d_backward_out(x, g_b, idx, 2, 2), CLRT_EDEVMISMATCH);
     MISMATCH("grad_out");
-    ck_assert_int_eq(clrt_f_avgpool2d_backward(x, g_b, 2, 2), CLRT_EDEVMISMATCH);
-    MISMATCH("clrt_f_avgpool2d_backward");
+    ck_assert_int_eq(clrt_f_avgpool2d_backward_out(x, g_b, 2, 2), CLRT_EDEVMISMATCH);
+    MISMATCH("clrt_f_avgpool2d_backward_out");
 
     clrt_tensor *logits = zeros(a, CLRT_F32, 2, 4, 3, 0, 0),
                 *labels_b = zeros(b, CLRT_I32, 1, 4, 0, 0, 0);

@@ -135,7 +135,7 @@ static void run_case(const gemm_case *g, int use_matmul)
         ck_assert_int_eq(clrt_tensor_ndim(c), nc);
     } else {
         c = g->beta != 0 ? upload(hc, nc, sc) : TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, nc, sc));
-        TU_OK(clrt_gemm(c, g->ta, g->tb, g->alpha, a, b, g->beta));
+        TU_OK(clrt_gemm(c, (clrt_trans)g->ta, (clrt_trans)g->tb, g->alpha, a, b, g->beta));
     }
     double scale = reference(g, ha, hb, use_matmul ? NULL : hc, ref);
     check_result(g, c, ref, scale);
@@ -268,7 +268,7 @@ START_TEST(test_inputs_may_alias)
     float *ha = tu_random_floats(&rng, 78, -1, 1);
     clrt_tensor *a = upload(ha, 2, sa);
     clrt_tensor *c = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 2, sc));
-    TU_OK(clrt_gemm(c, 1, 0, 1.0f, a, a, 0.0f));
+    TU_OK(clrt_gemm(c, CLRT_TRANS, CLRT_NO_TRANS, 1.0f, a, a, 0.0f));
     gemm_case g = {0, 0, 6, 6, 13, 1, 0, 1.0f, 0.0f};
     double ref[36];
     check_result(&g, c, ref, reference(&g, ha, ha, NULL, ref));
@@ -405,7 +405,7 @@ START_TEST(test_never_blocks)
     ck_assert_int_eq(err, CL_SUCCESS);
     ck_assert_int_eq(clEnqueueBarrierWithWaitList(d->queue, 1, &gate, NULL), CL_SUCCESS);
     clrt_tensor *c = TU_NONNULL(clrt_matmul(a, b));
-    TU_OK(clrt_gemm(c, 1, 1, 0.5f, a, b, 0.5f));
+    TU_OK(clrt_gemm(c, CLRT_TRANS, CLRT_TRANS, 0.5f, a, b, 0.5f));
     cl_int state = 0;
     ck_assert_int_eq(
         clGetEventInfo(gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof state, &state, NULL),
@@ -465,9 +465,9 @@ START_TEST(test_bad_shapes)
     tu_assert_error(CLRT_ESHAPE, "[1, 2, 3, 4]", NULL);
     ck_assert_ptr_null(clrt_matmul(a3, b3));
     tu_assert_error(CLRT_ESHAPE, "batch sizes differ", "[2, 3, 4]", "[3, 4, 5]", NULL);
-    ck_assert_int_eq(clrt_gemm(c, 1, 0, 1.0f, a, a, 0.0f), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_gemm(c, CLRT_TRANS, CLRT_NO_TRANS, 1.0f, a, a, 0.0f), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "clrt_gemm", "[2, 2]", "[3, 3]", NULL);
-    ck_assert_int_eq(clrt_gemm(c, 0, 1, 1.0f, a, b, 0.0f), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_gemm(c, CLRT_NO_TRANS, CLRT_TRANS, 1.0f, a, b, 0.0f), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "(transposed)", "3 vs 5", NULL);
     ck_assert_int_eq(clrt_matmul_out(c, a, a), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "clrt_matmul_out", "[2, 3]", NULL);
@@ -489,11 +489,13 @@ START_TEST(test_bad_dtype_and_null)
     tu_assert_error(CLRT_EDTYPE, "clrt_matmul", "b must be float32", "int32", NULL);
     ck_assert_int_eq(clrt_matmul_out(i32, f, f), CLRT_EDTYPE);
     tu_assert_error(CLRT_EDTYPE, "out must be float32", "int32", NULL);
-    ck_assert_int_eq(clrt_gemm(out, 0, 0, 1.0f, i32, f, 0.0f), CLRT_EDTYPE);
+    ck_assert_int_eq(clrt_gemm(out, CLRT_NO_TRANS, CLRT_NO_TRANS, 1.0f, i32, f, 0.0f), CLRT_EDTYPE);
     tu_assert_error(CLRT_EDTYPE, "clrt_gemm", "a must be float32", NULL);
     ck_assert_ptr_null(clrt_matmul(NULL, f));
     tu_assert_error(CLRT_EINVAL, "clrt_matmul", "NULL", NULL);
-    ck_assert_int_eq(clrt_gemm(NULL, 0, 0, 1.0f, f, f, 0.0f), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_gemm(NULL, CLRT_NO_TRANS, CLRT_NO_TRANS, 1.0f, f, f, 0.0f), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_gemm(out, (clrt_trans)2, CLRT_NO_TRANS, 1.0f, f, f, 0.0f), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "clrt_gemm", "trans_a 2", "CLRT_TRANS", NULL);
     assert_all(out, 4);
     clrt_tensor_release(f);
     clrt_tensor_release(out);
@@ -508,9 +510,10 @@ START_TEST(test_output_alias_rejected)
     clrt_tensor *view = TU_NONNULL(clrt_reshape(b, 1, flat));
     clrt_tensor *b_again = TU_NONNULL(clrt_reshape(view, 2, s));
     ck_assert_int_eq(clrt_matmul_out(a, a, b), CLRT_EINVAL);
-    tu_assert_error(CLRT_EINVAL, "clrt_matmul_out", "shares its buffer with input a", NULL);
-    ck_assert_int_eq(clrt_gemm(b_again, 0, 0, 1.0f, a, b, 1.0f), CLRT_EINVAL);
-    tu_assert_error(CLRT_EINVAL, "clrt_gemm", "input b", NULL);
+    tu_assert_error(CLRT_EINVAL, "clrt_matmul_out", "out must not share storage with a", NULL);
+    ck_assert_int_eq(clrt_gemm(b_again, CLRT_NO_TRANS, CLRT_NO_TRANS, 1.0f, a, b, 1.0f),
+                     CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "clrt_gemm", "must not share storage with b", NULL);
     assert_all(a, 1);
     assert_all(b, 2);
     clrt_tensor_release(a);

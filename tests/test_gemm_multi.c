@@ -34,7 +34,8 @@ START_TEST(test_mixed_devices_rejected)
     tu_assert_error(CLRT_EDEVMISMATCH, "clrt_matmul", "cpu", "cpu:1", "clrt_tensor_to", NULL);
     ck_assert_int_eq(clrt_matmul_out(c1, a0, b0), CLRT_EDEVMISMATCH);
     tu_assert_error(CLRT_EDEVMISMATCH, "clrt_matmul_out", "cpu:1", NULL);
-    ck_assert_int_eq(clrt_gemm(c1, 0, 0, 1.0f, a0, b0, 1.0f), CLRT_EDEVMISMATCH);
+    ck_assert_int_eq(clrt_gemm(c1, CLRT_NO_TRANS, CLRT_NO_TRANS, 1.0f, a0, b0, 1.0f),
+                     CLRT_EDEVMISMATCH);
     tu_assert_error(CLRT_EDEVMISMATCH, "clrt_gemm", "cpu", "cpu:1", NULL);
     float c[6];
     TU_OK(clrt_to_host(c1, c, sizeof c));

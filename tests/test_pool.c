@@ -137,7 +137,7 @@ static void run_maxpool(int i, int ties)
     clrt_tensor *tg = tensor4(CLRT_F32, c.N, c.C, d.OH, d.OW, g);
     clrt_tensor *gx = tensor4(CLRT_F32, c.N, c.C, c.H, c.W, NULL);
     TU_OK(clrt_f_maxpool2d_out(out, idx, tx, c.k, c.s));
-    TU_OK(clrt_f_maxpool2d_backward(gx, tg, idx, c.k, c.s));
+    TU_OK(clrt_f_maxpool2d_backward_out(gx, tg, idx, c.k, c.s));
     check_close("maxpool forward", out, ref, d.no, MAX_TOL, i);
     TU_OK(clrt_to_host(idx, got_idx, d.no * sizeof *got_idx));
     for (size_t o = 0; o < d.no; o++)
@@ -175,7 +175,7 @@ START_TEST(avgpool)
     clrt_tensor *tg = tensor4(CLRT_F32, c.N, c.C, d.OH, d.OW, g);
     clrt_tensor *gx = tensor4(CLRT_F32, c.N, c.C, c.H, c.W, NULL);
     TU_OK(clrt_f_avgpool2d_out(out, tx, c.k, c.s));
-    TU_OK(clrt_f_avgpool2d_backward(gx, tg, c.k, c.s));
+    TU_OK(clrt_f_avgpool2d_backward_out(gx, tg, c.k, c.s));
     check_close("avgpool forward", out, ref, d.no, AVG_TOL, _i);
     check_close("avgpool backward", gx, ref_gx, d.nx, AVG_TOL, _i);
     clrt_tensor *alloc = TU_NONNULL(clrt_f_avgpool2d(tx, c.k, c.s));
@@ -211,9 +211,9 @@ START_TEST(gradients_vs_finite_differences)
         clrt_tensor *to = tensor4(CLRT_F32, c.N, c.C, d.OH, d.OW, NULL);
         if (is_max) {
             TU_OK(clrt_f_maxpool2d_out(to, ti, tx, c.k, c.s));
-            TU_OK(clrt_f_maxpool2d_backward(gx, tg, ti, c.k, c.s));
+            TU_OK(clrt_f_maxpool2d_backward_out(gx, tg, ti, c.k, c.s));
         } else {
-            TU_OK(clrt_f_avgpool2d_backward(gx, tg, c.k, c.s));
+            TU_OK(clrt_f_avgpool2d_backward_out(gx, tg, c.k, c.s));
         }
         float *got = tu_read(gx);
 
@@ -274,12 +274,12 @@ START_TEST(bad_arguments)
     tu_assert_error(CLRT_ESHAPE, "out is [2, 3, 4, 3]", "[2, 3, 3, 3]", NULL);
     ck_assert_int_eq(clrt_f_maxpool2d_out(out, idx_f, x, 2, 2), CLRT_EDTYPE);
     tu_assert_error(CLRT_EDTYPE, "indices must be int32", "float32", NULL);
-    ck_assert_int_eq(clrt_f_maxpool2d_backward(x, out, NULL, 2, 2), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_maxpool2d_backward_out(x, out, NULL, 2, 2), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "indices is NULL", NULL);
-    ck_assert_int_eq(clrt_f_maxpool2d_backward(x, bad, idx, 2, 2), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_maxpool2d_backward_out(x, bad, idx, 2, 2), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "grad_out is [2, 3, 4, 3]", NULL);
-    ck_assert_int_eq(clrt_f_avgpool2d_backward(x, out, 3, 1), CLRT_ESHAPE);
-    ck_assert_int_eq(clrt_f_avgpool2d_backward(out, out, 1, 1), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_f_avgpool2d_backward_out(x, out, 3, 1), CLRT_ESHAPE);
+    ck_assert_int_eq(clrt_f_avgpool2d_backward_out(out, out, 1, 1), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "share storage", NULL);
     /* A rejected call leaves the destination as it was. */
     TU_OK(clrt_f_maxpool2d_out(out, idx, x, 2, 2));

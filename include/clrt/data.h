@@ -31,38 +31,38 @@ typedef struct clrt_dataset clrt_dataset;
  * or not. dir NULL = Debian's /usr/share/datasets/fashion-mnist. Any image
  * count is accepted when images and labels agree; images must be 28x28 and
  * labels 0..9. NULL + error on failure. */
-clrt_dataset *clrt_dataset_fashion_mnist(const char *dir, int train);
+CLRT_API clrt_dataset *clrt_dataset_fashion_mnist(const char *dir, int train);
 /* CIFAR-10 binary format: data_batch_1.bin..data_batch_5.bin (train 1) or
  * test_batch.bin (train 0) in dir (required: there is no default). Each
  * record is 1 label byte (0..9) and 3072 pixel bytes (R, G, B planes of
  * 32x32). A file may hold any positive number of whole records (the real
  * ones hold 10000), so its size must be a multiple of 3073. */
-clrt_dataset *clrt_dataset_cifar10(const char *dir, int train);
-void clrt_dataset_free(clrt_dataset *ds); /* NULL: no-op */
+CLRT_API clrt_dataset *clrt_dataset_cifar10(const char *dir, int train);
+CLRT_API void clrt_dataset_free(clrt_dataset *ds); /* NULL: no-op */
 
 /* "fashion-mnist/train", "fashion-mnist/test", "cifar10/train", "cifar10/test". */
-const char *clrt_dataset_name(const clrt_dataset *ds);
-int64_t clrt_dataset_size(const clrt_dataset *ds); /* samples; -1 if ds is NULL */
+CLRT_API const char *clrt_dataset_name(const clrt_dataset *ds);
+CLRT_API int64_t clrt_dataset_size(const clrt_dataset *ds); /* samples; -1 if ds is NULL */
 /* {1, 28, 28} for Fashion-MNIST, {3, 32, 32} for CIFAR-10. */
-void clrt_dataset_sample_shape(const clrt_dataset *ds, int64_t chw[3]);
-int clrt_dataset_num_classes(const clrt_dataset *ds); /* 10 */
+CLRT_API void clrt_dataset_sample_shape(const clrt_dataset *ds, int64_t chw[3]);
+CLRT_API int clrt_dataset_num_classes(const clrt_dataset *ds); /* 10 */
 /* "T-shirt/top", ..., "Ankle boot" / "airplane", ..., "truck";
  * NULL + error when label is out of range. */
-const char *clrt_dataset_class_name(const clrt_dataset *ds, int label);
+CLRT_API const char *clrt_dataset_class_name(const clrt_dataset *ds, int label);
 
 /* Keeps the first n samples (n >= 0); n at or above the size keeps all. */
-clrt_status clrt_dataset_limit(clrt_dataset *ds, int64_t n);
+CLRT_API clrt_status clrt_dataset_limit(clrt_dataset *ds, int64_t n);
 
 /* Gathers samples idx[0..count) into host memory, normalised as float32
  * (count*C*H*W floats, sample after sample, each C-major) and labels
  * (count int32). Either x or y may be NULL to skip it. Every index is
  * checked before anything is written. */
-clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count, float *x,
-                                int32_t *y);
+CLRT_API clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count,
+                                         float *x, int32_t *y);
 
 /* idx = a permutation of 0..n-1 from seed (Fisher-Yates driven by
  * splitmix64, unbiased): the same seed gives the same order everywhere. */
-clrt_status clrt_shuffle_indices(int64_t *idx, int64_t n, uint64_t seed);
+CLRT_API clrt_status clrt_shuffle_indices(int64_t *idx, int64_t n, uint64_t seed);
 
 #ifdef __cplusplus
 }

@@ -22,22 +22,22 @@ typedef enum { CLRT_DEVICE_GPU, CLRT_DEVICE_ACCELERATOR, CLRT_DEVICE_CPU } clrt_
 /* Which GEMM implementation a device uses (see clrt/ops.h). */
 typedef enum { CLRT_GEMM_CLBLAST, CLRT_GEMM_HOST_BLAS } clrt_gemm_path;
 
-clrt_device *clrt_cpu(void);      /* cpu:0; NULL + error if none */
-clrt_device *clrt_gpu(int i);     /* NULL + error if no GPU i */
-int clrt_num_gpus(void);          /* 0 when none (or no OpenCL) */
-int clrt_num_cpus(void);          /* CPU devices */
-clrt_device *clrt_try_gpu(int i); /* gpu(i) if present, else cpu() */
+CLRT_API clrt_device *clrt_cpu(void);      /* cpu:0; NULL + error if none */
+CLRT_API clrt_device *clrt_gpu(int i);     /* NULL + error if no GPU i */
+CLRT_API int clrt_num_gpus(void);          /* 0 when none (or no OpenCL) */
+CLRT_API int clrt_num_cpus(void);          /* CPU devices */
+CLRT_API clrt_device *clrt_try_gpu(int i); /* gpu(i) if present, else cpu() */
 /* Every GPU, or just cpu() when there is none. Writes at most `capacity`
  * devices to out (may be NULL when capacity is 0); returns how many exist,
  * or a negative clrt_status. */
-int clrt_try_all_gpus(clrt_device **out, int capacity);
+CLRT_API int clrt_try_all_gpus(clrt_device **out, int capacity);
 /* "cpu" "cpu:1" "gpu" "gpu:1" "cuda:1"; NULL + error listing accepted forms. */
-clrt_device *clrt_device_get(const char *spec);
-const char *clrt_device_str(const clrt_device *d); /* "cpu", "gpu:0", "cpu:1" */
+CLRT_API clrt_device *clrt_device_get(const char *spec);
+CLRT_API const char *clrt_device_str(const clrt_device *d); /* "cpu", "gpu:0", "cpu:1" */
 
 /* All devices in enumeration order. Returns count (>= 0) or negative status. */
-int clrt_device_count(void);
-clrt_device *clrt_device_at(int index);
+CLRT_API int clrt_device_count(void);
+CLRT_API clrt_device *clrt_device_at(int index);
 
 /* Properties, as clrt-smi shows them. */
 typedef struct {
@@ -61,16 +61,16 @@ typedef struct {
     clrt_gemm_path gemm_path;
 } clrt_device_info;
 
-clrt_status clrt_device_info_get(const clrt_device *d, clrt_device_info *out);
-const char *clrt_device_kind_str(clrt_device_kind k); /* "GPU" "ACCELERATOR" "CPU" */
+CLRT_API clrt_status clrt_device_info_get(const clrt_device *d, clrt_device_info *out);
+CLRT_API const char *clrt_device_kind_str(clrt_device_kind k); /* "GPU" "ACCELERATOR" "CPU" */
 
 /* Wait until every command queued on d has finished (like
  * torch.cuda.synchronize). The only blocking call apart from reads. */
-clrt_status clrt_device_synchronize(clrt_device *d);
+CLRT_API clrt_status clrt_device_synchronize(clrt_device *d);
 
 /* Number of OpenCL programs this process has built from source (not loaded
  * from the disk cache); for tests and benchmarks. */
-long clrt_program_builds(void);
+CLRT_API long clrt_program_builds(void);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,8 @@
 #ifndef CLRT_ERROR_H
 #define CLRT_ERROR_H
 
+#include <clrt/api.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,15 +36,15 @@ typedef enum {
 } clrt_status;
 
 /* "CLRT_ESHAPE: shape mismatch"-style short description of a code. */
-const char *clrt_status_str(clrt_status s);
+CLRT_API const char *clrt_status_str(clrt_status s);
 /* The symbolic name, e.g. "CLRT_ESHAPE". */
-const char *clrt_status_name(clrt_status s);
+CLRT_API const char *clrt_status_name(clrt_status s);
 /* This thread's last failure message; "" if none. Valid until the next
  * failing clrt call on this thread. */
-const char *clrt_last_error(void);
+CLRT_API const char *clrt_last_error(void);
 /* This thread's last failure code (CLRT_OK if none since the last clear). */
-clrt_status clrt_last_status(void);
-void clrt_clear_error(void);
+CLRT_API clrt_status clrt_last_status(void);
+CLRT_API void clrt_clear_error(void);
 
 #ifdef __cplusplus
 }

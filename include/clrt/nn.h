@@ -42,74 +42,80 @@ typedef struct clrt_module clrt_module;
 
 /* y = x W^T + b. x [N, in], W [out, in], b [out]. in_features 0: inferred
  * from x at the first forward, like nn.LazyLinear. */
-clrt_module *clrt_linear(int in_features, int out_features);
+CLRT_API clrt_module *clrt_linear(int in_features, int out_features);
 /* x [N, in_ch, H, W] -> [N, out_ch, (H+2p-k)/s+1, (W+2p-k)/s+1]; weight
  * [out_ch, in_ch, k, k], bias [out_ch]. */
-clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding);
-clrt_module *clrt_relu(void);
-clrt_module *clrt_sigmoid(void);
+CLRT_API clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding);
+CLRT_API clrt_module *clrt_relu(void);
+CLRT_API clrt_module *clrt_sigmoid(void);
 /* NCHW pooling, square window, no padding: (H-k)/s+1. */
-clrt_module *clrt_maxpool2d(int kernel, int stride);
-clrt_module *clrt_avgpool2d(int kernel, int stride);
+CLRT_API clrt_module *clrt_maxpool2d(int kernel, int stride);
+CLRT_API clrt_module *clrt_avgpool2d(int kernel, int stride);
 /* [N, ...] -> [N, prod(...)], a view (no copy). */
-clrt_module *clrt_flatten(void);
+CLRT_API clrt_module *clrt_flatten(void);
 /* Runs mods in order; takes ownership of the array's modules (not of the
  * array), also when it fails. Parameters are named "<index>.<name>". */
-clrt_module *clrt_sequential(int n, clrt_module **mods);
+CLRT_API clrt_module *clrt_sequential(int n, clrt_module **mods);
 
 /* LeNet-5 as in d2l (ReLU, max pooling) for samples chw = [C, H, H]
  * (clrt_dataset_sample_shape): Conv2d(C, 6, 5, padding 2), ReLU, MaxPool 2,
  * Conv2d(6, 16, 5), ReLU, MaxPool 2, Flatten, Linear(16*s*s, 120), ReLU,
  * Linear(120, 84), ReLU, Linear(84, classes); s = 5 for 28x28 images,
  * 6 for 32x32. Parameters "0.", "3.", "7.", "9.", "11.". */
-clrt_module *clrt_lenet(const int64_t chw[3], int classes);
+CLRT_API clrt_module *clrt_lenet(const int64_t chw[3], int classes);
+/* The seed notebook's CIFAR-10 CNN for 3x32x32 samples: Conv2d(3, 6, 5),
+ * ReLU, MaxPool 2, Conv2d(6, 16, 5, padding 3), ReLU, Conv2d(16, 16, 5),
+ * ReLU, MaxPool 2, Conv2d(16, 16, 3), ReLU, MaxPool 2, Flatten,
+ * Linear(64, 120), ReLU, Linear(120, 84), ReLU, Linear(84, classes).
+ * Parameters "0.", "3.", "5.", "8.", "12.", "14.", "16.". */
+CLRT_API clrt_module *clrt_seed_cnn(int classes);
 
 /* Children of a container (Sequential), like model[i]: borrowed, NULL +
  * error when i is out of range. Running a child on its own is allowed. */
-int clrt_module_num_children(const clrt_module *m);
-clrt_module *clrt_module_child(clrt_module *m, int i);
+CLRT_API int clrt_module_num_children(const clrt_module *m);
+CLRT_API clrt_module *clrt_module_child(clrt_module *m, int i);
 
 /* "Linear", "Conv2d", "Sequential", ... */
-const char *clrt_module_kind(const clrt_module *m);
+CLRT_API const char *clrt_module_kind(const clrt_module *m);
 /* PyTorch-like one-line description, e.g. "Linear(in_features=400,
  * out_features=120)"; Sequential lists its children. Returns buf. */
-char *clrt_module_str(const clrt_module *m, char *buf, size_t cap);
+CLRT_API char *clrt_module_str(const clrt_module *m, char *buf, size_t cap);
 /* The device the parameters are on (or will be created on). */
-clrt_device *clrt_module_device(const clrt_module *m);
+CLRT_API clrt_device *clrt_module_device(const clrt_module *m);
 
 /* Moves parameters and gradients to d in place (see above). */
-clrt_status clrt_module_to(clrt_module *m, clrt_device *d);
+CLRT_API clrt_status clrt_module_to(clrt_module *m, clrt_device *d);
 /* Training (1, the default) or evaluation (0) mode, recursively. In
  * evaluation mode forward keeps nothing for backward, and backward fails. */
-void clrt_module_train(clrt_module *m, int training);
-int clrt_module_is_training(const clrt_module *m);
+CLRT_API void clrt_module_train(clrt_module *m, int training);
+CLRT_API int clrt_module_is_training(const clrt_module *m);
 
 /* Forward pass. x must be on the module's device: otherwise NULL and an
  * error naming both devices. Returns a new reference (see Ownership). */
-clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x);
 /* Backward pass of the last forward: grad_out has the forward output's
  * shape. Accumulates parameter gradients and returns the gradient with
  * respect to the forward input (a new reference; see Ownership). */
-clrt_tensor *clrt_module_backward(clrt_module *m, clrt_tensor *grad_out);
+CLRT_API clrt_tensor *clrt_module_backward(clrt_module *m, clrt_tensor *grad_out);
 /* Same, without computing the input gradient (like an input that does not
  * require grad): the first layer skips that work. What training uses. */
-clrt_status clrt_module_backward_params(clrt_module *m, clrt_tensor *grad_out);
+CLRT_API clrt_status clrt_module_backward_params(clrt_module *m, clrt_tensor *grad_out);
 /* Sets every parameter gradient to zero (enqueued fills). */
-clrt_status clrt_module_zero_grad(clrt_module *m);
+CLRT_API clrt_status clrt_module_zero_grad(clrt_module *m);
 
 /* Parameter and its gradient by PyTorch state_dict name ("weight",
  * "0.weight", "3.bias"); borrowed, valid until clrt_module_free. NULL +
  * CLRT_EINVAL error if there is no such parameter. */
-clrt_tensor *clrt_module_param(clrt_module *m, const char *name);
-clrt_tensor *clrt_module_grad(clrt_module *m, const char *name);
+CLRT_API clrt_tensor *clrt_module_param(clrt_module *m, const char *name);
+CLRT_API clrt_tensor *clrt_module_grad(clrt_module *m, const char *name);
 /* Parameter tensors in state_dict order: writes at most `capacity` entries
  * to each non-NULL array (borrowed pointers; names valid until
  * clrt_module_free) and returns how many exist, or a negative status.
  * Feed params and grads to clrt_sgd / clrt_adam. */
-int clrt_module_parameters(clrt_module *m, const char **names, clrt_tensor **params,
-                           clrt_tensor **grads, int capacity);
+CLRT_API int clrt_module_parameters(clrt_module *m, const char **names, clrt_tensor **params,
+                                    clrt_tensor **grads, int capacity);
 /* Total number of scalar parameters (lazy layers not yet built count 0). */
-int64_t clrt_module_param_count(clrt_module *m);
+CLRT_API int64_t clrt_module_param_count(clrt_module *m);
 
 /* Re-initialises every parameter the way PyTorch does by default: weights
  * Kaiming-uniform with a = sqrt(5), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
@@ -117,9 +123,9 @@ int64_t clrt_module_param_count(clrt_module *m);
  * in_ch*k*k for conv. Values come from a host generator seeded by (seed,
  * parameter position), so they are the same on every device. Lazy layers
  * keep the seed for when they are built. Gradients are zeroed. */
-clrt_status clrt_module_init(clrt_module *m, uint64_t seed);
+CLRT_API clrt_status clrt_module_init(clrt_module *m, uint64_t seed);
 
-void clrt_module_free(clrt_module *m); /* NULL: no-op */
+CLRT_API void clrt_module_free(clrt_module *m); /* NULL: no-op */
 
 #ifdef __cplusplus
 }

@@ -11,29 +11,31 @@
 extern "C" {
 #endif
 
-clrt_tensor *clrt_f_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias, int stride,
-                           int padding);
-clrt_status clrt_f_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
-                              clrt_tensor *bias, int stride, int padding);
+CLRT_API clrt_tensor *clrt_f_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias,
+                                    int stride, int padding);
+CLRT_API clrt_status clrt_f_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
+                                       clrt_tensor *bias, int stride, int padding);
 /* Gradients given grad_out [N,O,OH,OW]. Each _out form overwrites its
  * destination unless `accumulate` is nonzero, then adds to it. */
-clrt_status clrt_f_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                         clrt_tensor *weight, int stride, int padding);
-clrt_status clrt_f_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_out,
-                                          clrt_tensor *x, int stride, int padding, int accumulate);
-clrt_status clrt_f_conv2d_backward_bias(clrt_tensor *grad_b, clrt_tensor *grad_out, int accumulate);
+CLRT_API clrt_status clrt_f_conv2d_backward_input_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                                      clrt_tensor *weight, int stride, int padding);
+CLRT_API clrt_status clrt_f_conv2d_backward_weight_out(clrt_tensor *grad_w, clrt_tensor *grad_out,
+                                                       clrt_tensor *x, int stride, int padding,
+                                                       int accumulate);
+CLRT_API clrt_status clrt_f_conv2d_backward_bias_out(clrt_tensor *grad_b, clrt_tensor *grad_out,
+                                                     int accumulate);
 
 /* Max pooling; `indices` (int32, out's shape, may be NULL) receives the
  * flat h*W+w index of each maximum inside its image plane, for backward. */
-clrt_tensor *clrt_f_maxpool2d(clrt_tensor *x, int kernel, int stride);
-clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
-                                 int stride);
-clrt_status clrt_f_maxpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                      clrt_tensor *indices, int kernel, int stride);
-clrt_tensor *clrt_f_avgpool2d(clrt_tensor *x, int kernel, int stride);
-clrt_status clrt_f_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int kernel, int stride);
-clrt_status clrt_f_avgpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out, int kernel,
-                                      int stride);
+CLRT_API clrt_tensor *clrt_f_maxpool2d(clrt_tensor *x, int kernel, int stride);
+CLRT_API clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x,
+                                          int kernel, int stride);
+CLRT_API clrt_status clrt_f_maxpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                                   clrt_tensor *indices, int kernel, int stride);
+CLRT_API clrt_tensor *clrt_f_avgpool2d(clrt_tensor *x, int kernel, int stride);
+CLRT_API clrt_status clrt_f_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int kernel, int stride);
+CLRT_API clrt_status clrt_f_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                                   int kernel, int stride);
 
 #ifdef __cplusplus
 }

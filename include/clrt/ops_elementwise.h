@@ -17,57 +17,61 @@
 extern "C" {
 #endif
 
-/* clrt_add is declared in clrt/tensor.h */
-clrt_tensor *clrt_sub(clrt_tensor *a, clrt_tensor *b);
-clrt_tensor *clrt_mul(clrt_tensor *a, clrt_tensor *b);
-clrt_tensor *clrt_div(clrt_tensor *a, clrt_tensor *b);
-clrt_status clrt_add_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
-clrt_status clrt_sub_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
-clrt_status clrt_mul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
-clrt_status clrt_div_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
-clrt_status clrt_add_(clrt_tensor *a, clrt_tensor *b);
-clrt_status clrt_sub_(clrt_tensor *a, clrt_tensor *b);
-clrt_status clrt_mul_(clrt_tensor *a, clrt_tensor *b);
-clrt_status clrt_div_(clrt_tensor *a, clrt_tensor *b);
+/* a + b with broadcasting; NULL + an error naming both devices if they
+ * differ. */
+CLRT_API clrt_tensor *clrt_add(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_tensor *clrt_sub(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_tensor *clrt_mul(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_tensor *clrt_div(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_status clrt_add_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_status clrt_sub_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_status clrt_mul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_status clrt_div_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_status clrt_add_(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_status clrt_sub_(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_status clrt_mul_(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_status clrt_div_(clrt_tensor *a, clrt_tensor *b);
 
 /* Scalar forms on float32: a + s, a * s (sub and div are these with -s and
  * 1/s); s is rounded to float32. */
-clrt_tensor *clrt_add_scalar(clrt_tensor *a, double s);
-clrt_tensor *clrt_mul_scalar(clrt_tensor *a, double s);
-clrt_status clrt_add_scalar_(clrt_tensor *a, double s);
-clrt_status clrt_mul_scalar_(clrt_tensor *a, double s);
+CLRT_API clrt_tensor *clrt_add_scalar(clrt_tensor *a, double s);
+CLRT_API clrt_tensor *clrt_mul_scalar(clrt_tensor *a, double s);
+CLRT_API clrt_status clrt_add_scalar_(clrt_tensor *a, double s);
+CLRT_API clrt_status clrt_mul_scalar_(clrt_tensor *a, double s);
 /* y += alpha * x (same shape): gradient accumulation. */
-clrt_status clrt_axpy_(clrt_tensor *y, double alpha, clrt_tensor *x);
+CLRT_API clrt_status clrt_axpy_(clrt_tensor *y, double alpha, clrt_tensor *x);
 
 /* Unary float32 ops. sigmoid never overflows (exp sees only -|x|); relu
  * keeps NaN, like PyTorch. */
-clrt_tensor *clrt_neg(clrt_tensor *x);
-clrt_tensor *clrt_exp(clrt_tensor *x);
-clrt_tensor *clrt_log(clrt_tensor *x);
-clrt_tensor *clrt_sqrt(clrt_tensor *x);
-clrt_tensor *clrt_f_relu(clrt_tensor *x);
-clrt_tensor *clrt_f_sigmoid(clrt_tensor *x);
-clrt_tensor *clrt_f_tanh(clrt_tensor *x);
-clrt_status clrt_neg_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_exp_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_log_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_sqrt_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_f_relu_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_f_sigmoid_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_f_tanh_out(clrt_tensor *out, clrt_tensor *x);
-clrt_status clrt_f_relu_(clrt_tensor *x);
-clrt_status clrt_f_sigmoid_(clrt_tensor *x);
-clrt_status clrt_f_tanh_(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_neg(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_exp(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_log(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_sqrt(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_f_relu(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_f_sigmoid(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_f_tanh(clrt_tensor *x);
+CLRT_API clrt_status clrt_neg_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_exp_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_log_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_sqrt_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_f_relu_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_f_sigmoid_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_f_tanh_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_f_relu_(clrt_tensor *x);
+CLRT_API clrt_status clrt_f_sigmoid_(clrt_tensor *x);
+CLRT_API clrt_status clrt_f_tanh_(clrt_tensor *x);
 
 /* Activation backward: grad_in = grad_out * f'(.). relu takes its input x
  * (or its output: the same mask); sigmoid and tanh take their output y. */
-clrt_tensor *clrt_f_relu_backward(clrt_tensor *grad_out, clrt_tensor *x);
-clrt_tensor *clrt_f_sigmoid_backward(clrt_tensor *grad_out, clrt_tensor *y);
-clrt_tensor *clrt_f_tanh_backward(clrt_tensor *grad_out, clrt_tensor *y);
-clrt_status clrt_f_relu_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *x);
-clrt_status clrt_f_sigmoid_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
-                                        clrt_tensor *y);
-clrt_status clrt_f_tanh_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *y);
+CLRT_API clrt_tensor *clrt_f_relu_backward(clrt_tensor *grad_out, clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_f_sigmoid_backward(clrt_tensor *grad_out, clrt_tensor *y);
+CLRT_API clrt_tensor *clrt_f_tanh_backward(clrt_tensor *grad_out, clrt_tensor *y);
+CLRT_API clrt_status clrt_f_relu_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
+                                              clrt_tensor *x);
+CLRT_API clrt_status clrt_f_sigmoid_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
+                                                 clrt_tensor *y);
+CLRT_API clrt_status clrt_f_tanh_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
+                                              clrt_tensor *y);
 
 /* Whole-tensor fill with a value of t's dtype (integer dtypes truncate
  * toward zero, and refuse values they cannot hold with CLRT_EINVAL); copy
@@ -75,12 +79,12 @@ clrt_status clrt_f_tanh_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out
  * dtypes into a new tensor (float -> int truncates toward zero; every
  * conversion saturates to the target's range, NaN -> 0; casting to the same
  * dtype copies). */
-clrt_status clrt_fill_(clrt_tensor *t, double value);
-clrt_status clrt_copy_(clrt_tensor *dst, clrt_tensor *src);
-clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to);
+CLRT_API clrt_status clrt_fill_(clrt_tensor *t, double value);
+CLRT_API clrt_status clrt_copy_(clrt_tensor *dst, clrt_tensor *src);
+CLRT_API clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to);
 
 /* Swaps two dims; returns a contiguous copy (any dtype). */
-clrt_tensor *clrt_transpose(clrt_tensor *x, int dim0, int dim1);
+CLRT_API clrt_tensor *clrt_transpose(clrt_tensor *x, int dim0, int dim1);
 
 #ifdef __cplusplus
 }

@@ -2,9 +2,9 @@
  *
  * GEMM runs through CLBlast on GPUs. On CPU devices with host-unified memory
  * and native-kernel support it runs the host's BLAS (OpenBLAS) on the
- * device's buffers in queue order, without blocking the caller, about 10x
- * faster than CLBlast on PoCL; CLRT_GEMM=clblast (read when devices are
- * enumerated) picks CLBlast there too. A CPU driver without native kernels,
+ * device's buffers in queue order, without blocking the caller, an order of
+ * magnitude faster than CLBlast on PoCL (clrt-bench gemm); CLRT_GEMM=clblast
+ * picks CLBlast there too. A CPU driver without native kernels,
  * or a build without OpenBLAS, stays on CLBlast. clrt_device_info.gemm_path
  * (shown by clrt-smi) says which path a device uses.
  *
@@ -22,20 +22,24 @@ extern "C" {
  * where either operand may instead be 2-D or [1,..,..] and is then used for
  * every batch entry (as in torch.matmul). k = 0 gives zeros. Returns a new
  * tensor. */
-clrt_tensor *clrt_matmul(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_tensor *clrt_matmul(clrt_tensor *a, clrt_tensor *b);
 /* The same into out, which must have the product's shape and must not
  * share its buffer with a or b. */
-clrt_status clrt_matmul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_status clrt_matmul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
+
+/* Whether clrt_gemm uses an operand as stored or transposed (its last two
+ * dims swapped), like BLAS's CblasNoTrans / CblasTrans. */
+typedef enum { CLRT_NO_TRANS = 0, CLRT_TRANS = 1 } clrt_trans;
 
 /* c = alpha * op(a) * op(b) + beta * c, op transposing the last two dims
- * when trans_* is nonzero; 2-D, or 3-D with equal batch sizes (an a or b
- * that is 2-D or has a batch of one is used for every batch entry). c must not share its buffer
- * with a or b; a and b may be one tensor. With beta = 0, c's old contents
- * (even NaN) are ignored. */
-clrt_status clrt_gemm(clrt_tensor *c, int trans_a, int trans_b, float alpha, clrt_tensor *a,
-                      clrt_tensor *b, float beta);
+ * for CLRT_TRANS; 2-D, or 3-D with equal batch sizes (an a or b that is 2-D
+ * or has a batch of one is used for every batch entry). c must not share
+ * its storage with a or b; a and b may be one tensor. With beta = 0, c's
+ * old contents (even NaN) are ignored. */
+CLRT_API clrt_status clrt_gemm(clrt_tensor *c, clrt_trans trans_a, clrt_trans trans_b, float alpha,
+                               clrt_tensor *a, clrt_tensor *b, float beta);
 
-const char *clrt_gemm_path_str(clrt_gemm_path p); /* "clblast" "host-blas" */
+CLRT_API const char *clrt_gemm_path_str(clrt_gemm_path p); /* "clblast" "host-blas" */
 
 #ifdef __cplusplus
 }

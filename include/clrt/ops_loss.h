@@ -13,12 +13,14 @@ extern "C" {
  *   loss_sum (0-dim float32, may be NULL) += sum over the batch of -log softmax
  *   grad     ([N,K] float32, may be NULL)  = (softmax - onehot) / N  (mean)
  *   correct  (0-dim int32, may be NULL)    += count of argmax == label. */
-clrt_status clrt_cross_entropy(clrt_tensor *logits, clrt_tensor *labels, clrt_tensor *loss_sum,
-                               clrt_tensor *grad, clrt_tensor *correct);
+CLRT_API clrt_status clrt_cross_entropy(clrt_tensor *logits, clrt_tensor *labels,
+                                        clrt_tensor *loss_sum, clrt_tensor *grad,
+                                        clrt_tensor *correct);
 /* Convenience: mean loss as a new 0-dim tensor. */
-clrt_tensor *clrt_cross_entropy_loss(clrt_tensor *logits, clrt_tensor *labels);
+CLRT_API clrt_tensor *clrt_cross_entropy_loss(clrt_tensor *logits, clrt_tensor *labels);
 /* correct (0-dim int32) += count of argmax(logits) == labels. */
-clrt_status clrt_count_correct(clrt_tensor *logits, clrt_tensor *labels, clrt_tensor *correct);
+CLRT_API clrt_status clrt_count_correct(clrt_tensor *logits, clrt_tensor *labels,
+                                        clrt_tensor *correct);
 
 #ifdef __cplusplus
 }

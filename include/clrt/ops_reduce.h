@@ -16,18 +16,18 @@ extern "C" {
 #endif
 
 /* Over all elements: a 0-dim tensor. argmax gives the flat index. */
-clrt_tensor *clrt_sum(clrt_tensor *x);
-clrt_tensor *clrt_mean(clrt_tensor *x);
-clrt_tensor *clrt_max(clrt_tensor *x);
-clrt_tensor *clrt_argmax(clrt_tensor *x);
-clrt_tensor *clrt_norm(clrt_tensor *x); /* Frobenius: sqrt(sum x^2) */
+CLRT_API clrt_tensor *clrt_sum(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_mean(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_max(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_argmax(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_norm(clrt_tensor *x); /* Frobenius: sqrt(sum x^2) */
 
 /* Over one dim; keepdim keeps it with size 1. */
-clrt_tensor *clrt_sum_dim(clrt_tensor *x, int dim, int keepdim);
-clrt_tensor *clrt_mean_dim(clrt_tensor *x, int dim, int keepdim);
-clrt_tensor *clrt_max_dim(clrt_tensor *x, int dim, int keepdim);
-clrt_tensor *clrt_argmax_dim(clrt_tensor *x, int dim, int keepdim);
-clrt_status clrt_sum_dim_out(clrt_tensor *out, clrt_tensor *x, int dim, int keepdim);
+CLRT_API clrt_tensor *clrt_sum_dim(clrt_tensor *x, int dim, int keepdim);
+CLRT_API clrt_tensor *clrt_mean_dim(clrt_tensor *x, int dim, int keepdim);
+CLRT_API clrt_tensor *clrt_max_dim(clrt_tensor *x, int dim, int keepdim);
+CLRT_API clrt_tensor *clrt_argmax_dim(clrt_tensor *x, int dim, int keepdim);
+CLRT_API clrt_status clrt_sum_dim_out(clrt_tensor *out, clrt_tensor *x, int dim, int keepdim);
 
 #ifdef __cplusplus
 }

@@ -27,8 +27,8 @@ typedef struct clrt_optimizer clrt_optimizer;
  *   buf = momentum * buf + d          (buf starts at 0, so buf = d at step 1)
  *   p -= lr * buf                     (p -= lr * d when momentum is 0)
  * lr, momentum, weight_decay >= 0. NULL + error on bad arguments. */
-clrt_optimizer *clrt_sgd(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
-                         double momentum, double weight_decay);
+CLRT_API clrt_optimizer *clrt_sgd(int n, clrt_tensor *const *params, clrt_tensor *const *grads,
+                                  double lr, double momentum, double weight_decay);
 /* Adam (Kingma & Ba) as PyTorch's torch.optim.Adam, amsgrad off, weight
  * decay as L2 added to the gradient:
  *   g += weight_decay * p
@@ -36,19 +36,20 @@ clrt_optimizer *clrt_sgd(int n, clrt_tensor *const *params, clrt_tensor *const *
  *   p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
  * at step t = 1, 2, ... (bias corrections are computed on the host).
  * lr >= 0, beta1 and beta2 in [0, 1), eps >= 0, weight_decay >= 0. */
-clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
-                          double beta1, double beta2, double eps, double weight_decay);
+CLRT_API clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const *grads,
+                                   double lr, double beta1, double beta2, double eps,
+                                   double weight_decay);
 
 /* Enqueues one update of every parameter. */
-clrt_status clrt_optimizer_step(clrt_optimizer *o);
+CLRT_API clrt_status clrt_optimizer_step(clrt_optimizer *o);
 /* For schedules; takes effect from the next step. lr >= 0. */
-clrt_status clrt_optimizer_set_lr(clrt_optimizer *o, double lr);
-double clrt_optimizer_lr(const clrt_optimizer *o); /* NaN if o is NULL */
+CLRT_API clrt_status clrt_optimizer_set_lr(clrt_optimizer *o, double lr);
+CLRT_API double clrt_optimizer_lr(const clrt_optimizer *o); /* NaN if o is NULL */
 /* Steps taken so far (Adam's t). -1 if o is NULL. */
-int64_t clrt_optimizer_steps(const clrt_optimizer *o);
+CLRT_API int64_t clrt_optimizer_steps(const clrt_optimizer *o);
 /* "SGD" or "Adam". */
-const char *clrt_optimizer_name(const clrt_optimizer *o);
-void clrt_optimizer_free(clrt_optimizer *o); /* NULL: no-op */
+CLRT_API const char *clrt_optimizer_name(const clrt_optimizer *o);
+CLRT_API void clrt_optimizer_free(clrt_optimizer *o); /* NULL: no-op */
 
 #ifdef __cplusplus
 }

@@ -83,7 +83,7 @@ typedef struct {
 } clrt_train_config;
 
 /* epochs 10, batch_size 256, seed 0, evaluate 1, no callbacks. */
-clrt_train_config clrt_train_defaults(void);
+CLRT_API clrt_train_config clrt_train_defaults(void);
 
 /* A trainer holds the pipeline's buffers across epochs. It borrows the
  * model, optimizer and data sets (they must outlive it) and moves the model
@@ -91,25 +91,26 @@ clrt_train_config clrt_train_defaults(void);
  * bad arguments: a model whose output is not [N, classes] fails at the
  * first epoch with the shapes named. */
 typedef struct clrt_trainer clrt_trainer;
-clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
-                               const clrt_dataset *test, const clrt_train_config *cfg);
+CLRT_API clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt,
+                                        const clrt_dataset *train, const clrt_dataset *test,
+                                        const clrt_train_config *cfg);
 /* One epoch: a shuffled training pass, then the test pass. Fills *stats
  * (may be NULL). The only blocking points are the staging-buffer waits and
  * one read of the sums at the end of each pass. */
-clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats);
-void clrt_trainer_free(clrt_trainer *t); /* waits for its uploads; NULL: no-op */
+CLRT_API clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats);
+CLRT_API void clrt_trainer_free(clrt_trainer *t); /* waits for its uploads; NULL: no-op */
 
 /* cfg->epochs epochs; stats (may be NULL) receives one entry per epoch run.
  * Returns CLRT_OK also when on_epoch stopped early. */
-clrt_status clrt_train(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
-                       const clrt_dataset *test, const clrt_train_config *cfg,
-                       clrt_epoch_stats *stats);
+CLRT_API clrt_status clrt_train(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
+                                const clrt_dataset *test, const clrt_train_config *cfg,
+                                clrt_epoch_stats *stats);
 
 /* Mean cross-entropy and accuracy of the model (in evaluation mode, then
  * back to the mode it was in) over a data set, in batches on the model's
  * device. loss or accuracy may be NULL. */
-clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size, double *loss,
-                          double *accuracy);
+CLRT_API clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size,
+                                   double *loss, double *accuracy);
 
 #ifdef __cplusplus
 }

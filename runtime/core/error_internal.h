@@ -11,6 +11,11 @@
 #define CLRT__PRINTF(f, a)
 #endif
 
+/* What a path of an op returns when it does not apply to these arguments
+ * (a grid too large, a scratch cap too small): no message is set and the
+ * caller takes its next path. Positive, so never a public clrt_status. */
+#define CLRT__DECLINED ((clrt_status)1)
+
 /* Sets the message (printf-style) and status; returns code. */
 clrt_status clrt__fail(clrt_status code, const char *fmt, ...) CLRT__PRINTF(2, 3);
 /* "clEnqueueWriteBuffer failed: CL_INVALID_VALUE (-30)"; out-of-memory

@@ -4,6 +4,7 @@
  * GPUs (NVIDIA's platform first, then other GPUs, then accelerators), CPUs
  * last. GPUs and accelerators are named gpu:N, CPUs cpu:N. */
 #include "runtime/device/device_internal.h"
+#include "runtime/core/env_internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -39,6 +40,23 @@ static void query_string(cl_device_id id, cl_device_info what, char *out, size_t
     if (clGetDeviceInfo(id, what, cap, out, NULL) != CL_SUCCESS)
         snprintf(out, cap, "?");
     out[cap - 1] = '\0';
+}
+
+/* Limits the launch helpers need, queried once here rather than per launch. */
+static void query_limits(clrt_device *d)
+{
+    size_t sizes[16] = {0}, bytes = 0;
+    cl_uint width = 0;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, &bytes) !=
+        CL_SUCCESS)
+        bytes = 0;
+    for (size_t i = 0; i < 3; i++)
+        d->max_item_sizes[i] = i < bytes / sizeof sizes[0] && sizes[i] > 0 ? sizes[i] : 1;
+    if (clGetDeviceInfo(d->id, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof width, &width,
+                        NULL) != CL_SUCCESS ||
+        width == 0)
+        width = 1;
+    d->vector_width = width;
 }
 
 static void query_info(clrt_device *d)
@@ -86,11 +104,11 @@ static void query_info(clrt_device *d)
     if (clGetDeviceInfo(d->id, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, NULL) ==
         CL_SUCCESS)
         in->native_kernels = (caps & CL_EXEC_NATIVE_KERNEL) != 0;
+    query_limits(d);
     in->gemm_path = CLRT_GEMM_CLBLAST;
 #ifdef CLRT_HAVE_HOST_BLAS
-    const char *choice = getenv("CLRT_GEMM");
-    int want_clblast = choice && strcmp(choice, "clblast") == 0;
-    if (in->kind == CLRT_DEVICE_CPU && in->unified_memory && in->native_kernels && !want_clblast)
+    if (in->kind == CLRT_DEVICE_CPU && in->unified_memory && in->native_kernels &&
+        !clrt__env()->gemm_clblast)
         in->gemm_path = CLRT_GEMM_HOST_BLAS;
 #endif
 }
@@ -121,7 +139,7 @@ static void add_platform(cl_platform_id p, clrt_device *found, int *n_found)
 /* Applies CLRT_VISIBLE_DEVICES ("2,0") to the GPU list, in place. */
 static int apply_visible(clrt_device *gpus, int n)
 {
-    const char *env = getenv("CLRT_VISIBLE_DEVICES");
+    const char *env = clrt__env()->visible_devices;
     if (!env)
         return n;
     clrt_device picked[MAX_DEVICES];
@@ -200,6 +218,7 @@ static void enumerate(void)
 /* CLRT_OK once enumeration has run; else sets the error and returns it. */
 static clrt_status ensure_enumerated(void)
 {
+    clrt__env(); /* the settings (and their warnings) come first */
     pthread_once(&enum_once, enumerate);
     if (enum_status != CLRT_OK)
         return clrt__fail(enum_status, "%s", enum_error);
@@ -234,7 +253,7 @@ clrt_device *clrt_gpu(int i)
         return NULL;
     if (i < 0 || i >= n_gpus) {
         clrt__fail(CLRT_ENODEV, "no device gpu:%d: this host has %d GPU(s)%s", i, n_gpus,
-                   getenv("CLRT_VISIBLE_DEVICES") ? " visible through CLRT_VISIBLE_DEVICES" : "");
+                   clrt__env()->visible_devices ? " visible through CLRT_VISIBLE_DEVICES" : "");
         return NULL;
     }
     return &devices[i];

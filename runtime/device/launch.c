@@ -1,5 +1,6 @@
-/* Kernel launches: argument setting and work sizes from device queries. */
-#include "runtime/device/device_internal.h"
+/* Kernel launches: argument setting and work sizes from device and kernel
+ * queries (launch_internal.h). */
+#include "runtime/device/launch_internal.h"
 
 clrt_status clrt__set_args(cl_kernel k, int n, const clrt__karg *args)
 {
@@ -79,4 +80,43 @@ clrt__divisor clrt__divisor_of(uint32_t d)
         shift++;
     uint64_t mul = (((uint64_t)1 << 32) * (((uint64_t)1 << shift) - d)) / d + 1;
     return (clrt__divisor){(cl_uint)mul, shift};
+}
+
+static size_t preferred_multiple(clrt_device *d, cl_kernel k)
+{
+    size_t m = 0;
+    if (clGetKernelWorkGroupInfo(k, d->id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof m,
+                                 &m, NULL) != CL_SUCCESS ||
+        m == 0)
+        m = 1;
+    return m;
+}
+
+clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes)
+{
+    if (items == 0 || planes == 0)
+        return CLRT_OK;
+    size_t wg = clrt__wg_size(d, k), mult = preferred_multiple(d, k);
+    if (mult > wg)
+        mult = 1;
+    /* Split a plane into as few groups as wg allows, then even them out:
+     * 784 items with wg 256 gives 4 groups of 200, not 1024 items. */
+    size_t groups = clrt__ceil_div(items, wg);
+    size_t l0 = clrt__min_size(clrt__round_up(clrt__ceil_div(items, groups), mult), wg);
+    /* Small planes share a work-group. */
+    size_t l1 = clrt__min_size(clrt__min_size(wg / l0, planes), d->max_item_sizes[1]);
+    if (l1 == 0)
+        l1 = 1;
+    size_t global[2] = {clrt__round_up(items, l0), clrt__round_up(planes, l1)};
+    size_t local[2] = {l0, l1};
+    return clrt__launch(d, k, 2, global, local);
+}
+
+clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes, int nargs,
+                             const clrt__karg *args)
+{
+    if (!k)
+        return clrt_last_status();
+    clrt_status st = clrt__set_args(k, nargs, args);
+    return st != CLRT_OK ? st : clrt__launch_planes(d, k, items, planes);
 }

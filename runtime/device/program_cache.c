@@ -3,6 +3,7 @@
  * A cache file that is truncated, foreign or fails to load is rebuilt from
  * source without a word to the user. */
 #include "runtime/device/device_internal.h"
+#include "runtime/core/env_internal.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -49,20 +50,8 @@ static uint64_t fnv1a_str(uint64_t h, const char *s) { return fnv1a(h, s, strlen
 static int cache_path(const clrt_device *d, const char *source, const char *options, char *out,
                       size_t cap, uint64_t key[2])
 {
-    const char *off = getenv("CLRT_CACHE");
-    if (off && strcmp(off, "0") == 0)
-        return 0;
-    const char *dir = getenv("CLRT_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    char base[3072];
-    if (dir && *dir)
-        snprintf(base, sizeof base, "%s", dir);
-    else if (xdg && *xdg)
-        snprintf(base, sizeof base, "%s/clrt", xdg);
-    else if (home && *home)
-        snprintf(base, sizeof base, "%s/.cache/clrt", home);
-    else
+    const char *base = clrt__env()->cache_dir;
+    if (!base)
         return 0;
     uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
     for (int i = 0; i < 2; i++) {

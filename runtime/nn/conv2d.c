@@ -60,14 +60,15 @@ static clrt_status conv2d_backward(clrt_module *m, clrt_tensor *grad_out, clrt_t
     conv2d *c = (conv2d *)m;
     clrt_tensor *x = m->saved;
     clrt_status st =
-        clrt_f_conv2d_backward_weight(WEIGHT(m).grad, grad_out, x, c->stride, c->padding, 1);
+        clrt_f_conv2d_backward_weight_out(WEIGHT(m).grad, grad_out, x, c->stride, c->padding, 1);
     if (st == CLRT_OK)
-        st = clrt_f_conv2d_backward_bias(BIAS(m).grad, grad_out, 1);
+        st = clrt_f_conv2d_backward_bias_out(BIAS(m).grad, grad_out, 1);
     if (st != CLRT_OK || !grad_in)
         return st;
     if ((st = clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, 4, x->shape)) != CLRT_OK)
         return st;
-    st = clrt_f_conv2d_backward_input(m->grad_in, grad_out, WEIGHT(m).value, c->stride, c->padding);
+    st = clrt_f_conv2d_backward_input_out(m->grad_in, grad_out, WEIGHT(m).value, c->stride,
+                                          c->padding);
     return clrt__nn_give_grad_in(m, st, grad_in);
 }
 

@@ -1,4 +1,4 @@
-/* Ready-made models. */
+/* Ready-made models: d2l's LeNet and the seed notebook's CIFAR-10 CNN. */
 #include "runtime/nn/module_internal.h"
 
 /* Spatial size after conv k5 (padding p) then 2x2 max pooling. */
@@ -29,4 +29,30 @@ clrt_module *clrt_lenet(const int64_t chw[3], int classes)
                              clrt_relu(),
                              clrt_linear(84, classes)};
     return clrt_sequential(12, mods);
+}
+
+clrt_module *clrt_seed_cnn(int classes)
+{
+    if (classes < 1) {
+        clrt__fail(CLRT_EINVAL, "clrt_seed_cnn: classes %d must be >= 1", classes);
+        return NULL;
+    }
+    clrt_module *mods[17] = {clrt_conv2d(3, 6, 5, 1, 0),
+                             clrt_relu(),
+                             clrt_maxpool2d(2, 2),
+                             clrt_conv2d(6, 16, 5, 1, 3),
+                             clrt_relu(),
+                             clrt_conv2d(16, 16, 5, 1, 0),
+                             clrt_relu(),
+                             clrt_maxpool2d(2, 2),
+                             clrt_conv2d(16, 16, 3, 1, 0),
+                             clrt_relu(),
+                             clrt_maxpool2d(2, 2),
+                             clrt_flatten(),
+                             clrt_linear(64, 120),
+                             clrt_relu(),
+                             clrt_linear(120, 84),
+                             clrt_relu(),
+                             clrt_linear(84, classes)};
+    return clrt_sequential(17, mods);
 }

@@ -2,6 +2,7 @@
  * backward entry points (device and shape checks), modes, and freeing.
  * Parameter walks (names, to(), init) live in module_params.c. */
 #include "runtime/nn/module_internal.h"
+#include "runtime/tensor/check_internal.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -90,7 +91,8 @@ clrt_status clrt__nn_give_grad_in(clrt_module *m, clrt_status st, clrt_tensor **
     return st;
 }
 
-void clrt__nn_keep(clrt_tensor **slot, clrt_tensor *t)
+/* Replaces *slot with t (retaining it), releasing the previous value. */
+static void keep(clrt_tensor **slot, clrt_tensor *t)
 {
     clrt_tensor_retain(t);
     clrt_tensor_release(*slot);
@@ -180,14 +182,15 @@ clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x)
         return NULL;
     clrt_tensor *y = m->vt->forward(m, x);
     if (y) {
-        clrt__nn_keep(&m->out, y);
+        keep(&m->out, y);
         if (m->training)
-            clrt__nn_keep(&m->saved, x);
+            keep(&m->saved, x);
     }
     return y;
 }
 
-clrt_status clrt__module_check_saved(const clrt_module *m, const char *op)
+/* The state a backward needs, or an ESTATE error naming the module. */
+static clrt_status check_saved(const clrt_module *m, const char *op)
 {
     char desc[160];
     if (!m->saved || !m->out)
@@ -206,7 +209,7 @@ clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int wa
     clrt_tensor *grad_in = NULL;
     clrt_status st = check_input(op, m, grad_out, "gradient");
     if (st == CLRT_OK)
-        st = clrt__module_check_saved(m, op);
+        st = check_saved(m, op);
     if (st == CLRT_OK && !clrt__shape_equal(grad_out, m->out))
         st = clrt__fail(CLRT_ESHAPE, "%s: %s: the gradient has shape %s, the output had %s", op,
                         clrt__module_brief(m, desc, sizeof desc),

@@ -74,15 +74,9 @@ clrt_tensor *clrt__nn_share(clrt_tensor *t);
  * *grad_in. Returns st. */
 clrt_status clrt__nn_give_grad_in(clrt_module *m, clrt_status st, clrt_tensor **grad_in);
 
-/* Replaces *slot with t (retaining it), releasing the previous value. */
-void clrt__nn_keep(clrt_tensor **slot, clrt_tensor *t);
-
 /* Releases forward state, so a later backward fails instead of using stale
  * inputs. */
 void clrt__module_forget(clrt_module *m);
-
-/* The state a backward needs, or an ESTATE error naming the module. */
-clrt_status clrt__module_check_saved(const clrt_module *m, const char *op);
 
 /* Public entry points reused by Sequential on its children (they check
  * devices and shapes, so a child's error names the child). */

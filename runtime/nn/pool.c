@@ -77,7 +77,7 @@ static clrt_status maxpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
         return CLRT_OK;
     clrt_status st = grad_in_buffer(m);
     if (st == CLRT_OK)
-        st = clrt_f_maxpool2d_backward(m->grad_in, grad_out, p->indices, p->kernel, p->stride);
+        st = clrt_f_maxpool2d_backward_out(m->grad_in, grad_out, p->indices, p->kernel, p->stride);
     return clrt__nn_give_grad_in(m, st, grad_in);
 }
 
@@ -111,7 +111,7 @@ static clrt_status avgpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
         return CLRT_OK;
     clrt_status st = grad_in_buffer(m);
     if (st == CLRT_OK)
-        st = clrt_f_avgpool2d_backward(m->grad_in, grad_out, p->kernel, p->stride);
+        st = clrt_f_avgpool2d_backward_out(m->grad_in, grad_out, p->kernel, p->stride);
     return clrt__nn_give_grad_in(m, st, grad_in);
 }
 

@@ -1,245 +1,91 @@
-/* Broadcasting binary ops on device: shapes, the collapsed broadcast and
- * the choice of kernel in clkernels/binary.cl (public forms: binary_api.c). */
+/* Public binary ops: add, sub, mul, div as new tensors, _out forms and in
+ * place, with their argument checks (the launches: binary_launch.c). */
 #include "runtime/ops/binary_internal.h"
-#include "runtime/ops/elementwise_internal.h"
+#include "runtime/tensor/check_internal.h"
 
-#include <string.h>
+#include <clrt/ops_elementwise.h>
 
-/* Must match bcast_t in clkernels/binary.cl. */
-typedef struct {
-    cl_int ndim;
-    cl_int shape[8];
-    cl_int sa[8];
-    cl_int sb[8];
-} bcast_t;
-
-/* Kernel names per op, spelled out so that a launch formats no strings. */
-typedef struct {
-    const char *op, *same, *b3, *b3a, *b3b, *bnd, *bcast;
-} binary_kernels;
-
-#define KERNEL_NAMES(op)                                                              \
-    {                                                                                 \
-#op, #op "_same", #op "_b3", #op "_b3a", #op "_b3b", #op "_bnd", #op "_bcast" \
-    }
-static const binary_kernels all_kernels[] = {KERNEL_NAMES(add), KERNEL_NAMES(sub),
-                                             KERNEL_NAMES(mul), KERNEL_NAMES(div)};
-#undef KERNEL_NAMES
-
-static const binary_kernels *find_kernels(const char *op)
+/* Device and dtype checks common to every form; out is checked when
+ * has_out is nonzero (the _out forms). */
+static clrt_status check_inputs(const char *api, clrt_tensor *a, clrt_tensor *b, clrt_tensor *out,
+                                int has_out)
 {
-    for (size_t i = 0; i < sizeof all_kernels / sizeof all_kernels[0]; i++)
-        if (strcmp(all_kernels[i].op, op) == 0)
-            return &all_kernels[i];
-    return NULL;
-}
-
-static const char *type_option(clrt_dtype t)
-{
-    return t == CLRT_F32 ? "-DT=float" : "-DT=int -DT_IS_INT=1";
-}
-
-clrt_status clrt__broadcast_shape(const char *op, const clrt_tensor *a, const clrt_tensor *b,
-                                  int *ndim, int64_t *shape)
-{
-    char sa[128], sb[128];
-    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
-    for (int i = 0; i < n; i++) {
-        int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
-        int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-        if (da != db && da != 1 && db != 1)
-            return clrt__fail(CLRT_ESHAPE,
-                              "%s: shapes %s and %s do not broadcast (dimension %d: "
-                              "%lld vs %lld)",
-                              op, clrt_shape_str(a->ndim, a->shape, sa, sizeof sa),
-                              clrt_shape_str(b->ndim, b->shape, sb, sizeof sb), i, (long long)da,
-                              (long long)db);
-        shape[i] = da == 1 ? db : da;
-    }
-    *ndim = n;
+    clrt__arg args[] = {{"a", a, 0}, {"b", b, 0}, {"out", out, 0}};
+    clrt_status st = clrt__check_args(api, has_out ? 3 : 2, args);
+    if (st != CLRT_OK)
+        return st;
+    if (a->dtype != b->dtype || (a->dtype != CLRT_F32 && a->dtype != CLRT_I32))
+        return clrt__fail(CLRT_EDTYPE, "%s: needs two float32 or two int32 tensors, got %s and %s",
+                          api, clrt_dtype_str(a->dtype), clrt_dtype_str(b->dtype));
     return CLRT_OK;
 }
 
-/* The broadcast as the kernels see it: output dims of size 1 dropped, and
- * neighbouring dims merged where each input steps through both alike. */
-typedef struct {
-    int ndim;
+static clrt_tensor *binary_new(clrt__binary_op op, const char *api, clrt_tensor *a, clrt_tensor *b)
+{
     int64_t shape[CLRT_MAX_DIMS];
-    int64_t sa[CLRT_MAX_DIMS], sb[CLRT_MAX_DIMS]; /* element strides, 0 = broadcast */
-} broadcast_plan;
-
-/* Strides of x, right-aligned to an n-dim output, 0 on broadcast dims. */
-static void input_strides(const clrt_tensor *x, int n, const int64_t *out_shape, int64_t *s)
-{
-    int64_t stride = 1;
-    for (int i = n - 1; i >= 0; i--) {
-        int ix = i - (n - x->ndim);
-        int64_t dim = ix >= 0 ? x->shape[ix] : 1;
-        s[i] = ix < 0 || (dim == 1 && out_shape[i] != 1) ? 0 : stride;
-        stride *= dim;
+    int ndim = 0;
+    if (check_inputs(api, a, b, NULL, 0) != CLRT_OK ||
+        clrt__broadcast_shape(api, a, b, &ndim, shape))
+        return NULL;
+    clrt_tensor *out = clrt__alloc(clrt__dev(a), a->dtype, ndim, shape);
+    if (out && clrt__binary_into(op, a, b, out) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
     }
+    return out;
 }
 
-static int mergeable(int64_t outer_stride, int64_t inner_stride, int64_t inner_dim)
+static clrt_status binary_out(clrt__binary_op op, const char *api, clrt_tensor *out, clrt_tensor *a,
+                              clrt_tensor *b)
 {
-    if (outer_stride == 0 || inner_stride == 0)
-        return outer_stride == inner_stride;
-    return outer_stride == inner_stride * inner_dim;
+    int64_t shape[CLRT_MAX_DIMS];
+    int ndim = 0;
+    clrt_status st = check_inputs(api, a, b, out, 1);
+    if (st == CLRT_OK)
+        st = clrt__broadcast_shape(api, a, b, &ndim, shape);
+    if (st == CLRT_OK)
+        st = clrt__check_out(api, out, a->dtype, ndim, shape);
+    return st != CLRT_OK ? st : clrt__binary_into(op, a, b, out);
 }
 
-static void plan_broadcast(const clrt_tensor *a, const clrt_tensor *b, const clrt_tensor *out,
-                           broadcast_plan *p)
+static clrt_status binary_inplace(clrt__binary_op op, const char *api, clrt_tensor *a,
+                                  clrt_tensor *b)
 {
-    int64_t sa[CLRT_MAX_DIMS], sb[CLRT_MAX_DIMS];
-    input_strides(a, out->ndim, out->shape, sa);
-    input_strides(b, out->ndim, out->shape, sb);
-    p->ndim = 0;
-    for (int i = 0; i < out->ndim; i++) {
-        if (out->shape[i] == 1)
-            continue;
-        int last = p->ndim - 1;
-        if (last >= 0 && mergeable(p->sa[last], sa[i], out->shape[i]) &&
-            mergeable(p->sb[last], sb[i], out->shape[i])) {
-            p->shape[last] *= out->shape[i];
-            p->sa[last] = sa[i];
-            p->sb[last] = sb[i];
-            continue;
-        }
-        p->shape[p->ndim] = out->shape[i];
-        p->sa[p->ndim] = sa[i];
-        p->sb[p->ndim] = sb[i];
-        p->ndim++;
+    int64_t shape[CLRT_MAX_DIMS];
+    int ndim = 0;
+    char sa[128], sb[128];
+    clrt_status st = check_inputs(api, a, b, NULL, 0);
+    if (st == CLRT_OK)
+        st = clrt__broadcast_shape(api, a, b, &ndim, shape);
+    if (st != CLRT_OK)
+        return st;
+    int same = ndim == a->ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = shape[i] == a->shape[i];
+    if (!same)
+        return clrt__fail(CLRT_ESHAPE,
+                          "%s: b of shape %s does not broadcast to a's shape %s (an in-place op "
+                          "never changes a's shape)",
+                          api, clrt_shape_str(b->ndim, b->shape, sb, sizeof sb),
+                          clrt_shape_str(a->ndim, a->shape, sa, sizeof sa));
+    return clrt__binary_into(op, a, b, a);
+}
+
+#define DEFINE_BINARY_API(op, OP)                                                 \
+    clrt_tensor *clrt_##op(clrt_tensor *a, clrt_tensor *b)                        \
+    {                                                                             \
+        return binary_new(CLRT__##OP, "clrt_" #op, a, b);                         \
+    }                                                                             \
+    clrt_status clrt_##op##_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b) \
+    {                                                                             \
+        return binary_out(CLRT__##OP, "clrt_" #op "_out", out, a, b);             \
+    }                                                                             \
+    clrt_status clrt_##op##_(clrt_tensor *a, clrt_tensor *b)                      \
+    {                                                                             \
+        return binary_inplace(CLRT__##OP, "clrt_" #op "_", a, b);                 \
     }
-}
 
-static clrt_status run_same(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
-                            cl_mem mb, cl_mem mo, cl_ulong n)
-{
-    clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(n)};
-    return clrt__run_1d(d, "binary", type_option(t), names->same, (size_t)n, 4, args);
-}
-
-/* Work-group shape for a 3-D launch over dims = [z, d1, d2]: powers of two,
- * x (d2, the contiguous dim) first, within the kernel's and device's limits.
- * Returns 0 when the grid would exceed CLRT__MAX_GROUPS_YZ. */
-static int grid_3d(clrt_device *d, cl_kernel k, const int64_t dims[3], size_t global[3],
-                   size_t local[3])
-{
-    size_t items[3];
-    if (clrt__max_item_sizes(d, items) != CLRT_OK)
-        return 0;
-    size_t wg = clrt__pow2_floor(clrt__wg_size(d, k));
-    local[0] = clrt__min_size(clrt__pow2_ceil((size_t)dims[2]), clrt__min_size(wg, items[0]));
-    local[0] = clrt__pow2_floor(local[0]);
-    local[1] = clrt__min_size(clrt__pow2_ceil((size_t)dims[1]), wg / local[0]);
-    local[1] = clrt__pow2_floor(clrt__min_size(local[1], items[1]));
-    local[2] = 1;
-    global[0] = ((size_t)dims[2] + local[0] - 1) / local[0] * local[0];
-    global[1] = ((size_t)dims[1] + local[1] - 1) / local[1] * local[1];
-    global[2] = (size_t)dims[0];
-    return dims[2] <= (int64_t)UINT32_MAX && global[1] / local[1] <= CLRT__MAX_GROUPS_YZ &&
-           global[2] <= CLRT__MAX_GROUPS_YZ;
-}
-
-/* <= 3 collapsed dims on a 3-D grid [z, d1, d2] with the b3 kernels: no
- * index arithmetic at all. The innermost strides (0 or 1: the innermost
- * output dim is never 1 here) pick the variant. *launched = 0 (and
- * CLRT_OK) when the grid does not fit; the caller falls back. */
-static clrt_status run_b3(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
-                          cl_mem mb, cl_mem mo, const broadcast_plan *p, int *launched)
-{
-    int64_t dims[3] = {1, 1, 1}, sa[3] = {0, 0, 0}, sb[3] = {0, 0, 0};
-    int pad = 3 - p->ndim;
-    for (int i = 0; i < p->ndim; i++) {
-        dims[pad + i] = p->shape[i];
-        sa[pad + i] = p->sa[i];
-        sb[pad + i] = p->sb[i];
-    }
-    const char *name = sa[2] == sb[2] ? names->b3 : sb[2] == 0 ? names->b3a : names->b3b;
-    *launched = 0;
-    cl_kernel k = clrt__kernel(d, "binary", type_option(t), name);
-    if (!k)
-        return clrt_last_status();
-    size_t global[3], local[3];
-    if (!grid_3d(d, k, dims, global, local))
-        return CLRT_OK;
-    cl_uint d1 = (cl_uint)dims[1], d2 = (cl_uint)dims[2];
-    cl_ulong a0 = (cl_ulong)sa[0], a1 = (cl_ulong)sa[1], b0 = (cl_ulong)sb[0], b1 = (cl_ulong)sb[1];
-    clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(d1), CLRT__ARG(d2),
-                         CLRT__ARG(a0), CLRT__ARG(a1), CLRT__ARG(b0), CLRT__ARG(b1)};
-    *launched = 1;
-    clrt_status st = clrt__set_args(k, 9, args);
-    return st != CLRT_OK ? st : clrt__launch(d, k, 3, global, local);
-}
-
-/* Any broadcast of fewer than 2^31 elements: multiply-shift index
- * decomposition over 8 dims, the plan's right-aligned, size 1 before.
- * Returns CLRT_ENOTSUP (no message) for larger tensors. */
-static clrt_status run_bnd(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
-                           cl_mem mb, cl_mem mo, const broadcast_plan *p, cl_ulong n)
-{
-    if (n > INT32_MAX)
-        return CLRT_ENOTSUP; /* every shape and stride is below n */
-    cl_uint8 shape, sa, sb, magic, shift;
-    for (int i = 0; i < 8; i++) {
-        int src = i - (8 - p->ndim);
-        shape.s[i] = src >= 0 ? (cl_uint)p->shape[src] : 1;
-        sa.s[i] = src >= 0 ? (cl_uint)p->sa[src] : 0;
-        sb.s[i] = src >= 0 ? (cl_uint)p->sb[src] : 0;
-        clrt__divisor div = clrt__divisor_of(shape.s[i]);
-        magic.s[i] = div.mul;
-        shift.s[i] = div.shift;
-    }
-    cl_uint n32 = (cl_uint)n;
-    clrt__karg args[] = {CLRT__ARG(ma),  CLRT__ARG(mb),    CLRT__ARG(mo),
-                         CLRT__ARG(n32), CLRT__ARG(shape), CLRT__ARG(sa),
-                         CLRT__ARG(sb),  CLRT__ARG(magic), CLRT__ARG(shift)};
-    return clrt__run_1d(d, "binary", type_option(t), names->bnd, (size_t)n, 9, args);
-}
-
-/* Any broadcast: 64-bit index decomposition, for tensors of 2^31 elements
- * or more that the 3-D grid cannot take. */
-static clrt_status run_bcast(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
-                             cl_mem mb, cl_mem mo, const broadcast_plan *p, cl_ulong n)
-{
-    bcast_t bc;
-    memset(&bc, 0, sizeof bc);
-    bc.ndim = p->ndim;
-    for (int i = 0; i < p->ndim; i++) {
-        if (p->shape[i] > INT32_MAX || p->sa[i] > INT32_MAX || p->sb[i] > INT32_MAX)
-            return clrt__fail(CLRT_ENOTSUP,
-                              "%s: broadcast with a dimension or stride above 2^31-1 that "
-                              "does not fit the 3-D grid",
-                              names->op);
-        bc.shape[i] = (cl_int)p->shape[i];
-        bc.sa[i] = (cl_int)p->sa[i];
-        bc.sb[i] = (cl_int)p->sb[i];
-    }
-    clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(n), CLRT__ARG(bc)};
-    return clrt__run_1d(d, "binary", type_option(t), names->bcast, (size_t)n, 5, args);
-}
-
-clrt_status clrt__binary_into(const char *op, clrt_tensor *a, clrt_tensor *b, clrt_tensor *out)
-{
-    const binary_kernels *names = find_kernels(op);
-    if (!names)
-        return clrt__fail(CLRT_EINVAL, "clrt__binary_into: unknown op '%s'", op);
-    clrt_device *d = clrt__dev(out);
-    cl_mem ma = clrt__mem(a), mb = clrt__mem(b), mo = clrt__mem(out);
-    cl_ulong n = (cl_ulong)out->numel;
-    if (n == 0)
-        return CLRT_OK;
-    /* Equal element counts mean equal layouts (only size-1 dims differ). */
-    if (a->numel == out->numel && b->numel == out->numel)
-        return run_same(d, names, out->dtype, ma, mb, mo, n);
-    broadcast_plan p;
-    plan_broadcast(a, b, out, &p);
-    if (p.ndim <= 3) {
-        int launched = 0;
-        clrt_status st = run_b3(d, names, out->dtype, ma, mb, mo, &p, &launched);
-        if (st != CLRT_OK || launched)
-            return st;
-    }
-    clrt_status st = run_bnd(d, names, out->dtype, ma, mb, mo, &p, n);
-    return st != CLRT_ENOTSUP ? st : run_bcast(d, names, out->dtype, ma, mb, mo, &p, n);
-}
+DEFINE_BINARY_API(add, ADD)
+DEFINE_BINARY_API(sub, SUB)
+DEFINE_BINARY_API(mul, MUL)
+DEFINE_BINARY_API(div, DIV)

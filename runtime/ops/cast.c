@@ -1,6 +1,6 @@
 /* Whole-tensor fill, same-device copy and dtype casts (kernels in
  * clkernels/cast.cl). */
-#include "runtime/ops/elementwise_internal.h"
+#include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>
 #include <math.h>
@@ -39,8 +39,8 @@ clrt_status clrt_fill_(clrt_tensor *t, double value)
 clrt_status clrt_copy_(clrt_tensor *dst, clrt_tensor *src)
 {
     const char *api = "clrt_copy_";
-    clrt_tensor *ts[2] = {dst, src};
-    clrt_status st = clrt__check_same_device(api, 2, ts);
+    clrt__arg args[] = {{"dst", dst, 0}, {"src", src, 0}};
+    clrt_status st = clrt__check_args(api, 2, args);
     if (st == CLRT_OK && dst->dtype != src->dtype)
         st = clrt__fail(CLRT_EDTYPE, "%s: dst is %s but src is %s; use clrt_cast", api,
                         clrt_dtype_str(dst->dtype), clrt_dtype_str(src->dtype));

@@ -26,34 +26,29 @@ static clrt_status check_forward(const char *op, clrt_tensor *out, clrt_tensor *
                           clrt_shape_str(w->ndim, w->shape, sw, sizeof sw));
     if (out && (st = clrt__conv_check_out(op, "out", out, cd)) != CLRT_OK)
         return st;
-    if (out && (out->storage == x->storage || out->storage == w->storage ||
-                (bias && out->storage == bias->storage)))
-        return clrt__fail(CLRT_EINVAL, "%s: out must not share storage with an input", op);
-    return CLRT_OK;
+    return clrt__check_no_alias(op, &args[3], 3, args);
 }
 
-/* Enqueues the chunks; the caller holds the workspace. */
-static clrt_status forward_chunks(clrt_device *d, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
-                                  clrt_tensor *bias, const clrt__conv_dims *cd, int chunk)
+typedef struct {
+    cl_mem out, x, w, bias; /* bias may be NULL */
+    const clrt__conv_dims *cd;
+} forward_args;
+
+/* One chunk: im2col, the GEMM, the permute to NCHW with the bias. */
+static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
 {
-    size_t ohw = (size_t)cd->OH * (size_t)cd->OW, ckk = (size_t)cd->C * cd->K * cd->K;
-    clrt_status st = CLRT_OK;
-    for (int img0 = 0; img0 < cd->N && st == CLRT_OK; img0 += chunk) {
-        int n = cd->N - img0 < chunk ? cd->N - img0 : chunk;
-        size_t cols = (size_t)n * ohw;
-        cl_mem col = clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float));
-        cl_mem y =
-            col ? clrt__workspace(d, CLRT__WS_MAT, (size_t)cd->O * cols * sizeof(float)) : NULL;
-        if (!y)
-            return clrt_last_status();
-        st = clrt__im2col(d, clrt__mem(x), col, cd, img0, n);
-        if (st == CLRT_OK)
-            st = clrt__conv_gemm(d, 0, 0, (size_t)cd->O, cols, ckk, clrt__mem(w), col, 0.0f, y);
-        if (st == CLRT_OK)
-            st = clrt__cols_to_nchw(d, y, bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd, img0,
-                                    n);
-    }
-    return st;
+    const forward_args *f = ctx;
+    const clrt__conv_dims *cd = f->cd;
+    size_t cols = (size_t)n * (size_t)cd->OH * (size_t)cd->OW;
+    size_t ckk = (size_t)cd->C * cd->K * cd->K;
+    cl_mem col = clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float));
+    cl_mem y = col ? clrt__workspace(d, CLRT__WS_MAT, (size_t)cd->O * cols * sizeof(float)) : NULL;
+    if (!y)
+        return clrt_last_status();
+    clrt_status st = clrt__im2col(d, f->x, col, cd, img0, n);
+    if (st == CLRT_OK)
+        st = clrt__conv_gemm(d, 0, 0, (size_t)cd->O, cols, ckk, f->w, col, 0.0f, y);
+    return st != CLRT_OK ? st : clrt__cols_to_nchw(d, y, f->bias, f->out, cd, img0, n);
 }
 
 static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
@@ -66,14 +61,9 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
         return clrt__conv_vec_forward(d, clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL,
                                       clrt__mem(out), cd);
     int chunk = clrt__conv_chunk(op, d, cd);
-    if (chunk == 0)
-        return clrt_last_status();
-    clrt_status st = clrt__workspace_begin(d);
-    if (st != CLRT_OK)
-        return st;
-    st = forward_chunks(d, out, x, w, bias, cd, chunk);
-    clrt__workspace_end(d);
-    return st;
+    forward_args f = {clrt__mem(out), clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL,
+                      cd};
+    return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, forward_chunk, &f) : clrt_last_status();
 }
 
 clrt_status clrt_f_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,

@@ -29,36 +29,40 @@ static clrt_status check_backward(const char *op, const clrt__arg *args, const c
         st = clrt__conv_check_out(op, "grad_out", args[1].t, cd);
     if (st != CLRT_OK)
         return st;
-    for (int i = 1; i < 3; i++)
-        if (args[i].t->storage == args[0].t->storage)
-            return clrt__fail(CLRT_EINVAL, "%s: %s must not share storage with %s", op,
-                              args[0].name, args[i].name);
-    return CLRT_OK;
+    return clrt__check_no_alias(op, &args[0], 2, &args[1]);
 }
 
+/* A backward call: dst (grad_x or grad_w) from grad_out and src (the
+ * weight or the input x). */
+typedef struct {
+    cl_mem dst, grad_out, src;
+    const clrt__conv_dims *cd;
+    int accumulate; /* the weight gradient adds to dst */
+} backward_args;
+
 /* Permutes grad_out's chunk to Gp [O, cols] in the workspace; NULL + error. */
-static cl_mem permuted_grad(clrt_device *d, clrt_tensor *grad_out, const clrt__conv_dims *cd,
-                            int img0, int n)
+static cl_mem permuted_grad(clrt_device *d, cl_mem grad_out, const clrt__conv_dims *cd, int img0,
+                            int n)
 {
     size_t cols = (size_t)n * (size_t)cd->OH * (size_t)cd->OW;
     cl_mem gp = clrt__workspace(d, CLRT__WS_MAT, (size_t)cd->O * cols * sizeof(float));
-    if (gp && clrt__nchw_to_cols(d, clrt__mem(grad_out), gp, cd, img0, n) != CLRT_OK)
+    if (gp && clrt__nchw_to_cols(d, grad_out, gp, cd, img0, n) != CLRT_OK)
         return NULL;
     return gp;
 }
 
-static clrt_status input_chunk(clrt_device *d, clrt_tensor *grad_x, clrt_tensor *grad_out,
-                               clrt_tensor *w, const clrt__conv_dims *cd, int img0, int n)
+static clrt_status input_chunk(clrt_device *d, void *ctx, int img0, int n)
 {
+    const backward_args *b = ctx;
+    const clrt__conv_dims *cd = b->cd;
     size_t cols = (size_t)n * (size_t)cd->OH * (size_t)cd->OW;
     size_t ckk = (size_t)cd->C * cd->K * cd->K;
-    cl_mem gp = permuted_grad(d, grad_out, cd, img0, n);
+    cl_mem gp = permuted_grad(d, b->grad_out, cd, img0, n);
     cl_mem colgrad = gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float)) : NULL;
     if (!colgrad)
         return clrt_last_status();
-    clrt_status st =
-        clrt__conv_gemm(d, 1, 0, ckk, cols, (size_t)cd->O, clrt__mem(w), gp, 0.0f, colgrad);
-    return st != CLRT_OK ? st : clrt__col2im(d, colgrad, clrt__mem(grad_x), cd, img0, n);
+    clrt_status st = clrt__conv_gemm(d, 1, 0, ckk, cols, (size_t)cd->O, b->src, gp, 0.0f, colgrad);
+    return st != CLRT_OK ? st : clrt__col2im(d, colgrad, b->dst, cd, img0, n);
 }
 
 /* grad_w (+)= the weight gradient of the chunk's images, one GEMM per
@@ -100,61 +104,52 @@ static clrt_status weight_per_image(clrt_device *d, cl_mem grad_w, cl_mem grad_o
 }
 
 /* One GEMM over the whole chunk has k = cols, a skinny shape: OpenBLAS runs
- * it far below its speed where the images are large (LeNet's first layer,
- * k = 200704: 1.7x slower than 256 GEMMs with k = 784 plus the sum, on
- * PoCL 3.1), and a GPU BLAS has only O x C*K*K outputs to spread over its
- * cores (reasoned, not measured: no GPU at hand). With small images (LeNet's second layer, 10x10)
- * the host's one GEMM measured ~10% faster. */
+ * it far below its speed where the images are large (LeNet's first layer:
+ * k = 200704, against 256 GEMMs with k = 784 plus the sum), and a GPU BLAS
+ * has only O x C*K*K outputs to spread over its cores (reasoned: not yet
+ * measured on a GPU). With small images (LeNet's second layer, 10x10) the
+ * host's one GEMM is the faster (clrt-bench conv). */
 static int weight_gemm_per_image(const clrt_device *d, const clrt__conv_dims *cd)
 {
     return d->info.gemm_path != CLRT_GEMM_HOST_BLAS || (size_t)cd->OH * (size_t)cd->OW >= 256;
 }
 
-static clrt_status weight_chunk(clrt_device *d, clrt_tensor *grad_w, clrt_tensor *grad_out,
-                                clrt_tensor *x, const clrt__conv_dims *cd, int img0, int n,
-                                float beta)
+static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
 {
+    const backward_args *b = ctx;
+    const clrt__conv_dims *cd = b->cd;
+    float beta = img0 > 0 || b->accumulate ? 1.0f : 0.0f;
     size_t cols = (size_t)n * (size_t)cd->OH * (size_t)cd->OW;
     size_t ckk = (size_t)cd->C * cd->K * cd->K;
     int per_image = weight_gemm_per_image(d, cd);
-    cl_mem gp = per_image ? NULL : permuted_grad(d, grad_out, cd, img0, n);
+    cl_mem gp = per_image ? NULL : permuted_grad(d, b->grad_out, cd, img0, n);
     cl_mem col =
         per_image || gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float)) : NULL;
     if (!col)
         return clrt_last_status();
-    clrt_status st = clrt__im2col(d, clrt__mem(x), col, cd, img0, n);
+    clrt_status st = clrt__im2col(d, b->src, col, cd, img0, n);
     if (st != CLRT_OK)
         return st;
     if (per_image)
-        return weight_per_image(d, clrt__mem(grad_w), clrt__mem(grad_out), col, cd, img0, n, beta);
-    return clrt__conv_gemm(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta, clrt__mem(grad_w));
+        return weight_per_image(d, b->dst, b->grad_out, col, cd, img0, n, beta);
+    return clrt__conv_gemm(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta, b->dst);
 }
 
-/* Runs input_chunk or weight_chunk over the batch holding the workspace. */
-static clrt_status over_chunks(const char *op, int weight, clrt_tensor *dst, clrt_tensor *grad_out,
-                               clrt_tensor *src, const clrt__conv_dims *cd, int accumulate)
+/* Runs input_chunk or weight_chunk over the batch in chunks. */
+static clrt_status over_chunks(const char *op, clrt__conv_chunk_fn fn, clrt_tensor *dst,
+                               clrt_tensor *grad_out, clrt_tensor *src, const clrt__conv_dims *cd,
+                               int accumulate)
 {
     clrt_device *d = clrt__dev(dst);
     int chunk = clrt__conv_chunk(op, d, cd);
-    if (chunk == 0)
-        return clrt_last_status();
-    clrt_status st = clrt__workspace_begin(d);
-    if (st != CLRT_OK)
-        return st;
-    for (int img0 = 0; img0 < cd->N && st == CLRT_OK; img0 += chunk) {
-        int n = cd->N - img0 < chunk ? cd->N - img0 : chunk;
-        float beta = img0 > 0 || accumulate ? 1.0f : 0.0f;
-        st = weight ? weight_chunk(d, dst, grad_out, src, cd, img0, n, beta)
-                    : input_chunk(d, dst, grad_out, src, cd, img0, n);
-    }
-    clrt__workspace_end(d);
-    return st;
+    backward_args b = {clrt__mem(dst), clrt__mem(grad_out), clrt__mem(src), cd, accumulate};
+    return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, fn, &b) : clrt_last_status();
 }
 
-clrt_status clrt_f_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                         clrt_tensor *weight, int stride, int padding)
+clrt_status clrt_f_conv2d_backward_input_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                             clrt_tensor *weight, int stride, int padding)
 {
-    const char *op = "clrt_f_conv2d_backward_input";
+    const char *op = "clrt_f_conv2d_backward_input_out";
     clrt__conv_dims cd;
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"weight", weight, 0}};
     clrt_status st =
@@ -164,13 +159,14 @@ clrt_status clrt_f_conv2d_backward_input(clrt_tensor *grad_x, clrt_tensor *grad_
     if (clrt__conv_vec_input_ok(clrt__dev(grad_x), &cd))
         return clrt__conv_vec_input(clrt__dev(grad_x), clrt__mem(grad_out), clrt__mem(weight),
                                     clrt__mem(grad_x), &cd);
-    return over_chunks(op, 0, grad_x, grad_out, weight, &cd, 0);
+    return over_chunks(op, input_chunk, grad_x, grad_out, weight, &cd, 0);
 }
 
-clrt_status clrt_f_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad_out,
-                                          clrt_tensor *x, int stride, int padding, int accumulate)
+clrt_status clrt_f_conv2d_backward_weight_out(clrt_tensor *grad_w, clrt_tensor *grad_out,
+                                              clrt_tensor *x, int stride, int padding,
+                                              int accumulate)
 {
-    const char *op = "clrt_f_conv2d_backward_weight";
+    const char *op = "clrt_f_conv2d_backward_weight_out";
     clrt__conv_dims cd;
     clrt__arg args[] = {{"grad_w", grad_w, 0}, {"grad_out", grad_out, 0}, {"x", x, 0}};
     clrt_status st = check_backward(op, args, x, "x", grad_w, "grad_w", stride, padding, &cd);
@@ -181,10 +177,10 @@ clrt_status clrt_f_conv2d_backward_weight(clrt_tensor *grad_w, clrt_tensor *grad
     if (clrt__conv_vec_ok(clrt__dev(grad_w), &cd)) {
         st = clrt__conv_vec_weight(clrt__dev(grad_w), clrt__mem(grad_out), clrt__mem(x),
                                    clrt__mem(grad_w), &cd, accumulate);
-        if (st != CLRT_ENOTSUP) /* ENOTSUP: one padded image exceeds the scratch cap */
+        if (st != CLRT__DECLINED) /* declined: one padded image exceeds the scratch cap */
             return st;
     }
-    return over_chunks(op, 1, grad_w, grad_out, x, &cd, accumulate);
+    return over_chunks(op, weight_chunk, grad_w, grad_out, x, &cd, accumulate);
 }
 
 /* gb (+)= per-channel sums of g [N, O, ohw]: row sums of g as [N*O, ohw]
@@ -205,9 +201,10 @@ static clrt_status bias_sums(clrt_device *d, cl_mem g, cl_mem gb, cl_int images,
                          : clrt__run_1d(d, "conv", NULL, "bias_grad", (size_t)channels, 5, bargs);
 }
 
-clrt_status clrt_f_conv2d_backward_bias(clrt_tensor *grad_b, clrt_tensor *grad_out, int accumulate)
+clrt_status clrt_f_conv2d_backward_bias_out(clrt_tensor *grad_b, clrt_tensor *grad_out,
+                                            int accumulate)
 {
-    const char *op = "clrt_f_conv2d_backward_bias";
+    const char *op = "clrt_f_conv2d_backward_bias_out";
     char sb[128], sg[128];
     clrt__arg args[] = {{"grad_b", grad_b, 0}, {"grad_out", grad_out, 0}};
     clrt_status st = clrt__check_args(op, 2, args);
@@ -228,8 +225,8 @@ clrt_status clrt_f_conv2d_backward_bias(clrt_tensor *grad_b, clrt_tensor *grad_o
     if ((double)gs[0] * (double)gs[1] > (double)INT32_MAX ||
         (double)gs[2] * (double)gs[3] > (double)INT32_MAX)
         return clrt__fail(CLRT_ENOTSUP, "%s: grad_out %s too large for 32-bit indexing", op, sg);
-    if (grad_b->storage == grad_out->storage)
-        return clrt__fail(CLRT_EINVAL, "%s: grad_b must not share storage with grad_out", op);
+    if ((st = clrt__check_no_alias(op, &args[0], 1, &args[1])) != CLRT_OK)
+        return st;
     clrt_device *d = clrt__dev(grad_b);
     if ((st = clrt__workspace_begin(d)) != CLRT_OK)
         return st;

@@ -92,24 +92,3 @@ clrt_status clrt__conv_check_out(const char *op, const char *name, const clrt_te
                           cd->O, cd->C, cd->K, cd->K, cd->stride, cd->pad);
     return CLRT_OK;
 }
-
-clrt_status clrt__check_args(const char *op, int n, const clrt__arg *args)
-{
-    int first = -1;
-    for (int i = 0; i < n; i++) {
-        if (!args[i].t) {
-            if (args[i].optional)
-                continue;
-            return clrt__fail(CLRT_EINVAL, "%s: %s is NULL", op, args[i].name);
-        }
-        if (first < 0)
-            first = i;
-        else if (clrt__dev(args[i].t) != clrt__dev(args[first].t))
-            return clrt__fail(CLRT_EDEVMISMATCH,
-                              "%s: expected all tensors on one device, but %s is on %s and %s is "
-                              "on %s; move one with clrt_tensor_to()",
-                              op, args[first].name, clrt__dev(args[first].t)->info.name,
-                              args[i].name, clrt__dev(args[i].t)->info.name);
-    }
-    return CLRT_OK;
-}

@@ -1,10 +1,10 @@
-/* 2-D convolution internals shared by the forward pass, the backward passes
- * and pooling: validated dimensions, chunking of the batch, the launch shape
- * of per-plane kernels and the im2col pipeline stages. */
+/* 2-D convolution internals shared by the forward and backward passes:
+ * validated dimensions, chunking of the batch and the im2col pipeline
+ * stages, and the direct kernels of CPU devices (conv_vec.c). */
 #ifndef CLRT_CONV_INTERNAL_H
 #define CLRT_CONV_INTERNAL_H
 
-#include "runtime/tensor/tensor_internal.h"
+#include "runtime/tensor/check_internal.h"
 
 /* x [N,C,H,W] * weight [O,C,K,K] -> [N,O,OH,OW]. All fit in 32-bit ints,
  * and so do C*H*W, O*OH*OW and C*K*K (checked). */
@@ -14,18 +14,6 @@ typedef struct {
     int OH, OW;
     int stride, pad;
 } clrt__conv_dims;
-
-/* One named tensor argument of an op, for clrt__check_args. */
-typedef struct {
-    const char *name;
-    const clrt_tensor *t;
-    int optional; /* NULL allowed */
-} clrt__arg;
-
-/* Checks that every non-optional argument is non-NULL and that all present
- * ones are on one device; the message names the op, both arguments and both
- * devices, and suggests clrt_tensor_to. */
-clrt_status clrt__check_args(const char *op, int n, const clrt__arg *args);
 
 /* Validates x-shaped `x` and weight-shaped `w` (float32, 4-D, square kernel,
  * matching channels, kernel within the padded input, stride >= 1,
@@ -44,29 +32,18 @@ clrt_status clrt__conv_check_out(const char *op, const char *name, const clrt_te
  * error when even one image does not fit. */
 int clrt__conv_chunk(const char *op, const clrt_device *d, const clrt__conv_dims *cd);
 
+/* One step over images [img0, img0 + n) of a batch, with the op's own
+ * arguments in ctx. */
+typedef clrt_status (*clrt__conv_chunk_fn)(clrt_device *d, void *ctx, int img0, int n);
+/* Runs fn over `images` images in chunks of `chunk` (the last may be
+ * smaller), holding d's workspace throughout; stops at the first error. */
+clrt_status clrt__conv_over_chunks(clrt_device *d, int images, int chunk, clrt__conv_chunk_fn fn,
+                                   void *ctx);
+
 /* Row-major C [m,n] = op(A) op(B) + beta C on whole buffers, leading
  * dimensions the row lengths; op() transposes when trans_x is nonzero. */
 clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
                             cl_mem a, cl_mem b, float beta, cl_mem c);
-
-/* Launches k over `planes` planes of `items` work items each: dim 0 the
- * item in its plane, dim 1 the plane; both rounded up to the work-group
- * (kernels guard both). Work-groups are sized from device queries and span
- * several small planes, so there are neither tiny work-groups nor much
- * rounding waste. Never blocks. */
-clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes);
-/* Sets k's arguments and launches it as clrt__launch_planes does; a NULL k
- * (a failed clrt__kernel) returns the error it set. */
-clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes, int nargs,
-                             const clrt__karg *args);
-
-/* The geometry argument of the im2col and direct kernels; must match
- * conv_geom in clkernels/im2col.cl. */
-typedef struct {
-    cl_int C, H, W, pad, OH, OW, img0, n;
-    clrt__divisor ow, w;
-} clrt__conv_geom;
-clrt__conv_geom clrt__conv_geom_of(const clrt__conv_dims *cd, int img0, int n);
 
 /* Pipeline stages over images [img0, img0+n) of a batch; `cols` is
  * n*OH*OW, the width of the column matrices. All enqueue and return.
@@ -90,8 +67,8 @@ clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__
  * (the input gradient also needs stride 1: clrt__conv_vec_input_ok);
  * CLRT_CONV_ALGO=im2col turns it off, =vec turns it on for any device (for
  * tests and benchmarks). None of them blocks; each holds the workspace
- * itself. The weight gradient returns CLRT_ENOTSUP, setting no message,
- * when one image in its zero border exceeds the scratch cap. */
+ * itself. The weight gradient returns CLRT__DECLINED when one image in its
+ * zero border exceeds the scratch cap. */
 int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd);
 int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd);
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,

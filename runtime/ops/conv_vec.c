@@ -4,21 +4,22 @@
  *   forward         one launch (after a tiny weight re-layout); at stride 1
  *                   with at most MAX_PX_CHANNELS output channels the
  *                   kernel vectorises over output pixels instead, on a
- *                   copy of the input in a zero border (LeNet's first
- *                   layer: 1.3-1.8 -> 0.75-0.95 ms forward at batch 256);
+ *                   copy of the input in a zero border;
  *   input gradient  (stride 1) the forward kernel run on grad_out with the
  *                   weights flipped and transposed, padding K-1-pad;
  *   weight gradient per-group partial sums, then a sum over the groups;
  *                   with padding, the input is first copied into a zero
  *                   border so the inner loop has no bounds checks.
- * At LeNet's layers on PoCL 3.1 (AVX-512, 2 cores) these ran 3-6x faster
- * than im2col + OpenBLAS, whose column matrices cost more memory traffic
- * than the arithmetic at O = 6 or 16 output channels. */
+ * With few output channels (LeNet's 6 and 16) im2col's column matrices
+ * cost more memory traffic than the arithmetic they feed, so these beat
+ * im2col + the host's BLAS on CPU devices (clrt-bench conv, BENCHMARKS.md). */
 #include "runtime/ops/conv_internal.h"
+#include "runtime/core/env_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 /* MAX_KSIZE bounds the unrolled taps; MAX_PIXELS the forward accumulators
@@ -38,18 +39,15 @@ enum {
 typedef struct {
     cl_int N, C, H, W, O, OH, OW, pad, lanes;
 } vec_geom;
-
-static int algo_is(const char *name)
-{
-    const char *algo = getenv("CLRT_CONV_ALGO");
-    return algo && strcmp(algo, name) == 0;
-}
+_Static_assert(sizeof(vec_geom) == 9 * sizeof(cl_int) && offsetof(vec_geom, lanes) == 32,
+               "vec_geom must match clkernels/conv_vec.cl");
 
 int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd)
 {
-    if (algo_is("im2col"))
+    clrt__conv_algo algo = clrt__env()->conv_algo;
+    if (algo == CLRT__CONV_IM2COL)
         return 0;
-    return (d->info.kind == CLRT_DEVICE_CPU || algo_is("vec")) && cd->K <= MAX_KSIZE;
+    return (d->info.kind == CLRT_DEVICE_CPU || algo == CLRT__CONV_VEC) && cd->K <= MAX_KSIZE;
 }
 
 int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd)
@@ -57,16 +55,11 @@ int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd)
     return clrt__conv_vec_ok(d, cd) && cd->stride == 1;
 }
 
-static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
-
 /* Lanes per vector: the smallest of 4, 8, 16 that holds `channels`, at
  * most the device's preferred float vector width (16 with AVX-512). */
 static int vector_width(const clrt_device *d, int channels)
 {
-    cl_uint pref = 0;
-    if (clGetDeviceInfo(d->id, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof pref, &pref, NULL) !=
-        CL_SUCCESS)
-        pref = 4;
+    unsigned pref = d->vector_width;
     int max = pref >= 16 ? 16 : pref >= 8 ? 8 : 4, vw = 4;
     while (vw < max && vw < channels)
         vw *= 2;
@@ -101,7 +94,7 @@ static clrt_status launch_items(clrt_device *d, cl_kernel k, int nargs, const cl
     size_t local = items / (8 * (size_t)(d->info.compute_units ? d->info.compute_units : 1));
     size_t wg = clrt__wg_size(d, k);
     local = local < 1 ? 1 : local > wg ? wg : local;
-    size_t global[2] = {ceil_div(items, local) * local, blocks}, lws[2] = {local, 1};
+    size_t global[2] = {clrt__ceil_div(items, local) * local, blocks}, lws[2] = {local, 1};
     return st != CLRT_OK ? st : clrt__launch(d, k, 2, global, lws);
 }
 
@@ -139,7 +132,7 @@ static cl_mem padded_copy(clrt_device *d, const clrt__conv_dims *cd, vec_opts o,
 }
 
 /* Few output channels at stride 1: conv_px_fwd on a padded copy, when it
- * fits the scratch cap. CLRT_ENOTSUP (no message) when it does not apply. */
+ * fits the scratch cap; else CLRT__DECLINED. */
 static clrt_status run_px_forward(clrt_device *d, const clrt__conv_dims *cd, cl_mem in, cl_mem w,
                                   cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
 {
@@ -147,14 +140,14 @@ static clrt_status run_px_forward(clrt_device *d, const clrt__conv_dims *cd, cl_
     size_t padded = (size_t)g.N * g.C * (size_t)(g.H + 2 * g.pad) * (size_t)(g.W + 2 * g.pad);
     if (g.O > MAX_PX_CHANNELS || cd->stride != 1 || g.pad < 0 ||
         (padded + (size_t)vw) * sizeof(float) > clrt__conv_scratch_cap(d))
-        return CLRT_ENOTSUP;
+        return CLRT__DECLINED;
     g.lanes = g.O;
     vec_opts o = {vw, 1, 1, g.O};
     cl_mem wt = relay_weights(d, cd, o, w, bias, flip, &g);
     cl_mem xp = wt ? padded_copy(d, cd, o, in, &g, 0, g.N, (size_t)vw) : NULL;
     if (!xp)
         return clrt_last_status();
-    cl_int blocks = (cl_int)ceil_div((size_t)g.OW, (size_t)vw);
+    cl_int blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)vw);
     clrt__karg args[] = {CLRT__ARG(xp), CLRT__ARG(wt), CLRT__ARG(out), CLRT__ARG(g),
                          CLRT__ARG(blocks)};
     return launch_items(d, vec_kernel(d, cd, o, "conv_px_fwd"), 5, args,
@@ -167,12 +160,12 @@ static clrt_status run_forward(clrt_device *d, const clrt__conv_dims *cd, cl_mem
                                cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
 {
     clrt_status st = run_px_forward(d, cd, in, w, bias, flip, out, g);
-    if (st != CLRT_ENOTSUP)
+    if (st != CLRT__DECLINED)
         return st;
     int vw = vector_width(d, g.O);
-    g.lanes = (cl_int)(ceil_div((size_t)g.O, (size_t)vw) * (size_t)vw);
-    cl_int blocks = (cl_int)ceil_div((size_t)g.OW, MAX_PIXELS);
-    int pw = (int)ceil_div((size_t)g.OW, (size_t)blocks);
+    g.lanes = (cl_int)(clrt__ceil_div((size_t)g.O, (size_t)vw) * (size_t)vw);
+    cl_int blocks = (cl_int)clrt__ceil_div((size_t)g.OW, MAX_PIXELS);
+    int pw = (int)clrt__ceil_div((size_t)g.OW, (size_t)blocks);
     vec_opts o = {vw, pw, 1, 1};
     cl_mem wt = relay_weights(d, cd, o, w, bias, flip, &g);
     if (!wt)
@@ -226,19 +219,28 @@ static int row_block(int K)
 /* The weight gradient of images [img0, img0 + n): pads them when needed,
  * sums per group into partials, adds the groups into gw. The caller holds
  * the workspace. */
-static clrt_status weight_chunk(clrt_device *d, const clrt__conv_dims *cd, cl_mem gy, cl_mem x,
-                                cl_mem gw, int img0, int n, cl_int accumulate)
+typedef struct {
+    const clrt__conv_dims *cd;
+    cl_mem gy, x, gw;
+    int accumulate;
+} weight_args;
+
+static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
 {
+    const weight_args *a = ctx;
+    const clrt__conv_dims *cd = a->cd;
+    cl_mem gy = a->gy, x = a->x;
+    cl_int accumulate = a->accumulate || img0 > 0;
     int vw = vector_width(d, cd->O), kb = row_block(cd->K);
     vec_opts o = {vw, 1, kb, 1};
     vec_geom g = {n, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
-    g.lanes = (cl_int)(ceil_div((size_t)cd->O, (size_t)vw) * (size_t)vw);
+    g.lanes = (cl_int)(clrt__ceil_div((size_t)cd->O, (size_t)vw) * (size_t)vw);
     size_t blocks = (size_t)(g.lanes / vw), per_group = (size_t)cd->C * (cd->K / kb) * blocks;
     size_t want = ITEMS_PER_UNIT * (size_t)(d->info.compute_units ? d->info.compute_units : 1);
-    size_t groups = ceil_div(want, per_group);
+    size_t groups = clrt__ceil_div(want, per_group);
     groups = groups > (size_t)n ? (size_t)n : groups;
-    cl_int per = (cl_int)ceil_div((size_t)n, groups), x_img0 = img0, gy_img0 = img0;
-    groups = ceil_div((size_t)n, (size_t)per);
+    cl_int per = (cl_int)clrt__ceil_div((size_t)n, groups), x_img0 = img0, gy_img0 = img0;
+    groups = clrt__ceil_div((size_t)n, (size_t)per);
     cl_int taps = cd->C * cd->K * cd->K, ngroups = (cl_int)groups, O = cd->O;
     if (cd->pad > 0) {
         x = padded_copy(d, cd, o, x, &g, img0, n, 0);
@@ -254,8 +256,8 @@ static clrt_status weight_chunk(clrt_device *d, const clrt__conv_dims *cd, cl_me
                          CLRT__ARG(per), CLRT__ARG(gy_img0), CLRT__ARG(x_img0)};
     clrt_status st = launch_items(d, vec_kernel(d, cd, o, "conv_vec_wgrad"), 7, args,
                                   groups * (size_t)cd->C * (size_t)(cd->K / kb), blocks);
-    clrt__karg sargs[] = {CLRT__ARG(partial),   CLRT__ARG(gw),   CLRT__ARG(ngroups),
-                          CLRT__ARG(O),         CLRT__ARG(taps), CLRT__ARG(g.lanes),
+    clrt__karg sargs[] = {CLRT__ARG(partial),   CLRT__ARG(a->gw), CLRT__ARG(ngroups),
+                          CLRT__ARG(O),         CLRT__ARG(taps),  CLRT__ARG(g.lanes),
                           CLRT__ARG(accumulate)};
     return st != CLRT_OK ? st
                          : clrt__run_planes(d, vec_kernel(d, cd, o, "vec_wgrad_sum"), (size_t)taps,
@@ -269,15 +271,8 @@ clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw
                     sizeof(float);
     size_t cap = clrt__conv_scratch_cap(d);
     if (cd->pad > 0 && padded > cap)
-        return CLRT_ENOTSUP; /* not even one padded image fits: im2col chunks finer */
+        return CLRT__DECLINED; /* not even one padded image fits: im2col chunks finer */
     int chunk = cd->pad > 0 && cap / padded < (size_t)cd->N ? (int)(cap / padded) : cd->N;
-    clrt_status st = clrt__workspace_begin(d);
-    if (st != CLRT_OK)
-        return st;
-    for (int img0 = 0; img0 < cd->N && st == CLRT_OK; img0 += chunk) {
-        int n = cd->N - img0 < chunk ? cd->N - img0 : chunk;
-        st = weight_chunk(d, cd, gy, x, gw, img0, n, accumulate || img0 > 0);
-    }
-    clrt__workspace_end(d);
-    return st;
+    weight_args a = {cd, gy, x, gw, accumulate};
+    return clrt__conv_over_chunks(d, cd->N, chunk, weight_chunk, &a);
 }

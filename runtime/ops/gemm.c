@@ -1,111 +1,202 @@
-/* GEMM dispatch: checks the buffer arguments once, then runs the device's
- * path (CLBlast, or the host's BLAS on CPU devices with unified memory). */
+/* Public matrix products on tensors: clrt_matmul, clrt_matmul_out,
+ * clrt_gemm. Checks the tensors, then hands buffers to clrt__gemm. */
 #include "runtime/ops/gemm_internal.h"
+#include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_gemm.h>
-#include <stdint.h>
 
-/* One operand as stored: `rows` x `cols` row-major with leading dim ld,
- * matrix i of the batch starting at element off + i * stride. */
+/* A product's sizes: op(a) is [m,k], op(b) [k,n]; a 2-D operand, or one
+ * with a batch of one, is reused for every batch entry. */
 typedef struct {
-    const char *name;
-    cl_mem mem;
-    size_t rows, cols, ld, off, stride;
-} operand;
+    int batched;
+    int64_t batch, m, n, k;
+} gemm_plan;
 
-static int mul_add(size_t a, size_t b, size_t *acc)
+static void matrix_dims(const clrt_tensor *t, int trans, int64_t *rows, int64_t *cols)
 {
-    if (a != 0 && b > (SIZE_MAX - *acc) / a)
-        return 0;
-    *acc += a * b;
-    return 1;
+    int64_t r = t->shape[t->ndim - 2], c = t->shape[t->ndim - 1];
+    *rows = trans ? c : r;
+    *cols = trans ? r : c;
 }
 
-/* Elements [first, *end) of the buffer that the operand touches (end is
- * first when it touches none); 0 on size_t overflow. */
-static int operand_extent(const operand *x, size_t batch, size_t *end)
+/* out_name is the output's argument name, NULL for clrt_matmul (which
+ * makes its own output). */
+static clrt_status check_inputs(const char *op, clrt_tensor *out, const char *out_name,
+                                clrt_tensor *a, clrt_tensor *b)
 {
-    *end = x->off;
-    if (x->rows == 0 || x->cols == 0)
-        return 1;
-    return mul_add(batch - 1, x->stride, end) && mul_add(x->rows - 1, x->ld, end) &&
-           mul_add(1, x->cols, end);
+    const clrt_tensor *ts[2] = {a, b};
+    clrt__arg args[] = {{"a", a, 0}, {"b", b, 0}, {out_name, out, 0}};
+    char s[128];
+    clrt_status st = clrt__check_args(op, out_name ? 3 : 2, args);
+    if (st == CLRT_OK)
+        st = clrt__check_dtype(op, "a", a, CLRT_F32);
+    if (st == CLRT_OK)
+        st = clrt__check_dtype(op, "b", b, CLRT_F32);
+    if (st == CLRT_OK && out_name)
+        st = clrt__check_dtype(op, out_name, out, CLRT_F32);
+    for (int i = 0; i < 2 && st == CLRT_OK; i++)
+        if (ts[i]->ndim != 2 && ts[i]->ndim != 3)
+            st = clrt__fail(CLRT_ESHAPE,
+                            "%s: %s must be 2-D [rows, cols] or 3-D "
+                            "[batch, rows, cols], got %s",
+                            op, i == 0 ? "a" : "b",
+                            clrt_shape_str(ts[i]->ndim, ts[i]->shape, s, sizeof s));
+    return st;
 }
 
-static clrt_status check_operand(clrt_device *d, const operand *x, size_t batch, size_t *end)
+static clrt_status make_plan(const char *op, clrt_tensor *a, int ta, clrt_tensor *b, int tb,
+                             gemm_plan *p)
 {
-    size_t bytes = 0;
-    if (!x->mem)
-        return clrt__fail(CLRT_EINVAL, "clrt__gemm on %s: buffer %s is NULL", d->info.name,
-                          x->name);
-    if (x->ld < 1 || x->ld < x->cols)
-        return clrt__fail(CLRT_EINVAL,
-                          "clrt__gemm on %s: ld%s=%zu is less than its row length %zu (or 1)",
-                          d->info.name, x->name, x->ld, x->cols);
-    cl_int err = clGetMemObjectInfo(x->mem, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
-    if (err != CL_SUCCESS)
-        return clrt__fail_cl(err, "clGetMemObjectInfo(CL_MEM_SIZE) for a GEMM operand");
-    if (!operand_extent(x, batch, end) || *end > bytes / sizeof(float))
-        return clrt__fail(CLRT_EINVAL,
-                          "clrt__gemm on %s: %s (%zu x %zu, ld %zu, offset %zu, stride %zu, "
-                          "batch %zu) runs past its buffer of %zu floats",
-                          d->info.name, x->name, x->rows, x->cols, x->ld, x->off, x->stride, batch,
-                          bytes / sizeof(float));
+    char sa[128], sb[128];
+    int64_t kb;
+    clrt_shape_str(a->ndim, a->shape, sa, sizeof sa);
+    clrt_shape_str(b->ndim, b->shape, sb, sizeof sb);
+    matrix_dims(a, ta, &p->m, &p->k);
+    matrix_dims(b, tb, &kb, &p->n);
+    if (p->k != kb)
+        return clrt__fail(CLRT_ESHAPE,
+                          "%s: cannot multiply a %s%s by b %s%s: inner dimensions "
+                          "differ (%lld vs %lld)",
+                          op, sa, ta ? " (transposed)" : "", sb, tb ? " (transposed)" : "",
+                          (long long)p->k, (long long)kb);
+    int64_t ba = a->ndim == 3 ? a->shape[0] : 1, bb = b->ndim == 3 ? b->shape[0] : 1;
+    if (ba != bb && ba != 1 && bb != 1)
+        return clrt__fail(CLRT_ESHAPE, "%s: batch sizes differ: a %s, b %s", op, sa, sb);
+    p->batched = a->ndim == 3 || b->ndim == 3;
+    p->batch = ba > bb ? ba : bb;
     return CLRT_OK;
 }
 
-/* Same buffer and intersecting element ranges: the output would overwrite
- * an input the BLAS is still reading. */
-static int overlaps(const operand *c, size_t c_end, const operand *x, size_t x_end)
+static int plan_shape(const gemm_plan *p, int64_t *shape)
 {
-    return c->mem == x->mem && x_end > x->off && c_end > c->off && c->off < x_end && x->off < c_end;
+    int n = 0;
+    if (p->batched)
+        shape[n++] = p->batch;
+    shape[n++] = p->m;
+    shape[n++] = p->n;
+    return n;
 }
 
-static clrt_status check_args(clrt_device *d, const clrt__gemm_args *g)
+static clrt_status check_out(const char *op, const char *out_name, const clrt_tensor *out,
+                             const clrt_tensor *a, const clrt_tensor *b, const gemm_plan *p)
 {
-    operand a = {"a",      g->a,       g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k, g->lda,
-                 g->a_off, g->stride_a};
-    operand b = {"b",      g->b,       g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n, g->ldb,
-                 g->b_off, g->stride_b};
-    operand c = {"c", g->c, g->m, g->n, g->ldc, g->c_off, g->stride_c};
-    size_t a_end, b_end, c_end;
-    clrt_status s;
-    if ((s = check_operand(d, &a, g->batch, &a_end)) != CLRT_OK ||
-        (s = check_operand(d, &b, g->batch, &b_end)) != CLRT_OK ||
-        (s = check_operand(d, &c, g->batch, &c_end)) != CLRT_OK)
-        return s;
-    if (overlaps(&c, c_end, &a, a_end) || overlaps(&c, c_end, &b, b_end))
-        return clrt__fail(CLRT_EINVAL, "clrt__gemm on %s: c overlaps an input in the same buffer",
-                          d->info.name);
-    if (g->batch > 1 && g->stride_c / g->ldc < g->m) /* stride_c < m * ldc */
+    int64_t want[3];
+    int nd = plan_shape(p, want);
+    char so[128], sw[128];
+    clrt_shape_str(out->ndim, out->shape, so, sizeof so);
+    clrt_shape_str(nd, want, sw, sizeof sw);
+    int same = out->ndim == nd;
+    for (int i = 0; same && i < nd; i++)
+        same = out->shape[i] == want[i];
+    if (!same)
+        return clrt__fail(CLRT_ESHAPE, "%s: %s has shape %s, the product has shape %s", op,
+                          out_name, so, sw);
+    clrt__arg args[] = {{"a", a, 0}, {"b", b, 0}, {out_name, out, 0}};
+    return clrt__check_no_alias(op, &args[2], 2, args);
+}
+
+static size_t leading_dim(const clrt_tensor *t)
+{
+    return t->shape[t->ndim - 1] > 0 ? (size_t)t->shape[t->ndim - 1] : 1;
+}
+
+/* 0 for a matrix shared by the whole batch (2-D, or a batch of one). */
+static size_t matrix_stride(const clrt_tensor *t)
+{
+    return t->ndim == 3 && t->shape[0] > 1 ? (size_t)(t->shape[1] * t->shape[2]) : 0;
+}
+
+static clrt_status run(clrt_tensor *c, int ta, int tb, float alpha, clrt_tensor *a, clrt_tensor *b,
+                       float beta, const gemm_plan *p)
+{
+    clrt__gemm_args g = {
+        .trans_a = ta,
+        .trans_b = tb,
+        .m = (size_t)p->m,
+        .n = (size_t)p->n,
+        .k = (size_t)p->k,
+        .alpha = alpha,
+        .beta = beta,
+        .a = clrt__mem(a),
+        .b = clrt__mem(b),
+        .c = clrt__mem(c),
+        .lda = leading_dim(a),
+        .ldb = leading_dim(b),
+        .ldc = leading_dim(c),
+        .batch = (size_t)p->batch,
+        .stride_a = matrix_stride(a),
+        .stride_b = matrix_stride(b),
+        .stride_c = (size_t)(p->m * p->n),
+    };
+    return clrt__gemm(clrt__dev(c), &g);
+}
+
+/* clrt_gemm and clrt_matmul_out: checks everything, then enqueues. */
+static clrt_status gemm_into(const char *op, const char *c_name, clrt_tensor *c, int ta, int tb,
+                             float alpha, clrt_tensor *a, clrt_tensor *b, float beta)
+{
+    gemm_plan p;
+    clrt_status s = check_inputs(op, c, c_name, a, b);
+    if (s == CLRT_OK)
+        s = make_plan(op, a, ta, b, tb, &p);
+    if (s == CLRT_OK)
+        s = check_out(op, c_name, c, a, b, &p);
+    if (s == CLRT_OK)
+        s = run(c, ta, tb, alpha, a, b, beta, &p);
+    return s;
+}
+
+clrt_status clrt_gemm(clrt_tensor *c, clrt_trans trans_a, clrt_trans trans_b, float alpha,
+                      clrt_tensor *a, clrt_tensor *b, float beta)
+{
+    if ((trans_a != CLRT_NO_TRANS && trans_a != CLRT_TRANS) ||
+        (trans_b != CLRT_NO_TRANS && trans_b != CLRT_TRANS))
         return clrt__fail(CLRT_EINVAL,
-                          "clrt__gemm on %s: stride_c %zu makes the batch's outputs overlap "
-                          "(m %zu x ldc %zu)",
-                          d->info.name, g->stride_c, g->m, g->ldc);
-    return CLRT_OK;
+                          "clrt_gemm: trans_a %d and trans_b %d must each be CLRT_NO_TRANS (0) or "
+                          "CLRT_TRANS (1)",
+                          (int)trans_a, (int)trans_b);
+    return gemm_into("clrt_gemm", "c", c, trans_a, trans_b, alpha, a, b, beta);
 }
 
-clrt_status clrt__gemm(clrt_device *d, const clrt__gemm_args *g)
+clrt_status clrt_matmul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b)
 {
-    if (!d || !g)
-        return clrt__fail(CLRT_EINVAL, "clrt__gemm: NULL device or arguments");
-    if (g->m == 0 || g->n == 0 || g->batch == 0)
+    return gemm_into("clrt_matmul_out", "out", out, 0, 0, 1.0f, a, b, 0.0f);
+}
+
+/* The result must fit one allocation; say so in matmul's own words. */
+static clrt_status check_result_size(const clrt_tensor *a, const clrt_tensor *b, int nd,
+                                     const int64_t *shape)
+{
+    const clrt_device_info *in = &clrt__dev(a)->info;
+    char so[128], sa[128], sb[128];
+    double bytes = (double)sizeof(float);
+    for (int i = 0; i < nd; i++)
+        bytes *= (double)shape[i];
+    if (bytes <= (double)in->max_alloc_bytes)
         return CLRT_OK;
-    clrt_status s = check_args(d, g);
-    if (s != CLRT_OK)
-        return s;
-    if (d->info.gemm_path == CLRT_GEMM_HOST_BLAS)
-        return clrt__gemm_host_blas(d, g);
-    return clrt__gemm_clblast(d, g);
+    return clrt__fail(CLRT_ENOMEM,
+                      "clrt_matmul: the product of a %s and b %s is %s, %.0f bytes, "
+                      "more than the largest allocation on %s (%llu bytes)",
+                      clrt_shape_str(a->ndim, a->shape, sa, sizeof sa),
+                      clrt_shape_str(b->ndim, b->shape, sb, sizeof sb),
+                      clrt_shape_str(nd, shape, so, sizeof so), bytes, in->name,
+                      (unsigned long long)in->max_alloc_bytes);
 }
 
-const char *clrt_gemm_path_str(clrt_gemm_path p)
+clrt_tensor *clrt_matmul(clrt_tensor *a, clrt_tensor *b)
 {
-    switch (p) {
-    case CLRT_GEMM_CLBLAST:
-        return "clblast";
-    case CLRT_GEMM_HOST_BLAS:
-        return "host-blas";
+    gemm_plan p;
+    int64_t shape[3];
+    if (check_inputs("clrt_matmul", NULL, NULL, a, b) != CLRT_OK ||
+        make_plan("clrt_matmul", a, 0, b, 0, &p) != CLRT_OK)
+        return NULL;
+    int nd = plan_shape(&p, shape);
+    if (check_result_size(a, b, nd, shape) != CLRT_OK)
+        return NULL;
+    clrt_tensor *out = clrt__alloc(clrt__dev(a), CLRT_F32, nd, shape);
+    if (out && run(out, 0, 0, 1.0f, a, b, 0.0f, &p) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
     }
-    return "unknown";
+    return out;
 }

@@ -3,29 +3,30 @@
  * between NCHW and the [O, cols] layout (clkernels/conv.cl). */
 #include "runtime/ops/conv_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
-clrt__conv_geom clrt__conv_geom_of(const clrt__conv_dims *cd, int img0, int n)
-{
-    return (clrt__conv_geom){cd->C,
-                             cd->H,
-                             cd->W,
-                             cd->pad,
-                             cd->OH,
-                             cd->OW,
-                             img0,
-                             n,
-                             clrt__divisor_of((uint32_t)cd->OW),
-                             clrt__divisor_of((uint32_t)cd->W)};
-}
+/* The geometry argument of the im2col kernels. */
+typedef struct {
+    cl_int C, H, W, pad, OH, OW, img0, n;
+    clrt__divisor ow, w;
+} conv_geom;
+_Static_assert(sizeof(conv_geom) == 12 * sizeof(cl_int) && offsetof(conv_geom, ow) == 32 &&
+                   offsetof(conv_geom, w) == 40,
+               "conv_geom must match clkernels/im2col.cl");
 
-clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes, int nargs,
-                             const clrt__karg *args)
+static conv_geom geom_of(const clrt__conv_dims *cd, int img0, int n)
 {
-    if (!k)
-        return clrt_last_status();
-    clrt_status st = clrt__set_args(k, nargs, args);
-    return st != CLRT_OK ? st : clrt__launch_planes(d, k, items, planes);
+    return (conv_geom){cd->C,
+                       cd->H,
+                       cd->W,
+                       cd->pad,
+                       cd->OH,
+                       cd->OW,
+                       img0,
+                       n,
+                       clrt__divisor_of((uint32_t)cd->OW),
+                       clrt__divisor_of((uint32_t)cd->W)};
 }
 
 /* im2col.cl's kernel `name` built for cd's kernel size and stride. */
@@ -39,7 +40,7 @@ static cl_kernel taps_kernel(clrt_device *d, const clrt__conv_dims *cd, const ch
 clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_dims *cd, int img0,
                          int n)
 {
-    clrt__conv_geom g = clrt__conv_geom_of(cd, img0, n);
+    conv_geom g = geom_of(cd, img0, n);
     clrt__karg args[] = {CLRT__ARG(x), CLRT__ARG(col), CLRT__ARG(g)};
     return clrt__run_planes(d, taps_kernel(d, cd, "im2col"), (size_t)cd->OH * (size_t)cd->OW,
                             (size_t)n * (size_t)cd->C, 3, args);
@@ -48,7 +49,7 @@ clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_
 clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv_dims *cd, int img0,
                          int n)
 {
-    clrt__conv_geom g = clrt__conv_geom_of(cd, img0, n);
+    conv_geom g = geom_of(cd, img0, n);
     clrt__karg args[] = {CLRT__ARG(col), CLRT__ARG(gx), CLRT__ARG(g)};
     return clrt__run_planes(d, taps_kernel(d, cd, "col2im"), (size_t)cd->H * (size_t)cd->W,
                             (size_t)n * (size_t)cd->C, 3, args);

@@ -1,8 +1,7 @@
 /* Softmax cross-entropy, fused forward and backward (clkernels/loss.cl).
  * Per-row partials go to the device's workspace and one small reduction adds
  * them into the accumulators: nothing is read back to the host. */
-#include "runtime/ops/conv_internal.h"
-#include "runtime/ops/elementwise_internal.h"
+#include "runtime/tensor/check_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
 #include <clrt/ops_loss.h>
@@ -19,11 +18,6 @@ static clrt_status check_scalar(const char *op, const char *name, const clrt_ten
     return st;
 }
 
-static int shares(const clrt_tensor *a, const clrt_tensor *b)
-{
-    return a && b && a->storage == b->storage;
-}
-
 /* logits float32 [N,K] (K >= 1), labels int32 [N], loss_sum float32 and
  * correct int32 single elements, grad float32 [N,K] (may be logits). */
 static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *labels,
@@ -32,8 +26,8 @@ static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *label
     char sl[128], sy[128];
     clrt__arg args[] = {{"logits", logits, 0},
                         {"labels", labels, 0},
-                        {"loss_sum", loss_sum, 1},
                         {"grad", grad, 1},
+                        {"loss_sum", loss_sum, 1},
                         {"correct", correct, 1}};
     clrt_status st = clrt__check_args(op, 5, args);
     if (st == CLRT_OK)
@@ -59,13 +53,11 @@ static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *label
         return clrt__check_same_shape(op, logits, grad);
     if (logits->shape[0] > INT32_MAX || logits->shape[1] > INT32_MAX)
         return clrt__fail(CLRT_ENOTSUP, "%s: logits %s too large for 32-bit indexing", op, sl);
-    if (shares(grad, labels) || shares(loss_sum, grad) || shares(correct, grad) ||
-        shares(loss_sum, logits) || shares(correct, labels) || shares(loss_sum, correct))
-        return clrt__fail(CLRT_EINVAL,
-                          "%s: outputs must not share storage with each other or "
-                          "with the inputs (grad may be logits)",
-                          op);
-    return CLRT_OK;
+    /* Each output against every argument before it; grad may be logits
+     * (the kernel reads a row before it writes it). */
+    for (int i = 2; i < 5 && st == CLRT_OK; i++)
+        st = clrt__check_no_alias(op, &args[i], i == 2 ? 1 : i, i == 2 ? &args[1] : args);
+    return st;
 }
 
 /* The per-row kernel; the caller holds the workspace. */

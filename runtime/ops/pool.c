@@ -1,7 +1,8 @@
 /* 2-D max and average pooling, forward and backward (clkernels/pool.cl). */
-#include "runtime/ops/conv_internal.h"
+#include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_conv.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* x-shaped [N,C,H,W] input and [N,C,OH,OW] pooled sizes. */
@@ -15,6 +16,9 @@ typedef struct {
     cl_int H, W, OH, OW, planes;
     clrt__divisor ow, w;
 } geom_arg;
+_Static_assert(sizeof(geom_arg) == 9 * sizeof(cl_int) && offsetof(geom_arg, ow) == 20 &&
+                   offsetof(geom_arg, w) == 28,
+               "geom_arg must match pool_geom in clkernels/pool.cl");
 
 /* Validates the input-shaped tensor x (float32 [N,C,H,W]), the window and
  * the stride, and fills pd. */
@@ -68,14 +72,6 @@ static clrt_status check_pooled(const char *op, const char *name, const clrt_ten
     return CLRT_OK;
 }
 
-static clrt_status check_no_alias(const char *op, const clrt_tensor *dst, const char *dname,
-                                  const clrt_tensor *src, const char *sname)
-{
-    if (dst && src && dst->storage == src->storage)
-        return clrt__fail(CLRT_EINVAL, "%s: %s must not share storage with %s", op, dname, sname);
-    return CLRT_OK;
-}
-
 /* Runs a pool kernel, built for pd's window and stride, over planes of
  * input (backward) or output (forward) pixels. */
 static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, int over_input,
@@ -113,11 +109,9 @@ static clrt_status check_maxpool_fwd(const char *op, clrt_tensor *out, clrt_tens
     if (st == CLRT_OK && indices)
         st = check_pooled(op, "indices", indices, CLRT_I32, pd);
     if (st == CLRT_OK)
-        st = check_no_alias(op, out, "out", x, "x");
+        st = clrt__check_no_alias(op, &args[1], 1, args); /* out: x */
     if (st == CLRT_OK)
-        st = check_no_alias(op, indices, "indices", x, "x");
-    if (st == CLRT_OK)
-        st = check_no_alias(op, indices, "indices", out, "out");
+        st = clrt__check_no_alias(op, &args[2], 2, args); /* indices: x, out */
     return st;
 }
 
@@ -162,32 +156,34 @@ clrt_tensor *clrt_f_maxpool2d(clrt_tensor *x, int kernel, int stride)
     return out;
 }
 
-/* Checks a backward call: grad_x (float32 [N,C,H,W]) gives the input size,
- * grad_out (and indices, when given) must have its pooled shape. */
-static clrt_status check_backward(const char *op, clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                  clrt_tensor *indices, int kernel, int stride, pool_dims *pd)
+/* Checks a backward call whose n args are {grad_x, grad_out[, indices]}:
+ * grad_x (float32 [N,C,H,W]) gives the input size, grad_out (and indices,
+ * when given) must have its pooled shape, and grad_x shares storage with
+ * neither. */
+static clrt_status check_backward(const char *op, int n, const clrt__arg *args, int kernel,
+                                  int stride, pool_dims *pd)
 {
-    clrt_status st = dims_get(op, "grad_x", grad_x, kernel, stride, pd);
+    clrt_tensor *grad_x = (clrt_tensor *)args[0].t, *grad_out = (clrt_tensor *)args[1].t;
+    clrt_tensor *indices = n > 2 ? (clrt_tensor *)args[2].t : NULL;
+    clrt_status st = clrt__check_args(op, n, args);
+    if (st == CLRT_OK)
+        st = dims_get(op, "grad_x", grad_x, kernel, stride, pd);
     if (st == CLRT_OK)
         st = check_pooled(op, "grad_out", grad_out, CLRT_F32, pd);
     if (st == CLRT_OK && indices)
         st = check_pooled(op, "indices", indices, CLRT_I32, pd);
     if (st == CLRT_OK)
-        st = check_no_alias(op, grad_x, "grad_x", grad_out, "grad_out");
-    if (st == CLRT_OK)
-        st = check_no_alias(op, grad_x, "grad_x", indices, "indices");
+        st = clrt__check_no_alias(op, &args[0], n - 1, &args[1]);
     return st;
 }
 
-clrt_status clrt_f_maxpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                      clrt_tensor *indices, int kernel, int stride)
+clrt_status clrt_f_maxpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                          clrt_tensor *indices, int kernel, int stride)
 {
-    const char *op = "clrt_f_maxpool2d_backward";
+    const char *op = "clrt_f_maxpool2d_backward_out";
     pool_dims pd = {0};
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"indices", indices, 0}};
-    clrt_status st = clrt__check_args(op, 3, args);
-    if (st == CLRT_OK)
-        st = check_backward(op, grad_x, grad_out, indices, kernel, stride, &pd);
+    clrt_status st = check_backward(op, 3, args, kernel, stride, &pd);
     if (st != CLRT_OK)
         return st;
     cl_mem mg = clrt__mem(grad_out), mi = clrt__mem(indices), mx = clrt__mem(grad_x);
@@ -207,7 +203,7 @@ static clrt_status check_avgpool_fwd(const char *op, clrt_tensor *out, clrt_tens
     if (st == CLRT_OK && out)
         st = check_pooled(op, "out", out, CLRT_F32, pd);
     if (st == CLRT_OK)
-        st = check_no_alias(op, out, "out", x, "x");
+        st = clrt__check_no_alias(op, &args[1], 1, args);
     return st;
 }
 
@@ -240,15 +236,13 @@ clrt_tensor *clrt_f_avgpool2d(clrt_tensor *x, int kernel, int stride)
     return out;
 }
 
-clrt_status clrt_f_avgpool2d_backward(clrt_tensor *grad_x, clrt_tensor *grad_out, int kernel,
-                                      int stride)
+clrt_status clrt_f_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out, int kernel,
+                                          int stride)
 {
-    const char *op = "clrt_f_avgpool2d_backward";
+    const char *op = "clrt_f_avgpool2d_backward_out";
     pool_dims pd = {0};
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}};
-    clrt_status st = clrt__check_args(op, 2, args);
-    if (st == CLRT_OK)
-        st = check_backward(op, grad_x, grad_out, NULL, kernel, stride, &pd);
+    clrt_status st = check_backward(op, 2, args, kernel, stride, &pd);
     if (st != CLRT_OK)
         return st;
     cl_mem mg = clrt__mem(grad_out), mx = clrt__mem(grad_x);

@@ -1,5 +1,5 @@
 /* Public reductions: over all elements (0-dim results) and over one dim. */
-#include "runtime/ops/elementwise_internal.h"
+#include "runtime/tensor/check_internal.h"
 #include "runtime/ops/reduce_internal.h"
 
 #include <clrt/ops_reduce.h>
@@ -120,9 +120,10 @@ clrt_status clrt_sum_dim_out(clrt_tensor *out, clrt_tensor *x, int dim, int keep
 {
     const char *api = "clrt_sum_dim_out";
     dim_layout l;
-    clrt_status st = clrt__check_dtype(api, "x", x, CLRT_F32);
+    clrt__arg args[] = {{"x", x, 0}, {"out", out, 0}};
+    clrt_status st = clrt__check_args(api, 2, args);
     if (st == CLRT_OK)
-        st = clrt__check_out_device(api, out, x);
+        st = clrt__check_dtype(api, "x", x, CLRT_F32);
     if (st == CLRT_OK)
         st = layout_of(api, x, dim, keepdim, &l);
     if (st == CLRT_OK)

@@ -1,5 +1,5 @@
 /* Planning and launching the tree reductions of clkernels/reduce.cl. */
-#include "runtime/ops/elementwise_internal.h"
+#include "runtime/tensor/tensor_internal.h"
 #include "runtime/ops/reduce_internal.h"
 
 /* What the kernels reduce: x[q*sQ + r*sR + p*sP] over r < R, for p < P, q < Q. */

@@ -1,6 +1,6 @@
 /* clrt_transpose: a contiguous copy with two dims swapped, any dtype
  * (kernels in clkernels/transpose.cl). */
-#include "runtime/ops/elementwise_internal.h"
+#include "runtime/tensor/tensor_internal.h"
 
 #include <clrt/ops_elementwise.h>
 
@@ -26,36 +26,32 @@ static transpose_view view_of(const clrt_tensor *x, int d0, int d1)
 
 /* C == 1 in ts x ts work groups: through local memory on GPUs
  * (transpose_tiled_*, x along input rows), directly on CPUs
- * (transpose_rows_*, x along output rows). Returns 0 (nothing launched)
- * when the tile or the grid does not fit this device. */
-static int run_tiled(clrt_device *d, const clrt_tensor *x, clrt_tensor *out,
-                     const transpose_view *v, clrt_status *st)
+ * (transpose_rows_*, x along output rows). CLRT__DECLINED when the tile
+ * or the grid does not fit this device. */
+static clrt_status run_tiled(clrt_device *d, const clrt_tensor *x, clrt_tensor *out,
+                             const transpose_view *v)
 {
     static const char *const names[2][2] = {{"transpose_tiled_1", "transpose_tiled_4"},
                                             {"transpose_rows_1", "transpose_rows_4"}};
     size_t esize = clrt_dtype_size(x->dtype);
     int cpu = d->info.kind == CLRT_DEVICE_CPU;
     cl_kernel k = clrt__kernel(d, "transpose", NULL, names[cpu][esize == 4]);
-    size_t items[3];
-    if (!k || clrt__max_item_sizes(d, items) != CLRT_OK) {
-        *st = clrt_last_status();
-        return 1;
-    }
+    if (!k)
+        return clrt_last_status();
+    const size_t *items = d->max_item_sizes;
     size_t wg = clrt__wg_size(d, k), ts = wg >= 256 ? 16 : wg >= 64 ? 8 : 0;
     if (ts == 0 || items[0] < ts || items[1] < ts)
-        return 0;
+        return CLRT__DECLINED;
     size_t x_extent = cpu ? v->D0 : v->D1, y_extent = cpu ? v->D1 : v->D0;
     size_t local[3] = {ts, ts, 1};
-    size_t global[3] = {(x_extent + ts - 1) / ts * ts, (y_extent + ts - 1) / ts * ts, v->A * v->B};
+    size_t global[3] = {clrt__round_up(x_extent, ts), clrt__round_up(y_extent, ts), v->A * v->B};
     if (global[1] / ts > CLRT__MAX_GROUPS_YZ || global[2] > CLRT__MAX_GROUPS_YZ)
-        return 0;
+        return CLRT__DECLINED;
     cl_mem ms = clrt__mem(x), md = clrt__mem(out);
     clrt__karg args[] = {CLRT__ARG(ms),    CLRT__ARG(md),   CLRT__ARG(v->D0),
                          CLRT__ARG(v->D1), CLRT__ARG(v->B), CLRT__LOCAL(ts * (ts + 1) * esize)};
-    *st = clrt__set_args(k, cpu ? 5 : 6, args);
-    if (*st == CLRT_OK)
-        *st = clrt__launch(d, k, 3, global, local);
-    return 1;
+    clrt_status st = clrt__set_args(k, cpu ? 5 : 6, args);
+    return st != CLRT_OK ? st : clrt__launch(d, k, 3, global, local);
 }
 
 static clrt_status run_any(clrt_device *d, const clrt_tensor *x, clrt_tensor *out,
@@ -106,8 +102,8 @@ clrt_tensor *clrt_transpose(clrt_tensor *x, int dim0, int dim1)
         return out;
     transpose_view v = view_of(x, d0, d1);
     clrt_device *d = clrt__dev(x);
-    clrt_status st = CLRT_OK;
-    if (v.C != 1 || !run_tiled(d, x, out, &v, &st))
+    clrt_status st = v.C == 1 ? run_tiled(d, x, out, &v) : CLRT__DECLINED;
+    if (st == CLRT__DECLINED)
         st = run_any(d, x, out, &v);
     if (st != CLRT_OK) {
         clrt_tensor_release(out);

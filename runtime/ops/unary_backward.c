@@ -1,16 +1,16 @@
 /* Activation gradients: grad_in = grad_out * f'(.), for relu (from its
  * input or output), sigmoid and tanh (from their outputs). Kernels in
  * clkernels/unary.cl. */
-#include "runtime/ops/elementwise_internal.h"
+#include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>
 
 /* `t` names the second argument in messages: "x" for relu, "y" otherwise. */
-static clrt_status check_args(const char *api, const char *t_name, clrt_tensor *grad_out,
-                              clrt_tensor *t)
+static clrt_status check_inputs(const char *api, const char *t_name, clrt_tensor *grad_out,
+                                clrt_tensor *t)
 {
-    clrt_tensor *ts[2] = {grad_out, t};
-    clrt_status st = clrt__check_same_device(api, 2, ts);
+    clrt__arg args[] = {{"grad_out", grad_out, 0}, {t_name, t, 0}};
+    clrt_status st = clrt__check_args(api, 2, args);
     if (st == CLRT_OK)
         st = clrt__check_dtype(api, "grad_out", grad_out, CLRT_F32);
     if (st == CLRT_OK)
@@ -32,7 +32,7 @@ static clrt_status backward_into(const char *kernel, clrt_tensor *grad_out, clrt
 static clrt_tensor *backward_new(const char *kernel, const char *api, const char *t_name,
                                  clrt_tensor *grad_out, clrt_tensor *t)
 {
-    if (check_args(api, t_name, grad_out, t) != CLRT_OK)
+    if (check_inputs(api, t_name, grad_out, t) != CLRT_OK)
         return NULL;
     clrt_tensor *grad_in = clrt__alloc_like(t);
     if (grad_in && backward_into(kernel, grad_out, t, grad_in) != CLRT_OK) {
@@ -45,9 +45,10 @@ static clrt_tensor *backward_new(const char *kernel, const char *api, const char
 static clrt_status backward_out(const char *kernel, const char *api, const char *t_name,
                                 clrt_tensor *grad_in, clrt_tensor *grad_out, clrt_tensor *t)
 {
-    clrt_status st = check_args(api, t_name, grad_out, t);
+    clrt_status st = check_inputs(api, t_name, grad_out, t);
+    clrt__arg args[] = {{t_name, t, 0}, {"grad_in", grad_in, 0}};
     if (st == CLRT_OK)
-        st = clrt__check_out_device(api, grad_in, t);
+        st = clrt__check_args(api, 2, args);
     if (st == CLRT_OK)
         st = clrt__check_out(api, grad_in, CLRT_F32, t->ndim, t->shape);
     return st != CLRT_OK ? st : backward_into(kernel, grad_out, t, grad_in);

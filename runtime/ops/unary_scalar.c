@@ -1,6 +1,6 @@
 /* Scalar arithmetic on float32 tensors (a + s, a * s, in place or not) and
  * axpy (y += alpha * x). Kernels in clkernels/unary.cl. */
-#include "runtime/ops/elementwise_internal.h"
+#include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>
 
@@ -54,8 +54,8 @@ clrt_status clrt_mul_scalar_(clrt_tensor *a, double s)
 clrt_status clrt_axpy_(clrt_tensor *y, double alpha, clrt_tensor *x)
 {
     const char *api = "clrt_axpy_";
-    clrt_tensor *ts[2] = {y, x};
-    clrt_status st = clrt__check_same_device(api, 2, ts);
+    clrt__arg checked[] = {{"y", y, 0}, {"x", x, 0}};
+    clrt_status st = clrt__check_args(api, 2, checked);
     if (st == CLRT_OK)
         st = clrt__check_dtype(api, "y", y, CLRT_F32);
     if (st == CLRT_OK)

@@ -1,5 +1,6 @@
 /* Tensors: creation, lifetime, host I/O, device moves and views. */
 #include "runtime/tensor/tensor_internal.h"
+#include "runtime/core/env_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,12 +127,6 @@ static clrt_tensor *tensor_new(clrt__storage *s, clrt_dtype t, int ndim, const i
 /* CLRT_POISON=1 (the tests set it): every new buffer starts as 0xFF bytes,
  * NaN in float32, so an op that leaves part of its output unwritten fails
  * its test instead of passing on leftover values. */
-static int poison_enabled(void)
-{
-    const char *p = getenv("CLRT_POISON");
-    return p && strcmp(p, "1") == 0;
-}
-
 static void poison(clrt_tensor *x)
 {
     unsigned char ff = 0xFF;
@@ -155,7 +150,7 @@ clrt_tensor *clrt__alloc(clrt_device *d, clrt_dtype t, int ndim, const int64_t *
     clrt_tensor *x = tensor_new(s, t, ndim, shape, numel);
     if (!x)
         storage_release(s);
-    else if (poison_enabled())
+    else if (clrt__env()->poison)
         poison(x);
     return x;
 }
@@ -419,7 +414,7 @@ clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shape)
 clrt_tensor *clrt_tensor_flatten(clrt_tensor *t)
 {
     if (!t || t->ndim < 1) {
-        clrt__fail(CLRT_EINVAL, "clrt_flatten: needs a tensor with at least one dimension");
+        clrt__fail(CLRT_EINVAL, "clrt_tensor_flatten: needs a tensor with at least one dimension");
         return NULL;
     }
     int64_t shape[2] = {t->shape[0], -1};
@@ -428,54 +423,4 @@ clrt_tensor *clrt_tensor_flatten(clrt_tensor *t)
     else
         shape[1] = t->numel / t->shape[0];
     return clrt_reshape(t, 2, shape);
-}
-
-/* --- checks shared by the ops --- */
-
-clrt_status clrt__check_same_device(const char *op, int n, clrt_tensor *const *ts)
-{
-    for (int i = 0; i < n; i++)
-        if (!ts[i])
-            return clrt__fail(CLRT_EINVAL, "%s: input %d is NULL", op, i);
-    for (int i = 1; i < n; i++) {
-        if (clrt__dev(ts[i]) != clrt__dev(ts[0]))
-            return clrt__fail(CLRT_EDEVMISMATCH,
-                              "%s: expected all tensors on one device, but input 0 is on %s and "
-                              "input %d is on %s; move one with clrt_tensor_to()",
-                              op, clrt__dev(ts[0])->info.name, i, clrt__dev(ts[i])->info.name);
-    }
-    return CLRT_OK;
-}
-
-clrt_status clrt__check_dtype(const char *op, const char *arg, const clrt_tensor *t,
-                              clrt_dtype want)
-{
-    if (!t)
-        return clrt__fail(CLRT_EINVAL, "%s: %s is NULL", op, arg);
-    if (t->dtype != want)
-        return clrt__fail(CLRT_EDTYPE, "%s: %s must be %s, got %s", op, arg, clrt_dtype_str(want),
-                          clrt_dtype_str(t->dtype));
-    return CLRT_OK;
-}
-
-int clrt__shape_equal(const clrt_tensor *a, const clrt_tensor *b)
-{
-    if (a->ndim != b->ndim)
-        return 0;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i])
-            return 0;
-    return 1;
-}
-
-clrt_status clrt__check_same_shape(const char *op, const clrt_tensor *a, const clrt_tensor *b)
-{
-    char sa[128], sb[128];
-    if (!a || !b)
-        return clrt__fail(CLRT_EINVAL, "%s: NULL tensor", op);
-    if (!clrt__shape_equal(a, b))
-        return clrt__fail(CLRT_ESHAPE, "%s: shapes differ: %s vs %s", op,
-                          clrt_shape_str(a->ndim, a->shape, sa, sizeof sa),
-                          clrt_shape_str(b->ndim, b->shape, sb, sizeof sb));
-    return CLRT_OK;
 }

@@ -2,7 +2,7 @@
 #ifndef CLRT_TENSOR_INTERNAL_H
 #define CLRT_TENSOR_INTERNAL_H
 
-#include "runtime/device/device_internal.h"
+#include "runtime/device/launch_internal.h"
 #include <clrt/tensor.h>
 #include <stdatomic.h>
 
@@ -27,17 +27,6 @@ struct clrt_tensor {
  * still has a 1-element buffer so kernels can take it). */
 static inline cl_mem clrt__mem(const clrt_tensor *t) { return t->storage->mem; }
 static inline clrt_device *clrt__dev(const clrt_tensor *t) { return t->storage->dev; }
-
-/* Checks that all n tensors are non-NULL and on one device; on failure sets
- * an error that names `op`, both devices, and suggests clrt_tensor_to. */
-clrt_status clrt__check_same_device(const char *op, int n, clrt_tensor *const *ts);
-/* Checks a tensor is non-NULL with the given dtype. */
-clrt_status clrt__check_dtype(const char *op, const char *arg, const clrt_tensor *t,
-                              clrt_dtype want);
-/* Checks both have identical shapes; the message shows both shapes. */
-clrt_status clrt__check_same_shape(const char *op, const clrt_tensor *a, const clrt_tensor *b);
-/* 1 if same ndim and dims. */
-int clrt__shape_equal(const clrt_tensor *a, const clrt_tensor *b);
 
 /* New uninitialized tensor on d (validates shape, size overflow and the
  * device's max allocation). */

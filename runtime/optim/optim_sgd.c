@@ -1,5 +1,5 @@
 /* SGD, with or without momentum (torch.optim.SGD, dampening 0). */
-#include "runtime/nn/optim_internal.h"
+#include "runtime/optim/optim_internal.h"
 
 #include <math.h>
 

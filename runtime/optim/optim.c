@@ -1,6 +1,7 @@
 /* Optimizers: argument checks, state, and the step loop shared by every
  * kind (one kernel launch per parameter tensor). */
-#include "runtime/nn/optim_internal.h"
+#include "runtime/optim/optim_internal.h"
+#include "runtime/tensor/check_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,34 +9,28 @@
  * more than about two steps ahead of the device, which also keeps the queue
  * from growing without bound. The label upload is enqueued after the image
  * upload, so its event completing means both have. */
-#include "runtime/nn/loader_internal.h"
+#include "runtime/train/batch_stream_internal.h"
+#include "runtime/core/clock_internal.h"
 #include "runtime/nn/module_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-double clrt__nn_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-clrt_status clrt__loader_init(clrt__loader *l, const clrt_dataset *ds, clrt_device *dev,
+clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clrt_device *dev,
                               int64_t batch)
 {
     memset(l, 0, sizeof *l);
     if (!ds || !dev || batch < 1)
         return clrt__fail(CLRT_EINVAL,
-                          "batch loader: NULL data set or device, or batch size "
+                          "batch stream: NULL data set or device, or batch size "
                           "%lld < 1",
                           (long long)batch);
     l->ds = ds;
     l->dev = dev;
     l->size = clrt_dataset_size(ds);
     if (l->size < 1)
-        return clrt__fail(CLRT_EINVAL, "batch loader: data set %s is empty", clrt_dataset_name(ds));
+        return clrt__fail(CLRT_EINVAL, "batch stream: data set %s is empty", clrt_dataset_name(ds));
     l->batch = batch < l->size ? batch : l->size;
     clrt_dataset_sample_shape(ds, l->chw);
     l->sample_numel = l->chw[0] * l->chw[1] * l->chw[2];
@@ -48,21 +42,24 @@ clrt_status clrt__loader_init(clrt__loader *l, const clrt_dataset *ds, clrt_devi
         ok = l->host_x[s] && l->host_y[s];
     }
     if (!ok) {
-        clrt__loader_free(l);
-        return clrt__fail(CLRT_ENOMEM, "batch loader: out of host memory for %lld samples",
+        clrt__stream_free(l);
+        return clrt__fail(CLRT_ENOMEM, "batch stream: out of host memory for %lld samples",
                           (long long)l->batch);
     }
     return CLRT_OK;
 }
 
-int64_t clrt__loader_batches(const clrt__loader *l) { return (l->size + l->batch - 1) / l->batch; }
+int64_t clrt__stream_batches(const clrt__batch_stream *l)
+{
+    return (l->size + l->batch - 1) / l->batch;
+}
 
 /* Waits for a staging buffer's last upload by polling its status with short
  * sleeps, not clWaitForEvents: PoCL's CPU driver spins a core in
  * clWaitForEvents, and on a CPU device that core is one the kernels need
- * (clrt-bench train: 57 -> 50 ms per LeNet step on 2 cores). 0.1 ms of sleep
- * is noise beside a step. A negative status is the command's error. */
-static clrt_status wait_slot(clrt__loader *l, int slot)
+ * (clrt-bench train shows the difference). 0.1 ms of sleep is noise beside
+ * a step. A negative status is the command's error. */
+static clrt_status wait_slot(clrt__batch_stream *l, int slot)
 {
     if (!l->upload[slot])
         return CLRT_OK;
@@ -80,7 +77,7 @@ static clrt_status wait_slot(clrt__loader *l, int slot)
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "batch upload");
 }
 
-static clrt_status upload(clrt__loader *l, int slot, int64_t count)
+static clrt_status upload(clrt__batch_stream *l, int slot, int64_t count)
 {
     int64_t xshape[4] = {count, l->chw[0], l->chw[1], l->chw[2]};
     clrt_status st = clrt__nn_buffer(&l->x[slot], l->dev, CLRT_F32, 4, xshape);
@@ -102,14 +99,14 @@ static clrt_status upload(clrt__loader *l, int slot, int64_t count)
 /* Gathers batch b into its slot's staging buffer and enqueues the upload.
  * The wait for the slot is timed apart: it is the device still computing,
  * not data work. */
-static clrt_status stage(clrt__loader *l, int64_t b)
+static clrt_status stage(clrt__batch_stream *l, int64_t b)
 {
     int slot = (int)(b & 1);
     int64_t first = b * l->batch;
     int64_t count = l->size - first < l->batch ? l->size - first : l->batch;
-    double t0 = clrt__nn_now();
+    double t0 = clrt__now();
     clrt_status st = wait_slot(l, slot);
-    double t1 = clrt__nn_now();
+    double t1 = clrt__now();
     l->wait_seconds += t1 - t0;
     if (st == CLRT_OK)
         st = clrt_dataset_gather(l->ds, l->order + first, count, l->host_x[slot], l->host_y[slot]);
@@ -117,11 +114,11 @@ static clrt_status stage(clrt__loader *l, int64_t b)
         st = upload(l, slot, count);
     if (st == CLRT_OK)
         l->staged = b + 1;
-    l->data_seconds += clrt__nn_now() - t1;
+    l->data_seconds += clrt__now() - t1;
     return st;
 }
 
-clrt_status clrt__loader_start(clrt__loader *l, int shuffle, uint64_t seed)
+clrt_status clrt__stream_start(clrt__batch_stream *l, int shuffle, uint64_t seed)
 {
     l->staged = 0;
     l->data_seconds = l->wait_seconds = 0;
@@ -136,17 +133,17 @@ clrt_status clrt__loader_start(clrt__loader *l, int shuffle, uint64_t seed)
     return stage(l, 0);
 }
 
-clrt_status clrt__loader_next(clrt__loader *l, int64_t i, clrt_tensor **x, clrt_tensor **y)
+clrt_status clrt__stream_next(clrt__batch_stream *l, int64_t i, clrt_tensor **x, clrt_tensor **y)
 {
     if (i != l->staged - 1)
-        return clrt__fail(CLRT_ESTATE, "batch loader: batch %lld asked, %lld staged", (long long)i,
+        return clrt__fail(CLRT_ESTATE, "batch stream: batch %lld asked, %lld staged", (long long)i,
                           (long long)l->staged);
     *x = l->x[i & 1];
     *y = l->y[i & 1];
-    return i + 1 < clrt__loader_batches(l) ? stage(l, i + 1) : CLRT_OK;
+    return i + 1 < clrt__stream_batches(l) ? stage(l, i + 1) : CLRT_OK;
 }
 
-void clrt__loader_free(clrt__loader *l)
+void clrt__stream_free(clrt__batch_stream *l)
 {
     for (int s = 0; s < 2; s++) {
         wait_slot(l, s);

@@ -181,14 +181,14 @@ static clrt_status dev_phase(dev_layer *t, phase p)
     case CONV_FWD:
         return clrt_f_conv2d_out(t->y, t->x, t->w, t->b, 1, l->pad);
     case CONV_BWD_INPUT:
-        return clrt_f_conv2d_backward_input(t->dx, t->g, t->w, 1, l->pad);
+        return clrt_f_conv2d_backward_input_out(t->dx, t->g, t->w, 1, l->pad);
     case CONV_BWD_WEIGHT:
-        return clrt_f_conv2d_backward_weight(t->dw, t->g, t->x, 1, l->pad, 0);
+        return clrt_f_conv2d_backward_weight_out(t->dw, t->g, t->x, 1, l->pad, 0);
     case CONV_BWD_BIAS:
-        return clrt_f_conv2d_backward_bias(t->db, t->g, 0);
+        return clrt_f_conv2d_backward_bias_out(t->db, t->g, 0);
     case POOL_FWD_BWD: {
         clrt_status st = clrt_f_maxpool2d_out(t->pooled, t->idx, t->y, 2, 2);
-        return st != CLRT_OK ? st : clrt_f_maxpool2d_backward(t->gy, t->gp, t->idx, 2, 2);
+        return st != CLRT_OK ? st : clrt_f_maxpool2d_backward_out(t->gy, t->gp, t->idx, 2, 2);
     }
     default:
         return CLRT_EINVAL;

@@ -1,7 +1,8 @@
 /* The training loop: shuffled passes over a data set, each batch streamed
- * by the loader, forward + cross-entropy + backward + optimizer step only
+ * by the batch stream, forward + cross-entropy + backward + optimizer step only
  * enqueued, loss and accuracy summed on the device and read once per pass. */
-#include "runtime/nn/loader_internal.h"
+#include "runtime/core/clock_internal.h"
+#include "runtime/train/batch_stream_internal.h"
 #include "runtime/nn/module_internal.h"
 
 #include <clrt/ops_loss.h>
@@ -21,17 +22,17 @@ struct clrt_trainer {
     clrt_module *model;
     clrt_optimizer *opt;
     clrt_train_config cfg;
-    clrt__loader train, test;
+    clrt__batch_stream train, test;
     sums sums;
     int have_test;
     int epoch;
 };
 
-/* One pass over a loader: training when opt is non-NULL, else evaluation. */
+/* One pass over a batch stream: training when opt is non-NULL, else evaluation. */
 typedef struct {
     clrt_module *model;
     clrt_optimizer *opt;
-    clrt__loader *loader;
+    clrt__batch_stream *stream;
     sums *sums;
     int classes;
     clrt_phase phase;
@@ -73,7 +74,7 @@ static clrt_status check_logits(const pass_args *p, const clrt_tensor *logits)
                       "training: the model's output is %s but %s has %d classes (expected "
                       "[N, %d])",
                       clrt_shape_str(logits->ndim, logits->shape, s, sizeof s),
-                      clrt_dataset_name(p->loader->ds), p->classes, p->classes);
+                      clrt_dataset_name(p->stream->ds), p->classes, p->classes);
 }
 
 /* Enqueues one batch: forward, loss sums, and in training the backward
@@ -115,27 +116,27 @@ static clrt_status read_sums(const sums *s, pass_result *r)
 static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
 {
     clrt_tensor *x = NULL, *y = NULL;
-    double t0 = clrt__nn_now();
-    int64_t batches = clrt__loader_batches(p->loader), done = 0;
+    double t0 = clrt__now();
+    int64_t batches = clrt__stream_batches(p->stream), done = 0;
     clrt_status st = clrt__fill(p->sums->loss_sum, 0);
     if (st == CLRT_OK)
         st = clrt__fill(p->sums->correct, 0);
     if (st == CLRT_OK)
-        st = clrt__loader_start(p->loader, p->opt != NULL, seed);
+        st = clrt__stream_start(p->stream, p->opt != NULL, seed);
     for (int64_t i = 0; i < batches && st == CLRT_OK; i++) {
-        st = clrt__loader_next(p->loader, i, &x, &y);
+        st = clrt__stream_next(p->stream, i, &x, &y);
         if (st == CLRT_OK)
             st = step(p, x, y);
         done += x ? x->shape[0] : 0;
         if (st == CLRT_OK && p->cfg && p->cfg->progress)
-            p->cfg->progress(p->cfg->ctx, p->phase, p->epoch, done, p->loader->size);
+            p->cfg->progress(p->cfg->ctx, p->phase, p->epoch, done, p->stream->size);
     }
-    r->samples = p->loader->size;
+    r->samples = p->stream->size;
     if (st == CLRT_OK)
         st = read_sums(p->sums, r);
-    r->seconds = clrt__nn_now() - t0;
-    r->data_seconds = p->loader->data_seconds;
-    r->wait_seconds = p->loader->wait_seconds;
+    r->seconds = clrt__now() - t0;
+    r->data_seconds = p->stream->data_seconds;
+    r->wait_seconds = p->stream->wait_seconds;
     return st;
 }
 
@@ -154,19 +155,19 @@ static clrt_status eval_pass(pass_args *p, pass_result *r)
 clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size, double *loss,
                           double *accuracy)
 {
-    clrt__loader l;
+    clrt__batch_stream l;
     sums s = {NULL, NULL, NULL};
     pass_result r = {0};
     if (!model || !ds)
         return clrt__fail(CLRT_EINVAL, "clrt_evaluate: NULL model or data set");
-    clrt_status st = clrt__loader_init(&l, ds, model->device, batch_size);
+    clrt_status st = clrt__stream_init(&l, ds, model->device, batch_size);
     pass_args p = {model, NULL, &l, &s, clrt_dataset_num_classes(ds), CLRT_PHASE_TEST, 0, NULL};
     if (st == CLRT_OK)
         st = sums_init(&s, model->device);
     if (st == CLRT_OK)
         st = eval_pass(&p, &r);
     sums_free(&s);
-    clrt__loader_free(&l);
+    clrt__stream_free(&l);
     if (st == CLRT_OK && loss)
         *loss = r.loss;
     if (st == CLRT_OK && accuracy)
@@ -221,8 +222,8 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     *t = (clrt_trainer){model, opt, *cfg, {0}, {0}, {NULL, NULL, NULL}, test != NULL, 0};
     t->cfg.device = d;
     if (sums_init(&t->sums, d) != CLRT_OK ||
-        clrt__loader_init(&t->train, train, d, cfg->batch_size) != CLRT_OK ||
-        (test && clrt__loader_init(&t->test, test, d, cfg->batch_size) != CLRT_OK)) {
+        clrt__stream_init(&t->train, train, d, cfg->batch_size) != CLRT_OK ||
+        (test && clrt__stream_init(&t->test, test, d, cfg->batch_size) != CLRT_OK)) {
         clrt_trainer_free(t);
         return NULL;
     }
@@ -263,7 +264,7 @@ clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
     clrt_status st = run_pass(&p, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
     int evaluate = t->have_test && t->cfg.evaluate;
     if (st == CLRT_OK && evaluate) {
-        p.loader = &t->test;
+        p.stream = &t->test;
         st = eval_pass(&p, &te);
     }
     if (st == CLRT_OK && stats)
@@ -275,8 +276,8 @@ void clrt_trainer_free(clrt_trainer *t)
 {
     if (!t)
         return;
-    clrt__loader_free(&t->train);
-    clrt__loader_free(&t->test);
+    clrt__stream_free(&t->train);
+    clrt__stream_free(&t->test);
     sums_free(&t->sums);
     free(t);
 }

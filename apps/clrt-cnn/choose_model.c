@@ -1,32 +1,7 @@
-/* The two models clrt-cnn trains. */
+/* Which model clrt-cnn trains: --model against the data set's sample shape. */
 #include "cnn.h"
 
 #include <string.h>
-
-/* The seed notebook's CIFAR-10 CNN, for 3x32x32 inputs. */
-static clrt_module *seed_cnn(void)
-{
-    clrt_module *m[] = {
-        clrt_conv2d(3, 6, 5, 1, 0),
-        clrt_relu(),
-        clrt_maxpool2d(2, 2),
-        clrt_conv2d(6, 16, 5, 1, 3),
-        clrt_relu(),
-        clrt_conv2d(16, 16, 5, 1, 0),
-        clrt_relu(),
-        clrt_maxpool2d(2, 2),
-        clrt_conv2d(16, 16, 3, 1, 0),
-        clrt_relu(),
-        clrt_maxpool2d(2, 2),
-        clrt_flatten(),
-        clrt_linear(64, 120),
-        clrt_relu(),
-        clrt_linear(120, 84),
-        clrt_relu(),
-        clrt_linear(84, 10),
-    };
-    return clrt_sequential((int)(sizeof m / sizeof *m), m);
-}
 
 clrt_module *cnn_build_model(const char *name, const int64_t chw[3])
 {
@@ -41,5 +16,5 @@ clrt_module *cnn_build_model(const char *name, const int64_t chw[3])
         return NULL;
     }
     /* d2l's LeNet with ReLU and max pooling (clrt_lenet prints its layers). */
-    return lenet_model ? clrt_lenet(chw, 10) : seed_cnn();
+    return lenet_model ? clrt_lenet(chw, 10) : clrt_seed_cnn(10);
 }

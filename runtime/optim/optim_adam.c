@@ -1,5 +1,5 @@
 /* Adam (torch.optim.Adam, amsgrad off, L2 weight decay). */
-#include "runtime/nn/optim_internal.h"
+#include "runtime/optim/optim_internal.h"
 
 #include <math.h>
 

@@ -2,8 +2,8 @@
  * device computes batch i, the host gathers batch i+1 into the other
  * staging buffer and enqueues its upload. Used by the trainer and by
  * clrt_evaluate. */
-#ifndef CLRT_LOADER_INTERNAL_H
-#define CLRT_LOADER_INTERNAL_H
+#ifndef CLRT_BATCH_STREAM_INTERNAL_H
+#define CLRT_BATCH_STREAM_INTERNAL_H
 
 #include "runtime/tensor/tensor_internal.h"
 #include <clrt/data.h>
@@ -23,23 +23,20 @@ typedef struct {
     int64_t staged;           /* batches staged so far this pass */
     double data_seconds;      /* host time gathering and enqueueing uploads this pass */
     double wait_seconds;      /* host time blocked until a staging buffer was free */
-} clrt__loader;
-
-/* Seconds on a monotonic clock, for the pass timings. */
-double clrt__nn_now(void);
+} clrt__batch_stream;
 
 /* Sets up staging for batches of `batch` samples of ds on dev. */
-clrt_status clrt__loader_init(clrt__loader *l, const clrt_dataset *ds, clrt_device *dev,
+clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clrt_device *dev,
                               int64_t batch);
 /* Number of batches in a pass. */
-int64_t clrt__loader_batches(const clrt__loader *l);
+int64_t clrt__stream_batches(const clrt__batch_stream *l);
 /* Starts a pass: samples in the order of a permutation from seed when
  * shuffle is nonzero, else in order; stages the first batch. */
-clrt_status clrt__loader_start(clrt__loader *l, int shuffle, uint64_t seed);
+clrt_status clrt__stream_start(clrt__batch_stream *l, int shuffle, uint64_t seed);
 /* Hands out batch i (borrowed device tensors x [n, C, H, W] float32 and
  * y [n] int32, valid until batch i+2 is staged) and stages batch i+1. */
-clrt_status clrt__loader_next(clrt__loader *l, int64_t i, clrt_tensor **x, clrt_tensor **y);
+clrt_status clrt__stream_next(clrt__batch_stream *l, int64_t i, clrt_tensor **x, clrt_tensor **y);
 /* Waits for the uploads still reading staging memory, then frees. */
-void clrt__loader_free(clrt__loader *l);
+void clrt__stream_free(clrt__batch_stream *l);
 
 #endif

@@ -6,7 +6,8 @@
  * sync per op would cost. */
 #include "bench.h"
 
-#include "runtime/device/device_internal.h"
+#include "runtime/core/env_internal.h"
+#include "runtime/device/launch_internal.h"
 #include <clrt/clrt.h>
 
 #include <stdio.h>
@@ -248,8 +249,7 @@ static void report(const launch_opts *o, clrt_device *d, per_call t[N_LOOPS][MAX
            tot[2] / tot[1]);
     printf("  %-44s %11.2fx %11.2fx\n", "clFinish each / bare back to back", enq[3] / enq[0],
            tot[3] / tot[0]);
-    const char *poison = getenv("CLRT_POISON");
-    if (poison && strcmp(poison, "1") == 0)
+    if (clrt__env()->poison)
         printf("  note: CLRT_POISON=1 adds a fill to every new clrt tensor\n");
 }
 

@@ -1,0 +1,91 @@
+/* Reads every CLRT_* environment variable once (env_internal.h). */
+#include "runtime/core/env_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static clrt__settings settings;
+static char cache_dir[4096];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void warn(const char *name, const char *value, const char *accepted)
+{
+    fprintf(stderr, "clrt: warning: %s='%s' is not valid (accepted: %s); using the default\n", name,
+            value, accepted);
+}
+
+/* The index of `value` in the NULL-terminated `choices`, or `fallback`
+ * after a warning; an unset or empty variable is the fallback, silently. */
+static int choice(const char *name, const char *const *choices, const char *accepted, int fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return fallback;
+    for (int i = 0; choices[i]; i++)
+        if (strcmp(v, choices[i]) == 0)
+            return i;
+    warn(name, v, accepted);
+    return fallback;
+}
+
+static size_t byte_count(const char *name)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    if (!v || !*v)
+        return 0;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || *end || n == 0 || v[0] == '-') {
+        warn(name, v, "a whole number of bytes >= 1");
+        return 0;
+    }
+    return (size_t)n;
+}
+
+static const char *nonempty(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static const char *resolve_cache_dir(void)
+{
+    static const char *const off_on[] = {"0", "1", NULL};
+    if (choice("CLRT_CACHE", off_on, "0, 1", 1) == 0)
+        return NULL;
+    const char *dir = nonempty("CLRT_CACHE_DIR"), *xdg = nonempty("XDG_CACHE_HOME");
+    const char *home = nonempty("HOME");
+    if (dir)
+        snprintf(cache_dir, sizeof cache_dir, "%s", dir);
+    else if (xdg)
+        snprintf(cache_dir, sizeof cache_dir, "%s/clrt", xdg);
+    else if (home)
+        snprintf(cache_dir, sizeof cache_dir, "%s/.cache/clrt", home);
+    else
+        return NULL;
+    return cache_dir;
+}
+
+static void read_all(void)
+{
+    static const char *const gemm[] = {"host-blas", "clblast", NULL};
+    static const char *const conv[] = {"auto", "im2col", "vec", NULL};
+    static const char *const off_on[] = {"0", "1", NULL};
+    settings.visible_devices = getenv("CLRT_VISIBLE_DEVICES");
+    settings.gemm_clblast = choice("CLRT_GEMM", gemm, "host-blas, clblast", 0) == 1;
+    settings.conv_algo = (clrt__conv_algo)choice("CLRT_CONV_ALGO", conv, "auto, im2col, vec", 0);
+    settings.conv_scratch_bytes = byte_count("CLRT_CONV_SCRATCH_BYTES");
+    settings.poison = choice("CLRT_POISON", off_on, "0, 1", 0);
+    settings.cache_dir = resolve_cache_dir();
+    settings.kernel_dir = nonempty("CLRT_KERNEL_DIR");
+}
+
+const clrt__settings *clrt__env(void)
+{
+    pthread_once(&once, read_all);
+    return &settings;
+}

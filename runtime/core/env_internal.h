@@ -1,0 +1,30 @@
+/* The CLRT_* environment variables, read once, in one place: at the first
+ * use of the library (device enumeration reads them first). A bad value
+ * gets one warning on stderr naming the accepted values, and the default is
+ * used. The README lists every variable. */
+#ifndef CLRT_ENV_INTERNAL_H
+#define CLRT_ENV_INTERNAL_H
+
+#include <stddef.h>
+
+typedef enum {
+    CLRT__CONV_AUTO,   /* direct kernels on CPU devices, im2col + GEMM elsewhere */
+    CLRT__CONV_IM2COL, /* CLRT_CONV_ALGO=im2col: im2col + GEMM everywhere */
+    CLRT__CONV_VEC     /* CLRT_CONV_ALGO=vec: the CPU kernels on every device */
+} clrt__conv_algo;
+
+typedef struct {
+    const char *visible_devices; /* CLRT_VISIBLE_DEVICES, parsed by device.c; NULL: all */
+    int gemm_clblast;            /* CLRT_GEMM=clblast: CLBlast on CPU devices too */
+    clrt__conv_algo conv_algo;   /* CLRT_CONV_ALGO */
+    size_t conv_scratch_bytes;   /* CLRT_CONV_SCRATCH_BYTES; 0: the built-in cap */
+    int poison;                  /* CLRT_POISON=1: new buffers start as NaN bytes */
+    const char *cache_dir;       /* CLRT_CACHE_DIR, else $XDG_CACHE_HOME/clrt, else
+                                    ~/.cache/clrt; NULL when CLRT_CACHE=0 or no home */
+    const char *kernel_dir;      /* CLRT_KERNEL_DIR: .cl files from disk; NULL: embedded */
+} clrt__settings;
+
+/* The settings, read on the first call; never NULL. Thread-safe. */
+const clrt__settings *clrt__env(void);
+
+#endif

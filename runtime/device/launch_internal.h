@@ -1,0 +1,78 @@
+/* Kernel launches: arguments, work sizes from device and kernel queries,
+ * and the small integer helpers launch shapes are made of. Nothing here
+ * blocks: every launch is only enqueued on the device's in-order queue. */
+#ifndef CLRT_LAUNCH_INTERNAL_H
+#define CLRT_LAUNCH_INTERNAL_H
+
+#include "runtime/device/device_internal.h"
+
+/* One kernel argument for clrt__set_args. */
+typedef struct {
+    size_t size;
+    const void *value;
+} clrt__karg;
+#define CLRT__ARG(v) ((clrt__karg){sizeof(v), &(v)})
+#define CLRT__LOCAL(bytes) ((clrt__karg){(bytes), NULL})
+
+clrt_status clrt__set_args(cl_kernel k, int n, const clrt__karg *args);
+
+/* Enqueues k over `n` work items in 1-D, the global size rounded up to a
+ * multiple of the work-group size queried for this kernel and device, so
+ * kernels must guard `if (i >= n) return;`. Never blocks. */
+clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n);
+/* Any dims; local may be NULL (driver picks). Never blocks. */
+clrt_status clrt__launch(clrt_device *d, cl_kernel k, cl_uint dims, const size_t *global,
+                         const size_t *local);
+/* Preferred work-group size for a 1-D launch of k on d (queried). */
+size_t clrt__wg_size(clrt_device *d, cl_kernel k);
+
+/* A divisor d >= 1 as (mul, shift) for fast_div in clkernels/common.cl (and
+ * binary.cl's index decomposition):
+ * q / d == (mul_hi(q, mul) + q) >> shift for 0 <= q < 2^31. */
+typedef struct {
+    cl_uint mul, shift;
+} clrt__divisor;
+_Static_assert(sizeof(clrt__divisor) == 2 * sizeof(cl_uint), "kernels take it as two uints");
+clrt__divisor clrt__divisor_of(uint32_t d);
+
+/* Convenience: fetch, set args, launch 1-D over n items. */
+clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options, const char *name,
+                         size_t n, int nargs, const clrt__karg *args);
+
+/* Launches k over `planes` planes of `items` work items each: dim 0 the
+ * item in its plane, dim 1 the plane; both rounded up to the work-group
+ * (kernels guard both). Work-groups are sized from device queries and span
+ * several small planes, so there are neither tiny work-groups nor much
+ * rounding waste. */
+clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes);
+/* Sets k's arguments and launches it as clrt__launch_planes does; a NULL k
+ * (a failed clrt__kernel) returns the error it set. */
+clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes, int nargs,
+                             const clrt__karg *args);
+
+/* The most work groups a launch may have along grid dims 1 and 2: NVIDIA's
+ * OpenCL maps these onto CUDA's gridDim.y/z, which stop at 65535. */
+#define CLRT__MAX_GROUPS_YZ 65535u
+
+/* Smallest power of two >= n (1 for n <= 1); largest power of two <= n. */
+static inline size_t clrt__pow2_ceil(size_t n)
+{
+    size_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+static inline size_t clrt__pow2_floor(size_t n)
+{
+    size_t p = 1;
+    while (p * 2 <= n)
+        p <<= 1;
+    return p;
+}
+
+static inline size_t clrt__min_size(size_t a, size_t b) { return a < b ? a : b; }
+static inline size_t clrt__ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+static inline size_t clrt__round_up(size_t a, size_t m) { return (a + m - 1) / m * m; }
+
+#endif
