@@ -17,29 +17,7 @@ packages=(
   dataset-fashion-mnist                # the CNN demo's data
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-
-if ((${#missing[@]})); then
-  if [[ $(id -u) -eq 0 ]]; then
-    echo "setup: installing ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    echo "setup: installing ${missing[*]} (sudo)"
-    sudo -n apt-get update -qq
-    sudo -n DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    echo "setup: these Debian packages are missing: ${missing[*]}" >&2
-    echo "setup: run as root:  apt-get install ${missing[*]}" >&2
-    exit 1
-  fi
-fi
+scripts/install_packages.sh "${packages[@]}"
 
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null

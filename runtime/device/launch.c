@@ -58,7 +58,7 @@ clrt_status clrt__launch(clrt_device *d, cl_kernel k, cl_uint dims, const size_t
 clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n)
 {
     size_t wg = clrt__wg_size(d, k);
-    size_t global = (n + wg - 1) / wg * wg;
+    size_t global = clrt__round_up(n, wg);
     return clrt__launch(d, k, 1, &global, &wg);
 }
 

@@ -12,7 +12,7 @@ typedef clrt_status (*act_backward_fn)(clrt_tensor *grad_in, clrt_tensor *grad_o
 
 static clrt_tensor *act_forward(clrt_module *m, clrt_tensor *x, act_forward_fn f)
 {
-    if (clrt__nn_buffer(&m->out, m->device, CLRT_F32, x->ndim, x->shape) != CLRT_OK ||
+    if (clrt__tensor_reuse(&m->out, m->device, CLRT_F32, x->ndim, x->shape) != CLRT_OK ||
         f(m->out, x) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
@@ -24,7 +24,7 @@ static clrt_status act_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tens
     if (!grad_in)
         return CLRT_OK; /* no parameters: nothing else to compute */
     clrt_status st =
-        clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, grad_out->ndim, grad_out->shape);
+        clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, grad_out->ndim, grad_out->shape);
     if (st == CLRT_OK)
         st = f(m->grad_in, grad_out, from);
     return clrt__nn_give_grad_in(m, st, grad_in);

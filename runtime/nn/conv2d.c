@@ -48,7 +48,7 @@ static clrt_tensor *conv2d_forward(clrt_module *m, clrt_tensor *x)
     conv2d *c = (conv2d *)m;
     int64_t shape[4];
     if (output_shape(c, x, shape) != CLRT_OK ||
-        clrt__nn_buffer(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
+        clrt__tensor_reuse(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
         clrt_f_conv2d_out(m->out, x, WEIGHT(m).value, BIAS(m).value, c->stride, c->padding) !=
             CLRT_OK)
         return NULL;
@@ -65,7 +65,7 @@ static clrt_status conv2d_backward(clrt_module *m, clrt_tensor *grad_out, clrt_t
         st = clrt_f_conv2d_backward_bias_out(BIAS(m).grad, grad_out, 1);
     if (st != CLRT_OK || !grad_in)
         return st;
-    if ((st = clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, 4, x->shape)) != CLRT_OK)
+    if ((st = clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, 4, x->shape)) != CLRT_OK)
         return st;
     st = clrt_f_conv2d_backward_input_out(m->grad_in, grad_out, WEIGHT(m).value, c->stride,
                                           c->padding);

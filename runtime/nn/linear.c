@@ -75,28 +75,6 @@ static clrt_status materialize(clrt_module *m, const clrt_tensor *x)
     return st;
 }
 
-/* C [m, n] = op(A) op(B) + beta C on whole row-major buffers (beta 0 or 1:
- * write or accumulate). */
-static clrt_status gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
-                        cl_mem a, cl_mem b, float beta, cl_mem c)
-{
-    clrt__gemm_args g = {.trans_a = trans_a,
-                         .trans_b = trans_b,
-                         .m = m,
-                         .n = n,
-                         .k = k,
-                         .alpha = 1,
-                         .beta = beta,
-                         .a = a,
-                         .b = b,
-                         .c = c,
-                         .lda = trans_a ? m : k,
-                         .ldb = trans_b ? k : n,
-                         .ldc = n,
-                         .batch = 1};
-    return clrt__gemm(d, &g);
-}
-
 static clrt_tensor *linear_forward(clrt_module *m, clrt_tensor *x)
 {
     linear *l = (linear *)m;
@@ -104,9 +82,10 @@ static clrt_tensor *linear_forward(clrt_module *m, clrt_tensor *x)
         return NULL;
     int64_t shape[2] = {x->shape[0], l->out};
     /* y [N, out] = x [N, in] W^T [in, out], then + b broadcast over rows */
-    if (clrt__nn_buffer(&m->out, m->device, CLRT_F32, 2, shape) != CLRT_OK ||
-        gemm(m->device, 0, 1, (size_t)shape[0], (size_t)l->out, (size_t)l->in, clrt__mem(x),
-             clrt__mem(WEIGHT(m).value), 0, clrt__mem(m->out)) != CLRT_OK ||
+    if (clrt__tensor_reuse(&m->out, m->device, CLRT_F32, 2, shape) != CLRT_OK ||
+        clrt__gemm_whole(m->device, 0, 1, (size_t)shape[0], (size_t)l->out, (size_t)l->in,
+                         clrt__mem(x), clrt__mem(WEIGHT(m).value), 0,
+                         clrt__mem(m->out)) != CLRT_OK ||
         clrt_add_(m->out, BIAS(m).value) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
@@ -116,7 +95,7 @@ static clrt_tensor *linear_forward(clrt_module *m, clrt_tensor *x)
 static clrt_status ensure_ones(linear *l, int64_t n)
 {
     clrt_tensor *old = l->ones;
-    if (clrt__nn_buffer(&l->ones, l->base.device, CLRT_F32, 1, &n) != CLRT_OK)
+    if (clrt__tensor_reuse(&l->ones, l->base.device, CLRT_F32, 1, &n) != CLRT_OK)
         return clrt_last_status();
     return l->ones == old ? CLRT_OK : clrt__fill(l->ones, 1.0);
 }
@@ -130,16 +109,18 @@ static clrt_status linear_backward(clrt_module *m, clrt_tensor *grad_out, clrt_t
     /* grad_W [out, in] += g^T [out, N] x [N, in]; grad_b [1, out] += ones [1, N] g [N, out] */
     clrt_status st = ensure_ones(l, x->shape[0]);
     if (st == CLRT_OK)
-        st = gemm(m->device, 1, 0, out, in, n, g, clrt__mem(x), 1, clrt__mem(WEIGHT(m).grad));
+        st = clrt__gemm_whole(m->device, 1, 0, out, in, n, g, clrt__mem(x), 1,
+                              clrt__mem(WEIGHT(m).grad));
     if (st == CLRT_OK)
-        st = gemm(m->device, 0, 0, 1, out, n, clrt__mem(l->ones), g, 1, clrt__mem(BIAS(m).grad));
+        st = clrt__gemm_whole(m->device, 0, 0, 1, out, n, clrt__mem(l->ones), g, 1,
+                              clrt__mem(BIAS(m).grad));
     if (st != CLRT_OK || !grad_in)
         return st;
     /* grad_x [N, in] = g [N, out] W [out, in] */
-    st = clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, 2, x->shape);
+    st = clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, 2, x->shape);
     if (st == CLRT_OK)
-        st = gemm(m->device, 0, 0, n, in, out, g, clrt__mem(WEIGHT(m).value), 0,
-                  clrt__mem(m->grad_in));
+        st = clrt__gemm_whole(m->device, 0, 0, n, in, out, g, clrt__mem(WEIGHT(m).value), 0,
+                              clrt__mem(m->grad_in));
     return clrt__nn_give_grad_in(m, st, grad_in);
 }
 

@@ -57,27 +57,6 @@ clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim, c
     return CLRT_OK;
 }
 
-clrt_status clrt__nn_buffer(clrt_tensor **buf, clrt_device *d, clrt_dtype dtype, int ndim,
-                            const int64_t *shape)
-{
-    clrt_tensor *b = *buf;
-    if (b && clrt__dev(b) == d && b->dtype == dtype && b->ndim == ndim) {
-        int same = 1;
-        for (int i = 0; i < ndim; i++)
-            same &= b->shape[i] == shape[i];
-        if (same)
-            return CLRT_OK;
-    }
-    /* Commands still queued on the old buffer keep it alive: OpenCL frees a
-     * released cl_mem only after they finish. */
-    clrt_tensor *fresh = clrt__alloc(d, dtype, ndim, shape);
-    if (!fresh)
-        return clrt_last_status();
-    clrt_tensor_release(b);
-    *buf = fresh;
-    return CLRT_OK;
-}
-
 clrt_tensor *clrt__nn_share(clrt_tensor *t)
 {
     clrt_tensor_retain(t);

@@ -62,12 +62,6 @@ clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim,
  * is not part of a training step). */
 clrt_status clrt__init_uniform(clrt_tensor *param, double bound, uint64_t seed, uint64_t stream);
 
-/* Makes *buf a tensor of (dtype, shape) on d, reusing the one there when it
- * already matches: layers call this each step and allocate only when the
- * batch shape changes. */
-clrt_status clrt__nn_buffer(clrt_tensor **buf, clrt_device *d, clrt_dtype dtype, int ndim,
-                            const int64_t *shape);
-
 /* A new reference to a buffer the module keeps: what forward returns. */
 clrt_tensor *clrt__nn_share(clrt_tensor *t);
 /* Ends a backward: on success hands a new reference to m->grad_in to

@@ -30,7 +30,7 @@ static clrt_status output_shape(const clrt_module *m, const clrt_tensor *x, int6
 /* The input-gradient buffer (the saved input's shape), for backward. */
 static clrt_status grad_in_buffer(clrt_module *m)
 {
-    return clrt__nn_buffer(&m->grad_in, m->device, CLRT_F32, 4, m->saved->shape);
+    return clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, 4, m->saved->shape);
 }
 
 static void pool_describe(const clrt_module *m, char *buf, size_t cap)
@@ -62,8 +62,9 @@ static clrt_tensor *maxpool_forward(clrt_module *m, clrt_tensor *x)
     int64_t shape[4];
     /* Evaluation needs no indices: skip writing them. */
     if (output_shape(m, x, shape) != CLRT_OK ||
-        clrt__nn_buffer(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
-        (m->training && clrt__nn_buffer(&p->indices, m->device, CLRT_I32, 4, shape) != CLRT_OK) ||
+        clrt__tensor_reuse(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
+        (m->training &&
+         clrt__tensor_reuse(&p->indices, m->device, CLRT_I32, 4, shape) != CLRT_OK) ||
         clrt_f_maxpool2d_out(m->out, m->training ? p->indices : NULL, x, p->kernel, p->stride) !=
             CLRT_OK)
         return NULL;
@@ -98,7 +99,7 @@ static clrt_tensor *avgpool_forward(clrt_module *m, clrt_tensor *x)
     pool2d *p = (pool2d *)m;
     int64_t shape[4];
     if (output_shape(m, x, shape) != CLRT_OK ||
-        clrt__nn_buffer(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
+        clrt__tensor_reuse(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
         clrt_f_avgpool2d_out(m->out, x, p->kernel, p->stride) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);

@@ -4,6 +4,7 @@
  * come from the device's workspace, so a training loop allocates nothing.
  * CPU devices take the hand-vectorised direct kernels instead (conv_vec.c). */
 #include "runtime/ops/conv_internal.h"
+#include "runtime/ops/gemm_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
 #include <clrt/ops_conv.h>
@@ -47,7 +48,7 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
         return clrt_last_status();
     clrt_status st = clrt__im2col(d, f->x, col, cd, img0, n);
     if (st == CLRT_OK)
-        st = clrt__conv_gemm(d, 0, 0, (size_t)cd->O, cols, ckk, f->w, col, 0.0f, y);
+        st = clrt__gemm_whole(d, 0, 0, (size_t)cd->O, cols, ckk, f->w, col, 0.0f, y);
     return st != CLRT_OK ? st : clrt__cols_to_nchw(d, y, f->bias, f->out, cd, img0, n);
 }
 

@@ -61,7 +61,7 @@ static clrt_status input_chunk(clrt_device *d, void *ctx, int img0, int n)
     cl_mem colgrad = gp ? clrt__workspace(d, CLRT__WS_COL, ckk * cols * sizeof(float)) : NULL;
     if (!colgrad)
         return clrt_last_status();
-    clrt_status st = clrt__conv_gemm(d, 1, 0, ckk, cols, (size_t)cd->O, b->src, gp, 0.0f, colgrad);
+    clrt_status st = clrt__gemm_whole(d, 1, 0, ckk, cols, (size_t)cd->O, b->src, gp, 0.0f, colgrad);
     return st != CLRT_OK ? st : clrt__col2im(d, colgrad, b->dst, cd, img0, n);
 }
 
@@ -132,7 +132,7 @@ static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
         return st;
     if (per_image)
         return weight_per_image(d, b->dst, b->grad_out, col, cd, img0, n, beta);
-    return clrt__conv_gemm(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta, b->dst);
+    return clrt__gemm_whole(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta, b->dst);
 }
 
 /* Runs input_chunk or weight_chunk over the batch in chunks. */

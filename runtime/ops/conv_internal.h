@@ -40,11 +40,6 @@ typedef clrt_status (*clrt__conv_chunk_fn)(clrt_device *d, void *ctx, int img0, 
 clrt_status clrt__conv_over_chunks(clrt_device *d, int images, int chunk, clrt__conv_chunk_fn fn,
                                    void *ctx);
 
-/* Row-major C [m,n] = op(A) op(B) + beta C on whole buffers, leading
- * dimensions the row lengths; op() transposes when trans_x is nonzero. */
-clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
-                            cl_mem a, cl_mem b, float beta, cl_mem c);
-
 /* Pipeline stages over images [img0, img0+n) of a batch; `cols` is
  * n*OH*OW, the width of the column matrices. All enqueue and return.
  *   im2col:      x (NCHW)               -> col [C*K*K, cols]

@@ -52,23 +52,3 @@ clrt_status clrt__conv_over_chunks(clrt_device *d, int images, int chunk, clrt__
     clrt__workspace_end(d);
     return st;
 }
-
-clrt_status clrt__conv_gemm(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
-                            cl_mem a, cl_mem b, float beta, cl_mem c)
-{
-    clrt__gemm_args g = {.trans_a = trans_a,
-                         .trans_b = trans_b,
-                         .m = m,
-                         .n = n,
-                         .k = k,
-                         .alpha = 1.0f,
-                         .beta = beta,
-                         .a = a,
-                         .b = b,
-                         .c = c,
-                         .lda = trans_a ? m : k,
-                         .ldb = trans_b ? k : n,
-                         .ldc = n,
-                         .batch = 1};
-    return clrt__gemm(d, &g);
-}

@@ -26,6 +26,12 @@ typedef struct {
 
 clrt_status clrt__gemm(clrt_device *d, const clrt__gemm_args *g);
 
+/* The common case: one product on whole row-major buffers, leading
+ * dimensions the row lengths, alpha 1:
+ *   C [m,n] = op(A) op(B) + beta C, op() transposing when trans_x is nonzero. */
+clrt_status clrt__gemm_whole(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                             cl_mem a, cl_mem b, float beta, cl_mem c);
+
 /* The two paths, called by clrt__gemm after it has checked the arguments
  * (leading dims, buffer bounds) and skipped empty products (m, n or batch
  * zero). k may be zero: then C = beta * C. */

@@ -99,6 +99,26 @@ clrt_status clrt__gemm(clrt_device *d, const clrt__gemm_args *g)
     return clrt__gemm_clblast(d, g);
 }
 
+clrt_status clrt__gemm_whole(clrt_device *d, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                             cl_mem a, cl_mem b, float beta, cl_mem c)
+{
+    clrt__gemm_args g = {.trans_a = trans_a,
+                         .trans_b = trans_b,
+                         .m = m,
+                         .n = n,
+                         .k = k,
+                         .alpha = 1.0f,
+                         .beta = beta,
+                         .a = a,
+                         .b = b,
+                         .c = c,
+                         .lda = trans_a ? m : k,
+                         .ldb = trans_b ? k : n,
+                         .ldc = n,
+                         .batch = 1};
+    return clrt__gemm(d, &g);
+}
+
 const char *clrt_gemm_path_str(clrt_gemm_path p)
 {
     switch (p) {

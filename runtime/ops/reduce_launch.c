@@ -67,8 +67,6 @@ static size_t group_size(clrt_device *d, cl_kernel k, size_t bytes_per_item)
     return wg;
 }
 
-static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
-
 /* Items per group: lx along p (P items), ly along r (powers of two,
  * lx * ly <= wg). Without a tree (CPU variants) ly is 1. */
 static void plan_group(const device_style *st, size_t wg, size_t P, size_t R, int tree,
@@ -96,16 +94,16 @@ static clrt_status plan_grid(const device_style *st, size_t wg, const reduce_vie
 {
     size_t Q = (size_t)v->Q, R = (size_t)v->R;
     plan_group(st, wg, P, R, tree, g);
-    size_t xg = ceil_div(P, g->lx), s = 1;
+    size_t xg = clrt__ceil_div(P, g->lx), s = 1;
     if (allow_split && xg * Q < st->target_groups) {
-        s = clrt__min_size(ceil_div(st->target_groups, xg * Q),
-                           ceil_div(R, g->ly * st->min_per_item));
+        s = clrt__min_size(clrt__ceil_div(st->target_groups, xg * Q),
+                           clrt__ceil_div(R, g->ly * st->min_per_item));
         s = s ? s : 1;
     }
-    g->chunk = ceil_div(R, s);
-    s = g->chunk ? ceil_div(R, g->chunk) : 1; /* no empty splits */
-    g->span = st->cpu ? ceil_div(g->chunk, g->ly) : 0;
-    size_t qg = clrt__min_size(Q, ceil_div(st->target_groups * (st->cpu ? 1 : 16), xg * s));
+    g->chunk = clrt__ceil_div(R, s);
+    s = g->chunk ? clrt__ceil_div(R, g->chunk) : 1; /* no empty splits */
+    g->span = st->cpu ? clrt__ceil_div(g->chunk, g->ly) : 0;
+    size_t qg = clrt__min_size(Q, clrt__ceil_div(st->target_groups * (st->cpu ? 1 : 16), xg * s));
     if (xg * s * qg > UINT32_MAX / (g->lx * g->ly))
         return clrt__fail(CLRT_ENOTSUP, "reduction grid too large (%zu rows of %zu)",
                           (size_t)(v->P * v->Q), R);
@@ -190,7 +188,7 @@ static clrt_status plan_pass(clrt_device *d, const device_style *st, clrt__reduc
     if (!pp->k)
         return clrt_last_status();
     size_t wg = group_size(d, pp->k, sum_kind ? sizeof(cl_float) : 2 * sizeof(cl_float));
-    size_t p_items = kind == KERNEL_COLS ? ceil_div((size_t)v->P, 16) : (size_t)v->P;
+    size_t p_items = kind == KERNEL_COLS ? clrt__ceil_div((size_t)v->P, 16) : (size_t)v->P;
     return plan_grid(st, wg, v, p_items, kind == KERNEL_TREE, allow_split, &pp->g);
 }
 

@@ -34,6 +34,12 @@ clrt_tensor *clrt__alloc(clrt_device *d, clrt_dtype t, int ndim, const int64_t *
 /* New uninitialized tensor with t's device, dtype and shape. */
 clrt_tensor *clrt__alloc_like(const clrt_tensor *t);
 
+/* Makes *buf a tensor of (dtype, shape) on d, reusing the one there when it
+ * already matches: layers and the trainer call this each step and allocate
+ * only when the batch shape changes. */
+clrt_status clrt__tensor_reuse(clrt_tensor **buf, clrt_device *d, clrt_dtype dtype, int ndim,
+                               const int64_t *shape);
+
 /* Enqueue a fill of the whole buffer with a value of t's dtype (async). */
 clrt_status clrt__fill(clrt_tensor *t, double value);
 

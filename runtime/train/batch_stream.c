@@ -11,7 +11,6 @@
  * upload, so its event completing means both have. */
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/core/clock_internal.h"
-#include "runtime/nn/module_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -80,9 +79,9 @@ static clrt_status wait_slot(clrt__batch_stream *l, int slot)
 static clrt_status upload(clrt__batch_stream *l, int slot, int64_t count)
 {
     int64_t xshape[4] = {count, l->chw[0], l->chw[1], l->chw[2]};
-    clrt_status st = clrt__nn_buffer(&l->x[slot], l->dev, CLRT_F32, 4, xshape);
+    clrt_status st = clrt__tensor_reuse(&l->x[slot], l->dev, CLRT_F32, 4, xshape);
     if (st == CLRT_OK)
-        st = clrt__nn_buffer(&l->y[slot], l->dev, CLRT_I32, 1, &count);
+        st = clrt__tensor_reuse(&l->y[slot], l->dev, CLRT_I32, 1, &count);
     if (st != CLRT_OK)
         return st;
     cl_command_queue q = l->dev->queue;

@@ -87,7 +87,7 @@ static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y)
         return clrt_last_status();
     clrt_status st = check_logits(p, logits);
     if (st == CLRT_OK && p->opt)
-        st = clrt__nn_buffer(&s->grad, p->model->device, CLRT_F32, 2, logits->shape);
+        st = clrt__tensor_reuse(&s->grad, p->model->device, CLRT_F32, 2, logits->shape);
     if (st == CLRT_OK)
         st = clrt_cross_entropy(logits, y, s->loss_sum, p->opt ? s->grad : NULL, s->correct);
     if (st == CLRT_OK && p->opt) {
