@@ -35,7 +35,19 @@ foreach(file include/clrt/clrt.h include/clrt/tensor.h bin/clrt-smi)
     message(FATAL_ERROR "install test: ${file} was not installed")
   endif()
 endforeach()
-run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir} ${prefix}/bin/clrt-smi)
+# Installed programs run from the prefix as they are: their RPATH finds the
+# library, with no LD_LIBRARY_PATH (unset, in case the caller set one).
+run(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${prefix}/bin/clrt-smi)
+foreach(app clrt-smi clrt-cnn)
+  run(readelf -d ${prefix}/bin/${app})
+  if(NOT run_output MATCHES "R(UN)?PATH[^\n]*[$]ORIGIN/[.][.]/")
+    message(FATAL_ERROR "install test: ${app} has no relative RPATH:\n${run_output}")
+  endif()
+endforeach()
+run(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${prefix}/bin/clrt-cnn --help)
+# ... and still after the whole prefix is moved.
+file(COPY ${prefix}/ DESTINATION ${WORK_DIR}/moved)
+run(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${WORK_DIR}/moved/bin/clrt-smi)
 
 # find_package(clrt) and clrt::clrt
 run(${CMAKE_COMMAND} -S ${CONSUMER} -B ${WORK_DIR}/cmake-build -G ${GENERATOR}
