@@ -14,6 +14,7 @@ packages=(
   zlib1g-dev                           # gzipped data sets
   check libsubunit-dev                 # unit tests
   python3                              # test helpers (JSON validation)
+  python3-venv python3-torch           # checks against PyTorch (tests/python)
   dataset-fashion-mnist                # the CNN demo's data
 )
 

@@ -125,6 +125,29 @@ CLRT_API int64_t clrt_module_param_count(clrt_module *m);
  * keep the seed for when they are built. Gradients are zeroed. */
 CLRT_API clrt_status clrt_module_init(clrt_module *m, uint64_t seed);
 
+/* Checkpoints in the safetensors format, with PyTorch's state_dict names
+ * ("0.weight", "3.bias"): safetensors.torch.load_file + load_state_dict
+ * (strict=True) reads what clrt_module_save writes into the same PyTorch
+ * model, and a file PyTorch saved loads here.
+ * clrt_module_save reads the parameters back from any device (blocking) and
+ * writes path atomically (a temporary file beside it, fsync, rename): on
+ * error, or a crash, the previous file at path is intact.
+ * clrt_module_load validates the whole file first (header length, JSON,
+ * dtypes, shapes against the model, offsets) and uploads to the module's
+ * device only if everything matches: on error the model is unchanged and
+ * the message says what does not match. Parameter tensors keep their
+ * identity (optimizers built on them stay valid); gradients are left as
+ * they are. Loading waits for its uploads. */
+CLRT_API clrt_status clrt_module_save(clrt_module *m, const char *path);
+CLRT_API clrt_status clrt_module_load(clrt_module *m, const char *path);
+/* strict 1 is clrt_module_load. strict 0 (PyTorch's strict=False) loads the
+ * parameters present in both and skips the rest; when `skipped` is non-NULL
+ * it receives "missing: a, b; unexpected: c" (or "" when nothing was
+ * skipped), truncated to cap bytes. Dtype and shape mismatches are errors
+ * either way. */
+CLRT_API clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict,
+                                         char *skipped, size_t cap);
+
 CLRT_API void clrt_module_free(clrt_module *m); /* NULL: no-op */
 
 #ifdef __cplusplus

@@ -223,11 +223,8 @@ clrt_status clrt_module_to(clrt_module *m, clrt_device *d)
     move_ctx mv = {d, NULL, NULL, 0, 0};
     clrt_status st = for_each_param(m, move_visit, &mv);
     for (int i = 0; i < mv.count; i++) {
-        if (st == CLRT_OK) {
-            clrt__storage *s = mv.orig[i]->storage;
-            mv.orig[i]->storage = mv.copy[i]->storage;
-            mv.copy[i]->storage = s; /* released with the copy below */
-        }
+        if (st == CLRT_OK) /* the old buffer goes with the copy, released below */
+            clrt__tensor_swap_storage(mv.orig[i], mv.copy[i]);
         clrt_tensor_release(mv.copy[i]);
     }
     free(mv.orig);

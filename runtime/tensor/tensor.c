@@ -208,6 +208,13 @@ clrt_status clrt__tensor_reuse(clrt_tensor **buf, clrt_device *d, clrt_dtype dty
     return CLRT_OK;
 }
 
+void clrt__tensor_swap_storage(clrt_tensor *a, clrt_tensor *b)
+{
+    clrt__storage *s = a->storage;
+    a->storage = b->storage;
+    b->storage = s;
+}
+
 clrt_tensor *clrt_empty(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape)
 {
     return clrt__alloc(d, t, ndim, shape);

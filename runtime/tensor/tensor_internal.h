@@ -40,6 +40,11 @@ clrt_tensor *clrt__alloc_like(const clrt_tensor *t);
 clrt_status clrt__tensor_reuse(clrt_tensor **buf, clrt_device *d, clrt_dtype dtype, int ndim,
                                const int64_t *shape);
 
+/* Exchanges the buffers of two tensors of the same dtype and shape: how a
+ * module replaces its parameters' values all at once (clrt_module_to,
+ * loading a checkpoint) while the tensor objects keep their identity. */
+void clrt__tensor_swap_storage(clrt_tensor *a, clrt_tensor *b);
+
 /* Enqueue a fill of the whole buffer with a value of t's dtype (async). */
 clrt_status clrt__fill(clrt_tensor *t, double value);
 

@@ -1,0 +1,169 @@
+/* Module checkpoints: parameters to and from safetensors files under their
+ * state_dict names (the format itself is in runtime/tensor/safetensors_*). */
+#include "runtime/nn/module_internal.h"
+#include "runtime/tensor/safetensors_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The module's parameters in state_dict order (arrays the caller frees;
+ * names borrowed from the module). */
+typedef struct {
+    int n;
+    const char **names;
+    clrt_tensor **params;
+} param_list;
+
+static clrt_status list_params(clrt_module *m, param_list *l, const char *op)
+{
+    memset(l, 0, sizeof *l);
+    if (!m)
+        return clrt__fail(CLRT_EINVAL, "%s: module is NULL", op);
+    int n = clrt_module_parameters(m, NULL, NULL, NULL, 0);
+    if (n < 0)
+        return (clrt_status)n;
+    l->names = calloc((size_t)n + 1, sizeof *l->names);
+    l->params = calloc((size_t)n + 1, sizeof *l->params);
+    if (!l->names || !l->params)
+        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory", op);
+    l->n = clrt_module_parameters(m, l->names, l->params, NULL, n);
+    return l->n < 0 ? (clrt_status)l->n : CLRT_OK;
+}
+
+static void free_list(param_list *l)
+{
+    free(l->names);
+    free(l->params);
+}
+
+/* --- save --- */
+
+clrt_status clrt_module_save(clrt_module *m, const char *path)
+{
+    static const char *const meta[] = {"format", "pt"}; /* what safetensors.torch writes */
+    param_list l;
+    clrt_status st = list_params(m, &l, "clrt_module_save");
+    if (st == CLRT_OK && !path)
+        st = clrt__fail(CLRT_EINVAL, "clrt_module_save: path is NULL");
+    clrt__st_item *items = st == CLRT_OK ? calloc((size_t)l.n + 1, sizeof *items) : NULL;
+    if (st == CLRT_OK && !items)
+        st = clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
+    for (int i = 0; st == CLRT_OK && i < l.n; i++) {
+        clrt_tensor *p = l.params[i];
+        size_t bytes = clrt_tensor_nbytes(p);
+        void *host = malloc(bytes ? bytes : 1);
+        items[i] =
+            (clrt__st_item){l.names[i], clrt__st_dtype(p->dtype), p->ndim, p->shape, host, bytes};
+        st = host ? clrt_to_host(p, host, bytes)
+                  : clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
+    }
+    if (st == CLRT_OK)
+        st = clrt__st_write(path, items, l.n, meta, 1);
+    for (int i = 0; items && i < l.n; i++)
+        free((void *)items[i].data);
+    free(items);
+    free_list(&l);
+    return st;
+}
+
+/* --- load --- */
+
+/* Appends ", name" (or "name" first) to out, silently truncating. */
+static void append_name(char *out, size_t cap, const char *name)
+{
+    size_t n = strlen(out);
+    if (n + 1 < cap)
+        snprintf(out + n, cap - n, "%s%s", n && out[n - 1] != ' ' ? ", " : "", name);
+}
+
+/* Checks each file tensor the model has, lists what either side lacks. */
+static clrt_status match(const char *path, const param_list *l, const clrt__st_file *f,
+                         const clrt__st_tensor **found, char *missing, char *unexpected, size_t cap)
+{
+    char a[128], b[128];
+    for (int i = 0; i < l->n; i++) {
+        const clrt_tensor *p = l->params[i];
+        const clrt__st_tensor *t = found[i] = clrt__st_find(f, l->names[i]);
+        if (!t) {
+            append_name(missing, cap, l->names[i]);
+            continue;
+        }
+        if (strcmp(t->dtype, clrt__st_dtype(p->dtype)) != 0)
+            return clrt__fail(CLRT_EDTYPE, "clrt_module_load: %s: '%s' is %s, the model's is %s",
+                              path, t->name, t->dtype, clrt__st_dtype(p->dtype));
+        if (t->ndim != p->ndim || memcmp(t->shape, p->shape, (size_t)p->ndim * sizeof *p->shape))
+            return clrt__fail(CLRT_ESHAPE,
+                              "clrt_module_load: %s: '%s' has shape %s, the model's is %s", path,
+                              t->name, clrt_shape_str(t->ndim, t->shape, a, sizeof a),
+                              clrt_shape_str(p->ndim, p->shape, b, sizeof b));
+    }
+    for (int i = 0; i < f->count; i++) {
+        int known = 0;
+        for (int k = 0; k < l->n && !known; k++)
+            known = strcmp(f->tensors[i].name, l->names[k]) == 0;
+        if (!known)
+            append_name(unexpected, cap, f->tensors[i].name);
+    }
+    return CLRT_OK;
+}
+
+/* Uploads every found tensor to a fresh buffer, then swaps them all in:
+ * a failed upload leaves every parameter as it was. */
+static clrt_status upload(clrt_module *m, const param_list *l, const clrt__st_tensor **found)
+{
+    clrt_tensor **fresh = calloc((size_t)l->n + 1, sizeof *fresh);
+    clrt_status st = fresh ? CLRT_OK : clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of memory");
+    for (int i = 0; st == CLRT_OK && i < l->n; i++) {
+        const clrt_tensor *p = l->params[i];
+        if (found[i] &&
+            !(fresh[i] = clrt_from_host(m->device, p->dtype, p->ndim, p->shape, found[i]->data)))
+            st = clrt_last_status();
+    }
+    for (int i = 0; fresh && i < l->n; i++) {
+        if (st == CLRT_OK && fresh[i])
+            clrt__tensor_swap_storage(l->params[i], fresh[i]);
+        clrt_tensor_release(fresh[i]);
+    }
+    free(fresh);
+    return st;
+}
+
+clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, char *skipped,
+                                size_t cap)
+{
+    char missing[1024] = "", unexpected[1024] = "";
+    clrt__st_file f = {0};
+    param_list l;
+    const clrt__st_tensor **found = NULL;
+    if (skipped && cap)
+        skipped[0] = 0;
+    clrt_status st = list_params(m, &l, "clrt_module_load");
+    if (st == CLRT_OK)
+        st = clrt__st_read(path, &f);
+    if (st == CLRT_OK && !(found = calloc((size_t)l.n + 1, sizeof *found)))
+        st = clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of host memory");
+    if (st == CLRT_OK)
+        st = match(path, &l, &f, found, missing, unexpected, sizeof missing);
+    if (st == CLRT_OK && strict && (missing[0] || unexpected[0]))
+        st = clrt__fail(CLRT_EFORMAT,
+                        "clrt_module_load: %s does not match the model: missing: %s; "
+                        "unexpected: %s%s",
+                        path, missing[0] ? missing : "none", unexpected[0] ? unexpected : "none",
+                        clrt_module_param_count(m) == 0 ? " (lazy layers get their "
+                                                          "parameters at the first forward)"
+                                                        : "");
+    if (st == CLRT_OK)
+        st = upload(m, &l, found);
+    if (st == CLRT_OK && skipped && cap && (missing[0] || unexpected[0]))
+        snprintf(skipped, cap, "missing: %s; unexpected: %s", missing[0] ? missing : "none",
+                 unexpected[0] ? unexpected : "none");
+    free(found);
+    clrt__st_close(&f);
+    free_list(&l);
+    return st;
+}
+
+clrt_status clrt_module_load(clrt_module *m, const char *path)
+{
+    return clrt_module_load_ex(m, path, 1, NULL, 0);
+}

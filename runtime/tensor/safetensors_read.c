@@ -1,0 +1,496 @@
+/* Reads a safetensors file and validates all of it (see
+ * safetensors_internal.h): a small JSON parser for the header's fixed
+ * shape, then the checks of every tensor's dtype, shape and offsets. */
+#include "runtime/tensor/safetensors_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The reference implementation's limit on the header. */
+#define HEADER_MAX ((uint64_t)100 << 20)
+#define NAME_MAX_LEN 1024
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtypes[] = {{"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1},
+              {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
+              {"U32", 4},  {"F32", 4}, {"I64", 8}, {"U64", 8},     {"F64", 8}};
+
+const char *clrt__st_dtype(clrt_dtype t)
+{
+    return t == CLRT_F32 ? "F32" : t == CLRT_I32 ? "I32" : t == CLRT_U8 ? "U8" : "?";
+}
+
+/* --- the JSON header --- */
+
+typedef struct {
+    const char *path;
+    const char *start, *p, *end;
+    clrt_status st; /* first error, with its message set */
+} json;
+
+static int bad(json *j, const char *what)
+{
+    if (j->st == CLRT_OK)
+        j->st = clrt__fail(CLRT_EFORMAT, "%s: safetensors header, byte %td: %s", j->path,
+                           j->p - j->start, what);
+    return 0;
+}
+
+static void skip_ws(json *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+        j->p++;
+}
+
+/* Skips white space and consumes c; 0 (with an error) if c is not next. */
+static int take(json *j, char c)
+{
+    char msg[32];
+    skip_ws(j);
+    if (j->p < j->end && *j->p == c) {
+        j->p++;
+        return 1;
+    }
+    snprintf(msg, sizeof msg, "expected '%c'", c);
+    return bad(j, msg);
+}
+
+/* Consumes c if it is next (after white space). */
+static int peek_take(json *j, char c)
+{
+    skip_ws(j);
+    if (j->p < j->end && *j->p == c) {
+        j->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int hex4(json *j, unsigned *v)
+{
+    *v = 0;
+    for (int i = 0; i < 4; i++, j->p++) {
+        char c = j->p < j->end ? *j->p : 0;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return bad(j, "bad \\u escape in a string");
+        *v = *v * 16 + (unsigned)d;
+    }
+    return 1;
+}
+
+/* Appends code point u as UTF-8 (surrogates must come in pairs). */
+static int put_utf8(json *j, unsigned u, char *out, size_t cap, size_t *n)
+{
+    char b[4];
+    size_t k;
+    if (u < 0x80)
+        b[0] = (char)u, k = 1;
+    else if (u < 0x800)
+        b[0] = (char)(0xC0 | u >> 6), b[1] = (char)(0x80 | (u & 0x3F)), k = 2;
+    else if (u < 0x10000)
+        b[0] = (char)(0xE0 | u >> 12), b[1] = (char)(0x80 | (u >> 6 & 0x3F)),
+        b[2] = (char)(0x80 | (u & 0x3F)), k = 3;
+    else
+        b[0] = (char)(0xF0 | u >> 18), b[1] = (char)(0x80 | (u >> 12 & 0x3F)),
+        b[2] = (char)(0x80 | (u >> 6 & 0x3F)), b[3] = (char)(0x80 | (u & 0x3F)), k = 4;
+    if (*n + k >= cap)
+        return bad(j, "string too long");
+    memcpy(out + *n, b, k);
+    *n += k;
+    return 1;
+}
+
+static int escape(json *j, char *out, size_t cap, size_t *n)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    char c = j->p < j->end ? *j->p++ : 0;
+    const char *at = c ? strchr(from, c) : NULL;
+    if (at)
+        return put_utf8(j, (unsigned char)to[at - from], out, cap, n);
+    if (c != 'u')
+        return bad(j, "bad escape in a string");
+    unsigned u, lo;
+    if (!hex4(j, &u))
+        return 0;
+    if (u >= 0xD800 && u < 0xDC00) {
+        if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u')
+            return bad(j, "unpaired surrogate in a string");
+        j->p += 2;
+        if (!hex4(j, &lo) || lo < 0xDC00 || lo >= 0xE000)
+            return bad(j, "unpaired surrogate in a string");
+        u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+    } else if (u >= 0xDC00 && u < 0xE000) {
+        return bad(j, "unpaired surrogate in a string");
+    }
+    return put_utf8(j, u, out, cap, n);
+}
+
+/* A string into out (NUL-terminated, at most cap-1 bytes). */
+static int string(json *j, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (!take(j, '"'))
+        return 0;
+    while (j->p < j->end && *j->p != '"') {
+        unsigned char c = (unsigned char)*j->p++;
+        if (c < 0x20)
+            return bad(j, "control character in a string");
+        if (c == '\\') {
+            if (!escape(j, out, cap, &n))
+                return 0;
+        } else if (n + 1 >= cap) {
+            return bad(j, "string too long");
+        } else {
+            out[n++] = (char)c;
+        }
+    }
+    if (j->p >= j->end)
+        return bad(j, "unterminated string");
+    j->p++;
+    out[n] = 0;
+    return 1;
+}
+
+/* A non-negative integer without sign, fraction or exponent, < 2^63. */
+static int integer(json *j, uint64_t *v)
+{
+    skip_ws(j);
+    const char *s = j->p;
+    *v = 0;
+    while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
+        unsigned d = (unsigned)(*j->p - '0');
+        if (*v > (((uint64_t)1 << 63) - 1 - d) / 10)
+            return bad(j, "integer too large");
+        *v = *v * 10 + d;
+        j->p++;
+    }
+    if (j->p == s)
+        return bad(j, "expected a non-negative integer");
+    if (j->p - s > 1 && *s == '0')
+        return bad(j, "integer with a leading zero");
+    if (j->p < j->end && (*j->p == '.' || *j->p == 'e' || *j->p == 'E'))
+        return bad(j, "expected an integer, found a fraction or exponent");
+    return 1;
+}
+
+/* [a, b, ...] of at most max integers. */
+static int int_array(json *j, uint64_t *v, int max, int *n, const char *what)
+{
+    char msg[64];
+    *n = 0;
+    if (!take(j, '['))
+        return 0;
+    if (peek_take(j, ']'))
+        return 1;
+    do {
+        if (*n == max) {
+            snprintf(msg, sizeof msg, "%s has more than %d entries", what, max);
+            return bad(j, msg);
+        }
+        if (!integer(j, &v[(*n)++]))
+            return 0;
+    } while (peek_take(j, ','));
+    return take(j, ']');
+}
+
+/* --- one tensor's entry --- */
+
+static int parse_dtype(json *j, clrt__st_tensor *t)
+{
+    char s[32];
+    if (!string(j, s, sizeof s))
+        return 0;
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
+        if (strcmp(s, dtypes[i].name) == 0) {
+            strcpy(t->dtype, dtypes[i].name); /* at most 7 characters */
+            t->dtype_size = dtypes[i].size;
+            return 1;
+        }
+    char msg[96];
+    snprintf(msg, sizeof msg, "unknown dtype \"%.32s\"", s);
+    return bad(j, msg);
+}
+
+/* {"dtype": ..., "shape": [...], "data_offsets": [begin, end]}, any order,
+ * each exactly once, nothing else. Offsets are stored in t->data/bytes as
+ * (offset, length) until they are checked against the data section. */
+static int parse_entry(json *j, clrt__st_tensor *t, uint64_t off[2])
+{
+    int seen[3] = {0, 0, 0}, n;
+    uint64_t shape[CLRT_MAX_DIMS];
+    char key[32];
+    if (!take(j, '{'))
+        return 0;
+    do {
+        if (!string(j, key, sizeof key) || !take(j, ':'))
+            return 0;
+        int k = strcmp(key, "dtype") == 0          ? 0
+                : strcmp(key, "shape") == 0        ? 1
+                : strcmp(key, "data_offsets") == 0 ? 2
+                                                   : -1;
+        if (k < 0)
+            return bad(j, "unknown key in a tensor entry (want dtype, shape, data_offsets)");
+        if (seen[k]++)
+            return bad(j, "duplicate key in a tensor entry");
+        if (k == 0 && !parse_dtype(j, t))
+            return 0;
+        if (k == 1 && !int_array(j, shape, CLRT_MAX_DIMS, &t->ndim, "shape"))
+            return 0;
+        if (k == 2 && (!int_array(j, off, 2, &n, "data_offsets") ||
+                       (n != 2 && !bad(j, "data_offsets needs [begin, end]"))))
+            return 0;
+    } while (peek_take(j, ','));
+    if (!take(j, '}'))
+        return 0;
+    if (!seen[0] || !seen[1] || !seen[2])
+        return bad(j, "tensor entry lacks dtype, shape or data_offsets");
+    for (int i = 0; i < t->ndim; i++)
+        t->shape[i] = (int64_t)shape[i];
+    return 1;
+}
+
+static int parse_metadata(json *j, clrt__st_file *f)
+{
+    char k[NAME_MAX_LEN], v[NAME_MAX_LEN];
+    if (f->meta)
+        return bad(j, "duplicate __metadata__");
+    if (!take(j, '{'))
+        return 0;
+    f->meta = calloc(1, sizeof *f->meta);
+    if (peek_take(j, '}'))
+        return f->meta ? 1 : bad(j, "out of host memory");
+    do {
+        if (!string(j, k, sizeof k) || !take(j, ':') || !string(j, v, sizeof v))
+            return 0;
+        char **m = realloc(f->meta, (size_t)(f->meta_count + 2) * sizeof *m);
+        if (!m)
+            return bad(j, "out of host memory");
+        f->meta = m;
+        m[f->meta_count] = strdup(k);
+        m[f->meta_count + 1] = strdup(v);
+        f->meta_count += 2;
+        if (!m[f->meta_count - 2] || !m[f->meta_count - 1])
+            return bad(j, "out of host memory");
+    } while (peek_take(j, ','));
+    return take(j, '}');
+}
+
+/* --- the whole header --- */
+
+static int add_tensor(json *j, clrt__st_file *f, uint64_t **offs, const char *name)
+{
+    if (clrt__st_find(f, name))
+        return bad(j, "duplicate tensor name");
+    clrt__st_tensor *t = realloc(f->tensors, (size_t)(f->count + 1) * sizeof *t);
+    uint64_t *o = t ? realloc(*offs, (size_t)(f->count + 1) * 2 * sizeof *o) : NULL;
+    if (t)
+        f->tensors = t;
+    if (!o)
+        return bad(j, "out of host memory");
+    *offs = o;
+    t = &f->tensors[f->count];
+    memset(t, 0, sizeof *t);
+    t->name = strdup(name);
+    if (!t->name)
+        return bad(j, "out of host memory");
+    f->count++;
+    return parse_entry(j, t, &o[2 * (f->count - 1)]);
+}
+
+static int parse_header(json *j, clrt__st_file *f, uint64_t **offs)
+{
+    char name[NAME_MAX_LEN];
+    if (!take(j, '{'))
+        return 0;
+    if (!peek_take(j, '}')) {
+        do {
+            if (!string(j, name, sizeof name) || !take(j, ':'))
+                return 0;
+            if (strcmp(name, "__metadata__") == 0 ? !parse_metadata(j, f)
+                                                  : !add_tensor(j, f, offs, name))
+                return 0;
+        } while (peek_take(j, ','));
+        if (!take(j, '}'))
+            return 0;
+    }
+    skip_ws(j);
+    return j->p == j->end || bad(j, "trailing bytes after the header's JSON object");
+}
+
+/* --- checks of the data section --- */
+
+static int by_offset(const void *a, const void *b, void *offs)
+{
+    const uint64_t *o = offs;
+    uint64_t x = o[2 * *(const int *)a], y = o[2 * *(const int *)b];
+    return x < y ? -1 : x > y;
+}
+
+static int64_t checked_bytes(const clrt__st_tensor *t)
+{
+    int64_t n = (int64_t)t->dtype_size;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->shape[i] != 0 && n > INT64_MAX / t->shape[i])
+            return -1;
+        n *= t->shape[i];
+    }
+    return n;
+}
+
+/* Each tensor's bytes match dtype x shape; sorted by begin, the ranges
+ * tile [0, data_size) exactly (no overlap, no hole, nothing past the end). */
+static clrt_status check_offsets(const char *path, clrt__st_file *f, const uint64_t *offs,
+                                 const unsigned char *data, uint64_t data_size)
+{
+    int *order = malloc((size_t)(f->count ? f->count : 1) * sizeof *order);
+    if (!order)
+        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory", path);
+    for (int i = 0; i < f->count; i++) {
+        const uint64_t *o = &offs[2 * i];
+        clrt__st_tensor *t = &f->tensors[i];
+        int64_t want = checked_bytes(t);
+        order[i] = i;
+        if (o[1] < o[0] || want < 0 || o[1] - o[0] != (uint64_t)want) {
+            free(order);
+            return clrt__fail(CLRT_EFORMAT,
+                              "%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, "
+                              "dtype %s x shape needs %lld",
+                              path, t->name, (unsigned long long)o[0], (unsigned long long)o[1],
+                              (unsigned long long)(o[1] - o[0]), t->dtype, (long long)want);
+        }
+        t->data = data + (o[0] <= data_size ? o[0] : 0);
+        t->bytes = (size_t)want;
+    }
+    qsort_r(order, (size_t)f->count, sizeof *order, by_offset, (void *)offs);
+    uint64_t at = 0;
+    clrt_status st = CLRT_OK;
+    for (int k = 0; k < f->count && st == CLRT_OK; k++) {
+        const uint64_t *o = &offs[2 * order[k]];
+        const char *name = f->tensors[order[k]].name;
+        if (o[1] > data_size)
+            st = clrt__fail(CLRT_EFORMAT,
+                            "%s: tensor '%s': data_offsets end %llu is past the data (%llu bytes)",
+                            path, name, (unsigned long long)o[1], (unsigned long long)data_size);
+        else if (o[0] != at)
+            st = clrt__fail(CLRT_EFORMAT,
+                            "%s: tensor '%s': data_offsets begin %llu %s (expected %llu)", path,
+                            name, (unsigned long long)o[0],
+                            o[0] < at ? "overlaps the tensor before it" : "leaves a hole",
+                            (unsigned long long)at);
+        at = o[1];
+    }
+    free(order);
+    if (st == CLRT_OK && at != data_size)
+        st = clrt__fail(CLRT_EFORMAT, "%s: %llu bytes of data after the last tensor", path,
+                        (unsigned long long)(data_size - at));
+    return st;
+}
+
+/* --- the file --- */
+
+static clrt_status read_all(const char *path, clrt__st_file *f)
+{
+    struct stat sb;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return clrt__fail(CLRT_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(fp);
+        return clrt__fail(CLRT_EIO, "%s: not a regular file", path);
+    }
+    f->size = (size_t)sb.st_size;
+    f->bytes = malloc(f->size ? f->size : 1);
+    if (!f->bytes) {
+        fclose(fp);
+        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory for %zu bytes", path, f->size);
+    }
+    size_t got = fread(f->bytes, 1, f->size, fp);
+    int err = ferror(fp);
+    fclose(fp);
+    if (got != f->size || err)
+        return clrt__fail(CLRT_EIO, "%s: read %zu of %zu bytes", path, got, f->size);
+    return CLRT_OK;
+}
+
+static int little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+static clrt_status parse_file(const char *path, clrt__st_file *f)
+{
+    if (f->size < 8)
+        return clrt__fail(CLRT_EFORMAT, "%s: %zu bytes, too short for a safetensors file", path,
+                          f->size);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--)
+        n = n << 8 | f->bytes[i];
+    if (n < 2 || n > HEADER_MAX || n > f->size - 8)
+        return clrt__fail(
+            CLRT_EFORMAT, "%s: header length %llu does not fit the file (%zu bytes; at most %llu)",
+            path, (unsigned long long)n, f->size,
+            (unsigned long long)(f->size - 8 < HEADER_MAX ? f->size - 8 : HEADER_MAX));
+    const char *h = (const char *)f->bytes + 8;
+    json j = {path, h, h, h + n, CLRT_OK};
+    uint64_t *offs = NULL;
+    if (!parse_header(&j, f, &offs)) {
+        free(offs);
+        return j.st;
+    }
+    clrt_status st = check_offsets(path, f, offs, f->bytes + 8 + n, f->size - 8 - n);
+    free(offs);
+    return st;
+}
+
+clrt_status clrt__st_read(const char *path, clrt__st_file *f)
+{
+    memset(f, 0, sizeof *f);
+    if (!path)
+        return clrt__fail(CLRT_EINVAL, "safetensors: path is NULL");
+    if (!little_endian())
+        return clrt__fail(CLRT_ENOTSUP, "safetensors: big-endian hosts are not supported");
+    clrt_status st = read_all(path, f);
+    if (st == CLRT_OK)
+        st = parse_file(path, f);
+    if (st != CLRT_OK)
+        clrt__st_close(f);
+    return st;
+}
+
+void clrt__st_close(clrt__st_file *f)
+{
+    for (int i = 0; i < f->count; i++)
+        free(f->tensors[i].name);
+    for (int i = 0; i < f->meta_count; i++)
+        free(f->meta[i]);
+    free(f->tensors);
+    free(f->meta);
+    free(f->bytes);
+    memset(f, 0, sizeof *f);
+}
+
+const clrt__st_tensor *clrt__st_find(const clrt__st_file *f, const char *name)
+{
+    for (int i = 0; i < f->count; i++)
+        if (f->tensors[i].name && strcmp(f->tensors[i].name, name) == 0)
+            return &f->tensors[i];
+    return NULL;
+}
+
+const char *clrt__st_meta(const clrt__st_file *f, const char *key)
+{
+    for (int i = 0; i + 1 < f->meta_count; i += 2)
+        if (f->meta[i] && strcmp(f->meta[i], key) == 0)
+            return f->meta[i + 1];
+    return NULL;
+}
