@@ -49,6 +49,18 @@ CLRT_API double clrt_optimizer_lr(const clrt_optimizer *o); /* NaN if o is NULL 
 CLRT_API int64_t clrt_optimizer_steps(const clrt_optimizer *o);
 /* "SGD" or "Adam". */
 CLRT_API const char *clrt_optimizer_name(const clrt_optimizer *o);
+/* Checkpoints of the optimizer's state, so training resumes exactly: the
+ * state buffers under PyTorch's optimizer state_dict names
+ * ("state.<i>.momentum_buffer", "state.<i>.exp_avg", "state.<i>.exp_avg_sq",
+ * i the parameter's position) in a safetensors file whose __metadata__
+ * holds the optimizer, its variant, the parameter count and the step count.
+ * Hyperparameters (lr...) are not saved: they come from the caller. Save
+ * reads the state back (blocking) and writes atomically, like
+ * clrt_module_save. Load validates the whole file against this optimizer
+ * (same kind and variant, same parameter count, every buffer's dtype and
+ * shape) before changing anything; on error the optimizer is unchanged. */
+CLRT_API clrt_status clrt_optimizer_save(const clrt_optimizer *o, const char *path);
+CLRT_API clrt_status clrt_optimizer_load(clrt_optimizer *o, const char *path);
 CLRT_API void clrt_optimizer_free(clrt_optimizer *o); /* NULL: no-op */
 
 #ifdef __cplusplus

@@ -107,27 +107,6 @@ static clrt_status match(const char *path, const param_list *l, const clrt__st_f
     return CLRT_OK;
 }
 
-/* Uploads every found tensor to a fresh buffer, then swaps them all in:
- * a failed upload leaves every parameter as it was. */
-static clrt_status upload(clrt_module *m, const param_list *l, const clrt__st_tensor **found)
-{
-    clrt_tensor **fresh = calloc((size_t)l->n + 1, sizeof *fresh);
-    clrt_status st = fresh ? CLRT_OK : clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of memory");
-    for (int i = 0; st == CLRT_OK && i < l->n; i++) {
-        const clrt_tensor *p = l->params[i];
-        if (found[i] &&
-            !(fresh[i] = clrt_from_host(m->device, p->dtype, p->ndim, p->shape, found[i]->data)))
-            st = clrt_last_status();
-    }
-    for (int i = 0; fresh && i < l->n; i++) {
-        if (st == CLRT_OK && fresh[i])
-            clrt__tensor_swap_storage(l->params[i], fresh[i]);
-        clrt_tensor_release(fresh[i]);
-    }
-    free(fresh);
-    return st;
-}
-
 clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, char *skipped,
                                 size_t cap)
 {
@@ -152,8 +131,14 @@ clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, ch
                         clrt_module_param_count(m) == 0 ? " (lazy layers get their "
                                                           "parameters at the first forward)"
                                                         : "");
+    const void **src = st == CLRT_OK ? calloc((size_t)l.n + 1, sizeof *src) : NULL;
+    if (st == CLRT_OK && !src)
+        st = clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of host memory");
+    for (int i = 0; src && i < l.n; i++)
+        src[i] = found[i] ? found[i]->data : NULL;
     if (st == CLRT_OK)
-        st = upload(m, &l, found);
+        st = clrt__tensor_replace_all(l.n, l.params, src);
+    free(src);
     if (st == CLRT_OK && skipped && cap && (missing[0] || unexpected[0]))
         snprintf(skipped, cap, "missing: %s; unexpected: %s", missing[0] ? missing : "none",
                  unexpected[0] ? unexpected : "none");

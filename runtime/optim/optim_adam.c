@@ -18,7 +18,8 @@ static int adam_scalars(const clrt_optimizer *o, float *out)
     return 6;
 }
 
-static const clrt__optim_kind adam_kind = {"Adam", "adam", 2, adam_scalars};
+static const clrt__optim_kind adam_kind = {
+    "Adam", "adam", 2, adam_scalars, {"exp_avg", "exp_avg_sq"}};
 
 clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
                           double beta1, double beta2, double eps, double weight_decay)

@@ -17,6 +17,9 @@ typedef struct {
     /* Writes the kernel's float scalars for step o->steps (1 at the first
      * step) into out; returns how many. */
     int (*scalars)(const clrt_optimizer *o, float *out);
+    /* The state buffers' names in PyTorch's optimizer state_dict
+     * ("momentum_buffer", "exp_avg", "exp_avg_sq"), for checkpoints. */
+    const char *state_names[CLRT__OPTIM_MAX_STATE];
 } clrt__optim_kind;
 
 struct clrt_optimizer {

@@ -18,8 +18,9 @@ static int momentum_scalars(const clrt_optimizer *o, float *out)
     return 3;
 }
 
-static const clrt__optim_kind sgd_kind = {"SGD", "sgd", 0, sgd_scalars};
-static const clrt__optim_kind momentum_kind = {"SGD", "sgd_momentum", 1, momentum_scalars};
+static const clrt__optim_kind sgd_kind = {"SGD", "sgd", 0, sgd_scalars, {NULL}};
+static const clrt__optim_kind momentum_kind = {
+    "SGD", "sgd_momentum", 1, momentum_scalars, {"momentum_buffer"}};
 
 clrt_optimizer *clrt_sgd(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
                          double momentum, double weight_decay)

@@ -215,6 +215,25 @@ void clrt__tensor_swap_storage(clrt_tensor *a, clrt_tensor *b)
     b->storage = s;
 }
 
+clrt_status clrt__tensor_replace_all(int n, clrt_tensor *const *dst, const void *const *src)
+{
+    clrt_tensor **fresh = calloc((size_t)n + 1, sizeof *fresh);
+    clrt_status st = fresh ? CLRT_OK : clrt__fail(CLRT_ENOMEM, "replacing tensors: out of memory");
+    for (int i = 0; st == CLRT_OK && i < n; i++) {
+        const clrt_tensor *d = dst[i];
+        if (src[i] &&
+            !(fresh[i] = clrt_from_host(clrt__dev(d), d->dtype, d->ndim, d->shape, src[i])))
+            st = clrt_last_status();
+    }
+    for (int i = 0; fresh && i < n; i++) {
+        if (st == CLRT_OK && fresh[i])
+            clrt__tensor_swap_storage(dst[i], fresh[i]);
+        clrt_tensor_release(fresh[i]);
+    }
+    free(fresh);
+    return st;
+}
+
 clrt_tensor *clrt_empty(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape)
 {
     return clrt__alloc(d, t, ndim, shape);

@@ -45,6 +45,12 @@ clrt_status clrt__tensor_reuse(clrt_tensor **buf, clrt_device *d, clrt_dtype dty
  * loading a checkpoint) while the tensor objects keep their identity. */
 void clrt__tensor_swap_storage(clrt_tensor *a, clrt_tensor *b);
 
+/* Replaces the values of dst[i] (where src[i] is non-NULL, holding
+ * nbytes(dst[i]) bytes) all or nothing: uploads into fresh buffers on each
+ * tensor's device (blocking), then swaps them in; on any failure no tensor
+ * changed. */
+clrt_status clrt__tensor_replace_all(int n, clrt_tensor *const *dst, const void *const *src);
+
 /* Enqueue a fill of the whole buffer with a value of t's dtype (async). */
 clrt_status clrt__fill(clrt_tensor *t, double value);
 
