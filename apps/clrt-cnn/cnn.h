@@ -23,6 +23,8 @@ typedef struct {
     uint64_t seed;
     int64_t limit; /* 0: all training images */
     int compare;
+    const char *save;   /* --save PATH: model to PATH, optimizer to PATH.optim */
+    const char *resume; /* --resume PATH: the same pair, read before training */
     int n_sweep;
     int sweep[CNN_MAX_SWEEP];
 } cnn_options;
@@ -54,5 +56,11 @@ typedef struct {
  * Returns 0, or 1 after printing the error. */
 int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epochs, int batch,
             clrt_epoch_stats *last, double *mean_seconds);
+
+/* --save and --resume (checkpoint.c). resume sets *done to the epochs the
+ * checkpoint holds. Both return 0, or 1 after printing the error. */
+int cnn_checkpoint_save(const char *path, clrt_module *model, clrt_optimizer *opt);
+int cnn_checkpoint_resume(const char *path, clrt_module *model, clrt_optimizer *opt,
+                          int64_t steps_per_epoch, int *done);
 
 #endif

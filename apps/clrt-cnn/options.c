@@ -29,6 +29,11 @@ void cnn_usage(FILE *f)
                "                              from --lr towards 0 (default), or constant\n"
                "  --seed N                    default 1\n"
                "  --limit N                   use the first N training images\n"
+               "  --save PATH                 after each epoch, save the model to PATH\n"
+               "                              (safetensors, PyTorch state_dict names) and the\n"
+               "                              optimizer's state to PATH.optim\n"
+               "  --resume PATH               continue a --save run from PATH and PATH.optim\n"
+               "                              up to --epochs epochs in all (same other flags)\n"
                "  --help                      this text\n");
 }
 
@@ -89,9 +94,9 @@ static int one_of(const char *flag, const char *v, const char *a, const char *b)
 }
 
 static const char *const valued_flags[] = {
-    "--model",    "--dataset",     "--optimizer", "--device", "--data-dir",
-    "--epochs",   "--batch-size",  "--seed",      "--limit",  "--lr",
-    "--momentum", "--batch-sweep", "--schedule",  NULL};
+    "--model",      "--dataset", "--optimizer", "--device", "--data-dir", "--epochs",
+    "--batch-size", "--seed",    "--limit",     "--lr",     "--momentum", "--batch-sweep",
+    "--schedule",   "--save",    "--resume",    NULL};
 
 static int is_valued_flag(const char *flag)
 {
@@ -130,6 +135,10 @@ static int apply(const char *flag, const char *v, cnn_options *o)
         return parse_double(flag, v, 0, &o->lr);
     if (strcmp(flag, "--momentum") == 0)
         return parse_double(flag, v, 0, &o->momentum);
+    if (strcmp(flag, "--save") == 0)
+        return (o->save = v, 0);
+    if (strcmp(flag, "--resume") == 0)
+        return (o->resume = v, 0);
     if (strcmp(flag, "--batch-sweep") == 0)
         return parse_sweep(v, o);
     return bad("unknown option", flag, "see the list below");
@@ -180,6 +189,9 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
      * to 0.890-0.895 test accuracy in 10 epochs on Fashion-MNIST. */
     if (o->lr < 0)
         o->lr = strcmp(o->optimizer, "adam") == 0 ? 0.001 : 0.05;
+    if ((o->compare || o->n_sweep) && (o->save || o->resume))
+        return bad(o->save ? "--save" : "--resume", o->save ? o->save : o->resume,
+                   "cannot be combined with --compare or --batch-sweep");
     if (o->compare && o->n_sweep)
         return bad("--compare", "", "cannot be combined with --batch-sweep");
     return 0;

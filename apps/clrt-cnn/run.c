@@ -52,25 +52,37 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     if (!model || clrt_module_init(model, o->seed) != CLRT_OK ||
         clrt_module_to(model, d) != CLRT_OK || !(opt = make_optimizer(o, model)))
         goto fail;
+    int64_t size = clrt_dataset_size(data->train), per = (size + batch - 1) / batch;
+    int start = 0;
+    if (o->resume && cnn_checkpoint_resume(o->resume, model, opt, per, &start))
+        goto done;
     cnn_progress_init(&progress, clrt_device_str(d));
     clrt_train_config cfg = clrt_train_defaults();
     cfg.device = d;
     cfg.epochs = epochs;
     cfg.batch_size = batch;
     cfg.seed = o->seed;
+    cfg.start_epoch = start;
     cfg.progress = cnn_progress;
     cfg.ctx = &progress;
     if (!(trainer = clrt_trainer_new(model, opt, data->train, data->test, &cfg)))
         goto fail;
     double total = 0;
-    for (int e = 0; e < epochs; e++) {
+    for (int e = start; e < epochs; e++) {
         if (clrt_optimizer_set_lr(opt, scheduled_lr(o, e, epochs)) != CLRT_OK ||
             clrt_trainer_epoch(trainer, last) != CLRT_OK)
             goto fail;
         print_epoch(&progress, last);
         total += last->train_seconds;
+        if (o->save && cnn_checkpoint_save(o->save, model, opt))
+            goto done;
     }
-    *mean_seconds = total / epochs;
+    if (start >= epochs) {
+        fprintf(stderr, "clrt-cnn: --resume: %s already holds %d epochs (--epochs %d)\n", o->resume,
+                start, epochs);
+        goto done;
+    }
+    *mean_seconds = total / (epochs - start);
     rc = 0;
     goto done;
 fail:

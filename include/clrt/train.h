@@ -76,6 +76,8 @@ typedef struct {
     int epochs;          /* for clrt_train */
     int batch_size;
     uint64_t seed;             /* epoch e shuffles with a seed mixed from (seed, e) */
+    int start_epoch;           /* epochs already done (resuming a checkpoint): the first
+                                  epoch run is start_epoch + 1, with that epoch's shuffle */
     int evaluate;              /* run the test pass each epoch (when a test set is given) */
     clrt_progress_fn progress; /* may be NULL */
     clrt_epoch_fn on_epoch;    /* may be NULL */

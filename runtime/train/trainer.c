@@ -221,6 +221,7 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     }
     *t = (clrt_trainer){model, opt, *cfg, {0}, {0}, {NULL, NULL, NULL}, test != NULL, 0};
     t->cfg.device = d;
+    t->epoch = cfg->start_epoch > 0 ? cfg->start_epoch : 0; /* resuming: epochs done */
     if (sums_init(&t->sums, d) != CLRT_OK ||
         clrt__stream_init(&t->train, train, d, cfg->batch_size) != CLRT_OK ||
         (test && clrt__stream_init(&t->test, test, d, cfg->batch_size) != CLRT_OK)) {
