@@ -114,6 +114,21 @@ CLRT_API clrt_status clrt_train(clrt_module *model, clrt_optimizer *opt, const c
 CLRT_API clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_size,
                                    double *loss, double *accuracy);
 
+/* A TensorBoard summary writer, like torch.utils.tensorboard's
+ * SummaryWriter: clrt_summary_open creates `logdir` if needed and a new
+ * event file in it, events.out.tfevents.<seconds>.<host>, that TensorBoard
+ * reads. clrt_summary_scalar appends one value under `tag` (e.g.
+ * "Train/Loss") at `step`; wall_time is seconds since the epoch, <= 0 for
+ * now. Records are buffered: clrt_summary_flush makes them visible to a
+ * reader, clrt_summary_close flushes and frees (NULL: no-op). Host-only:
+ * nothing here touches a device. One writer is for one thread at a time. */
+typedef struct clrt_summary_writer clrt_summary_writer;
+CLRT_API clrt_summary_writer *clrt_summary_open(const char *logdir);
+CLRT_API clrt_status clrt_summary_scalar(clrt_summary_writer *w, const char *tag, int64_t step,
+                                         double wall_time, float value);
+CLRT_API clrt_status clrt_summary_flush(clrt_summary_writer *w);
+CLRT_API clrt_status clrt_summary_close(clrt_summary_writer *w);
+
 #ifdef __cplusplus
 }
 #endif

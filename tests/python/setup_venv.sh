@@ -7,6 +7,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 venv=$1
 req=$here/requirements.txt
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock" # tests run in parallel: one creates, the others wait
+flock 9
 if [[ -x $venv/bin/python ]] && cmp -s "$req" "$venv/requirements.installed"; then
   echo "$venv/bin/python"
   exit 0
