@@ -25,6 +25,7 @@ typedef struct {
     int compare;
     const char *save;   /* --save PATH: model to PATH, optimizer to PATH.optim */
     const char *resume; /* --resume PATH: the same pair, read before training */
+    const char *logdir; /* --logdir DIR: TensorBoard scalars */
     int n_sweep;
     int sweep[CNN_MAX_SWEEP];
 } cnn_options;
@@ -62,5 +63,9 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
 int cnn_checkpoint_save(const char *path, clrt_module *model, clrt_optimizer *opt);
 int cnn_checkpoint_resume(const char *path, clrt_module *model, clrt_optimizer *opt,
                           int64_t steps_per_epoch, int *done);
+
+/* --logdir (logdir.c): one epoch's scalars; first_step is the global step
+ * number of its first batch. 0, or 1 after printing the error. */
+int cnn_log_epoch(clrt_summary_writer *w, const clrt_epoch_stats *s, int64_t first_step);
 
 #endif

@@ -34,6 +34,8 @@ void cnn_usage(FILE *f)
                "                              optimizer's state to PATH.optim\n"
                "  --resume PATH               continue a --save run from PATH and PATH.optim\n"
                "                              up to --epochs epochs in all (same other flags)\n"
+               "  --logdir DIR                TensorBoard scalars: each step's loss (Train/Loss),\n"
+               "                              per epoch train/test loss and accuracy, speed\n"
                "  --help                      this text\n");
 }
 
@@ -96,7 +98,7 @@ static int one_of(const char *flag, const char *v, const char *a, const char *b)
 static const char *const valued_flags[] = {
     "--model",      "--dataset", "--optimizer", "--device", "--data-dir", "--epochs",
     "--batch-size", "--seed",    "--limit",     "--lr",     "--momentum", "--batch-sweep",
-    "--schedule",   "--save",    "--resume",    NULL};
+    "--schedule",   "--save",    "--resume",    "--logdir", NULL};
 
 static int is_valued_flag(const char *flag)
 {
@@ -139,6 +141,8 @@ static int apply(const char *flag, const char *v, cnn_options *o)
         return (o->save = v, 0);
     if (strcmp(flag, "--resume") == 0)
         return (o->resume = v, 0);
+    if (strcmp(flag, "--logdir") == 0)
+        return (o->logdir = v, 0);
     if (strcmp(flag, "--batch-sweep") == 0)
         return parse_sweep(v, o);
     return bad("unknown option", flag, "see the list below");
@@ -189,8 +193,13 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
      * to 0.890-0.895 test accuracy in 10 epochs on Fashion-MNIST. */
     if (o->lr < 0)
         o->lr = strcmp(o->optimizer, "adam") == 0 ? 0.001 : 0.05;
-    if ((o->compare || o->n_sweep) && (o->save || o->resume))
-        return bad(o->save ? "--save" : "--resume", o->save ? o->save : o->resume,
+    if ((o->compare || o->n_sweep) && (o->save || o->resume || o->logdir))
+        return bad(o->save     ? "--save"
+                   : o->resume ? "--resume"
+                               : "--logdir",
+                   o->save     ? o->save
+                   : o->resume ? o->resume
+                               : o->logdir,
                    "cannot be combined with --compare or --batch-sweep");
     if (o->compare && o->n_sweep)
         return bad("--compare", "", "cannot be combined with --batch-sweep");

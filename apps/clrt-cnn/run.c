@@ -45,6 +45,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     int64_t chw[3];
     clrt_optimizer *opt = NULL;
     clrt_trainer *trainer = NULL;
+    clrt_summary_writer *log = NULL;
     cnn_progress_state progress;
     int rc = 1;
     clrt_dataset_sample_shape(data->train, chw);
@@ -63,6 +64,9 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     cfg.batch_size = batch;
     cfg.seed = o->seed;
     cfg.start_epoch = start;
+    cfg.step_losses = o->logdir != NULL;
+    if (o->logdir && !(log = clrt_summary_open(o->logdir)))
+        goto fail;
     cfg.progress = cnn_progress;
     cfg.ctx = &progress;
     if (!(trainer = clrt_trainer_new(model, opt, data->train, data->test, &cfg)))
@@ -74,6 +78,8 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
             goto fail;
         print_epoch(&progress, last);
         total += last->train_seconds;
+        if (log && cnn_log_epoch(log, last, clrt_optimizer_steps(opt) - last->steps))
+            goto done;
         if (o->save && cnn_checkpoint_save(o->save, model, opt))
             goto done;
     }
@@ -88,6 +94,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
 fail:
     fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
 done:
+    clrt_summary_close(log);
     clrt_trainer_free(trainer);
     clrt_optimizer_free(opt);
     clrt_module_free(model);

@@ -60,6 +60,12 @@ typedef struct {
     double compute_seconds; /* train_seconds - data_seconds */
     double data_share;      /* data_seconds / train_seconds */
     double lr;              /* the optimizer's learning rate this epoch */
+    /* With cfg.step_losses: the mean training loss of each of this epoch's
+     * `steps` batches, in order (the last batch may be smaller). Kept on
+     * the device while the pass runs and read once at its end; owned by
+     * the trainer, valid until its next epoch. NULL and 0 otherwise. */
+    const float *step_losses;
+    int64_t steps;
 } clrt_epoch_stats;
 
 typedef enum { CLRT_PHASE_TRAIN, CLRT_PHASE_TEST } clrt_phase;
@@ -76,6 +82,7 @@ typedef struct {
     int epochs;          /* for clrt_train */
     int batch_size;
     uint64_t seed;             /* epoch e shuffles with a seed mixed from (seed, e) */
+    int step_losses;           /* record each training step's loss (see clrt_epoch_stats) */
     int start_epoch;           /* epochs already done (resuming a checkpoint): the first
                                   epoch run is start_epoch + 1, with that epoch's shuffle */
     int evaluate;              /* run the test pass each epoch (when a test set is given) */

@@ -16,6 +16,8 @@ typedef struct {
     clrt_tensor *loss_sum; /* 0-dim float32 */
     clrt_tensor *correct;  /* 0-dim int32 */
     clrt_tensor *grad;     /* d loss / d logits, [batch, classes] */
+    clrt_tensor *cum;      /* cfg.step_losses: loss_sum after each step, [batches] */
+    float *step_losses;    /* host: each step's mean loss, from cum */
 } sums;
 
 struct clrt_trainer {
@@ -55,6 +57,8 @@ static clrt_status sums_init(sums *s, clrt_device *d)
 
 static void sums_free(sums *s)
 {
+    clrt_tensor_release(s->cum);
+    free(s->step_losses);
     clrt_tensor_release(s->loss_sum);
     clrt_tensor_release(s->correct);
     clrt_tensor_release(s->grad);
@@ -113,6 +117,28 @@ static clrt_status read_sums(const sums *s, pass_result *r)
     return st;
 }
 
+/* Copies the running loss sum after step i into cum[i], on the device:
+ * per-step losses cost no wait. */
+static clrt_status record_step(sums *s, int64_t i)
+{
+    cl_int err =
+        clEnqueueCopyBuffer(clrt__dev(s->cum)->queue, clrt__mem(s->loss_sum), clrt__mem(s->cum), 0,
+                            (size_t)i * sizeof(float), sizeof(float), 0, NULL, NULL);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueCopyBuffer (step loss)");
+}
+
+/* After the pass (its sums already read, so no new wait): each step's mean
+ * loss from the differences of the running sums. */
+static clrt_status read_step_losses(sums *s, const clrt__batch_stream *b, int64_t batches)
+{
+    clrt_status st = clrt_to_host(s->cum, s->step_losses, (size_t)batches * sizeof(float));
+    for (int64_t i = batches - 1; st == CLRT_OK && i >= 0; i--) {
+        int64_t n = i < batches - 1 ? b->batch : b->size - (batches - 1) * b->batch;
+        s->step_losses[i] = (s->step_losses[i] - (i ? s->step_losses[i - 1] : 0.0f)) / (float)n;
+    }
+    return st;
+}
+
 static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
 {
     clrt_tensor *x = NULL, *y = NULL;
@@ -127,6 +153,8 @@ static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
         st = clrt__stream_next(p->stream, i, &x, &y);
         if (st == CLRT_OK)
             st = step(p, x, y);
+        if (st == CLRT_OK && p->opt && p->sums->cum)
+            st = record_step(p->sums, i);
         done += x ? x->shape[0] : 0;
         if (st == CLRT_OK && p->cfg && p->cfg->progress)
             p->cfg->progress(p->cfg->ctx, p->phase, p->epoch, done, p->stream->size);
@@ -134,6 +162,8 @@ static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
     r->samples = p->stream->size;
     if (st == CLRT_OK)
         st = read_sums(p->sums, r);
+    if (st == CLRT_OK && p->opt && p->sums->cum)
+        st = read_step_losses(p->sums, p->stream, batches);
     r->seconds = clrt__now() - t0;
     r->data_seconds = p->stream->data_seconds;
     r->wait_seconds = p->stream->wait_seconds;
@@ -156,7 +186,7 @@ clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_
                           double *accuracy)
 {
     clrt__batch_stream l;
-    sums s = {NULL, NULL, NULL};
+    sums s = {NULL, NULL, NULL, NULL, NULL};
     pass_result r = {0};
     if (!model || !ds)
         return clrt__fail(CLRT_EINVAL, "clrt_evaluate: NULL model or data set");
@@ -206,6 +236,19 @@ static clrt_status check_config(const clrt_module *model, const clrt_optimizer *
     return CLRT_OK;
 }
 
+/* The per-step buffers of cfg.step_losses: one float per training batch. */
+static int cum_init(clrt_trainer *t, const clrt_dataset *train, clrt_device *d)
+{
+    int64_t size = clrt_dataset_size(train),
+            batch = t->cfg.batch_size < size ? t->cfg.batch_size : size;
+    int64_t n[1] = {(size + batch - 1) / batch};
+    t->sums.cum = clrt__alloc(d, CLRT_F32, 1, n);
+    t->sums.step_losses = t->sums.cum ? malloc((size_t)n[0] * sizeof(float)) : NULL;
+    if (t->sums.cum && !t->sums.step_losses)
+        clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
+    return t->sums.step_losses == NULL;
+}
+
 clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
                                const clrt_dataset *test, const clrt_train_config *cfg)
 {
@@ -219,10 +262,11 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
         clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
         return NULL;
     }
-    *t = (clrt_trainer){model, opt, *cfg, {0}, {0}, {NULL, NULL, NULL}, test != NULL, 0};
+    *t =
+        (clrt_trainer){model, opt, *cfg, {0}, {0}, {NULL, NULL, NULL, NULL, NULL}, test != NULL, 0};
     t->cfg.device = d;
     t->epoch = cfg->start_epoch > 0 ? cfg->start_epoch : 0; /* resuming: epochs done */
-    if (sums_init(&t->sums, d) != CLRT_OK ||
+    if (sums_init(&t->sums, d) != CLRT_OK || (cfg->step_losses && cum_init(t, train, d)) ||
         clrt__stream_init(&t->train, train, d, cfg->batch_size) != CLRT_OK ||
         (test && clrt__stream_init(&t->test, test, d, cfg->batch_size) != CLRT_OK)) {
         clrt_trainer_free(t);
@@ -249,7 +293,9 @@ static void fill_stats(clrt_trainer *t, const pass_result *tr, const pass_result
                             .wait_seconds = tr->wait_seconds,
                             .compute_seconds = tr->seconds - tr->data_seconds,
                             .data_share = tr->data_seconds / tr->seconds,
-                            .lr = clrt_optimizer_lr(t->opt)};
+                            .lr = clrt_optimizer_lr(t->opt),
+                            .step_losses = t->sums.step_losses,
+                            .steps = t->sums.step_losses ? clrt__stream_batches(&t->train) : 0};
 }
 
 clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
