@@ -1,5 +1,6 @@
 /* Reads a data file whole into memory, gzipped or not, through zlib. */
 #include "runtime/data/dataset_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -65,7 +66,7 @@ static clrt_status read_error(gzFile g, const char *path)
 static clrt_status read_all(gzFile g, const char *path, size_t hint, uint8_t **data, size_t *size)
 {
     size_t cap = hint < 65536 ? 65536 : hint, len = 0;
-    uint8_t *buf = malloc(cap);
+    uint8_t *buf = clrt__malloc(cap);
     for (;;) {
         if (!buf)
             return clrt__fail(CLRT_ENOMEM, "out of host memory reading %s", path);
@@ -88,7 +89,7 @@ static clrt_status read_all(gzFile g, const char *path, size_t hint, uint8_t **d
                                   "file",
                                   path, FILE_MAX);
             }
-            uint8_t *bigger = realloc(buf, cap * 2);
+            uint8_t *bigger = clrt__realloc(buf, cap * 2);
             if (!bigger)
                 free(buf);
             buf = bigger;

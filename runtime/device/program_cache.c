@@ -3,6 +3,7 @@
  * A cache file that is truncated, foreign or fails to load is rebuilt from
  * source without a word to the user. */
 #include "runtime/device/device_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/core/env_internal.h"
 
 #include <errno.h>
@@ -99,7 +100,7 @@ static cl_program load_binary(clrt_device *d, const char *path, const uint64_t k
         file_key[1] != key[1] || fread(&size, sizeof size, 1, f) != 1 ||
         fread(&hash, sizeof hash, 1, f) != 1 || size == 0 || size > (1u << 30))
         goto done;
-    buf = malloc(size);
+    buf = clrt__malloc(size);
     if (!buf || fread(buf, 1, size, f) != size || fnv1a(0xcbf29ce484222325ULL, buf, size) != hash)
         goto done;
     size_t len = size;
@@ -127,7 +128,7 @@ static void store_binary(clrt_device *d, cl_program prog, char *path, const uint
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
         size == 0)
         return;
-    unsigned char *buf = malloc(size);
+    unsigned char *buf = clrt__malloc(size);
     unsigned char *bins[1] = {buf};
     if (!buf ||
         clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS) {
@@ -165,7 +166,7 @@ static cl_program build_from_source(clrt_device *d, const char *family, const ch
         size_t n = 0;
         char *log = NULL;
         if (clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS &&
-            (log = malloc(n + 1)) != NULL &&
+            (log = clrt__malloc(n + 1)) != NULL &&
             clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS)
             log[n] = '\0';
         clrt__fail(CLRT_EBUILD,
@@ -208,10 +209,10 @@ static clrt__program *find_or_build(clrt_device *d, const char *family, const ch
     cl_program prog = get_program(d, family, options);
     if (!prog)
         return NULL;
-    clrt__program *p = calloc(1, sizeof *p);
+    clrt__program *p = clrt__calloc(1, sizeof *p);
     if (p) {
-        p->family = strdup(family);
-        p->options = strdup(options);
+        p->family = clrt__strdup(family);
+        p->options = clrt__strdup(options);
     }
     if (!p || !p->family || !p->options) {
         if (p) {
@@ -246,7 +247,7 @@ static cl_kernel find_or_create_kernel(clrt__program *p, const char *name)
                    clrt__cl_error_name(err));
         return NULL;
     }
-    char *dup = strdup(name);
+    char *dup = clrt__strdup(name);
     if (!dup) {
         clReleaseKernel(k);
         clrt__fail(CLRT_ENOMEM, "out of host memory in the program cache");

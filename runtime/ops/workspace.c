@@ -1,6 +1,7 @@
 /* Per-device grow-only scratch buffers (see workspace_internal.h). Entries
  * live as long as the process, like the devices they belong to. */
 #include "runtime/ops/workspace_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <stdlib.h>
 
@@ -22,7 +23,7 @@ static ws_entry *entry_for(clrt_device *d)
     ws_entry *e = table;
     while (e && e->dev != d)
         e = e->next;
-    if (!e && (e = calloc(1, sizeof *e)) != NULL) {
+    if (!e && (e = clrt__calloc(1, sizeof *e)) != NULL) {
         e->dev = d;
         pthread_mutex_init(&e->lock, NULL);
         e->next = table;

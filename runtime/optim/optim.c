@@ -1,6 +1,7 @@
 /* Optimizers: argument checks, state, and the step loop shared by every
  * kind (one kernel launch per parameter tensor). */
 #include "runtime/optim/optim_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <math.h>
@@ -69,7 +70,7 @@ static clrt_status alloc_state(clrt_optimizer *o)
     int per = o->kind->n_state;
     if (per == 0)
         return CLRT_OK;
-    o->state = calloc((size_t)o->n * (size_t)per, sizeof *o->state);
+    o->state = clrt__calloc((size_t)o->n * (size_t)per, sizeof *o->state);
     if (!o->state)
         return clrt__fail(CLRT_ENOMEM, "out of host memory creating an optimizer");
     for (int i = 0; i < o->n * per; i++) {
@@ -84,8 +85,8 @@ static clrt_status alloc_state(clrt_optimizer *o)
 /* Retains the tensors, then allocates state and fetches the kernel. */
 static clrt_status init(clrt_optimizer *o, clrt_tensor *const *params, clrt_tensor *const *grads)
 {
-    o->params = calloc((size_t)o->n, sizeof *o->params);
-    o->grads = calloc((size_t)o->n, sizeof *o->grads);
+    o->params = clrt__calloc((size_t)o->n, sizeof *o->params);
+    o->grads = clrt__calloc((size_t)o->n, sizeof *o->grads);
     if (!o->params || !o->grads)
         return clrt__fail(CLRT_ENOMEM, "out of host memory creating an optimizer");
     for (int i = 0; i < o->n; i++) {
@@ -105,7 +106,7 @@ clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, i
     if (check_tensors(api, n, params, grads) != CLRT_OK ||
         clrt__check_hyper(api, "lr", lr, 0, INFINITY) != CLRT_OK)
         return NULL;
-    clrt_optimizer *o = calloc(1, sizeof *o);
+    clrt_optimizer *o = clrt__calloc(1, sizeof *o);
     if (!o) {
         clrt__fail(CLRT_ENOMEM, "%s: out of host memory", api);
         return NULL;

@@ -1,5 +1,6 @@
 /* Tensors: creation, lifetime, host I/O, device moves and views. */
 #include "runtime/tensor/tensor_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/core/env_internal.h"
 
 #include <stdio.h>
@@ -73,7 +74,7 @@ static clrt__storage *storage_new(clrt_device *d, size_t bytes)
         goto too_big;
     if (clrt__device_open(d) != CLRT_OK)
         return NULL;
-    clrt__storage *s = malloc(sizeof *s);
+    clrt__storage *s = clrt__malloc(sizeof *s);
     if (!s) {
         clrt__fail(CLRT_ENOMEM, "out of host memory");
         return NULL;
@@ -109,7 +110,7 @@ static void storage_release(clrt__storage *s)
 static clrt_tensor *tensor_new(clrt__storage *s, clrt_dtype t, int ndim, const int64_t *shape,
                                int64_t numel)
 {
-    clrt_tensor *x = calloc(1, sizeof *x);
+    clrt_tensor *x = clrt__calloc(1, sizeof *x);
     if (!x) {
         clrt__fail(CLRT_ENOMEM, "out of host memory");
         return NULL;

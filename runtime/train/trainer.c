@@ -2,6 +2,7 @@
  * by the batch stream, forward + cross-entropy + backward + optimizer step only
  * enqueued, loss and accuracy summed on the device and read once per pass. */
 #include "runtime/core/clock_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/nn/module_internal.h"
 
@@ -214,7 +215,7 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     clrt_device *d = cfg->device ? cfg->device : model->device;
     if (clrt_module_to(model, d) != CLRT_OK)
         return NULL;
-    clrt_trainer *t = calloc(1, sizeof *t);
+    clrt_trainer *t = clrt__calloc(1, sizeof *t);
     if (!t) {
         clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
         return NULL;
