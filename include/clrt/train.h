@@ -89,7 +89,9 @@ CLRT_API clrt_train_config clrt_train_defaults(void);
  * model, optimizer and data sets (they must outlive it) and moves the model
  * to cfg->device once (clrt_module_to). test may be NULL. NULL + error on
  * bad arguments: a model whose output is not [N, classes] fails at the
- * first epoch with the shapes named. */
+ * first epoch with the shapes named; a cfg->device (or, without one, the
+ * model's device) other than the optimizer's fails with CLRT_EDEVMISMATCH
+ * before anything moves or runs. */
 typedef struct clrt_trainer clrt_trainer;
 CLRT_API clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt,
                                         const clrt_dataset *train, const clrt_dataset *test,

@@ -5,6 +5,7 @@
 #include "runtime/core/alloc_internal.h"
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/nn/module_internal.h"
+#include "runtime/optim/optim_internal.h"
 
 #include <clrt/ops_loss.h>
 #include <clrt/train.h>
@@ -213,7 +214,8 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     if (check_config(model, opt, train, test, cfg) != CLRT_OK)
         return NULL;
     clrt_device *d = cfg->device ? cfg->device : model->device;
-    if (clrt_module_to(model, d) != CLRT_OK)
+    if (clrt__optim_check_device(opt, d, "clrt_trainer_new") != CLRT_OK ||
+        clrt_module_to(model, d) != CLRT_OK)
         return NULL;
     clrt_trainer *t = clrt__calloc(1, sizeof *t);
     if (!t) {
