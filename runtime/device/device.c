@@ -113,6 +113,20 @@ static void query_info(clrt_device *d)
 #endif
 }
 
+/* The bytes clrt's buffers may hold on d (memory.c): its global memory,
+ * or CLRT_MEMORY_LIMIT (bytes, or a percentage of it) when lower. */
+static void set_budget(clrt_device *d)
+{
+    const clrt__settings *env = clrt__env();
+    uint64_t global = d->info.global_mem_bytes, budget = global;
+    if (env->memory_limit_percent)
+        budget = global / 100 * (uint64_t)env->memory_limit_percent;
+    else if (env->memory_limit && env->memory_limit < global)
+        budget = env->memory_limit;
+    d->mem_budget = budget;
+    atomic_init(&d->mem_used, 0);
+}
+
 static void add_platform(cl_platform_id p, clrt_device *found, int *n_found)
 {
     cl_device_id ids[MAX_DEVICES];
@@ -206,6 +220,7 @@ static void enumerate(void)
     for (int i = 0; i < n_devices; i++) {
         clrt_device *d = &devices[i];
         pthread_mutex_init(&d->lock, NULL);
+        set_budget(d);
         if (i < n_gpus)
             snprintf(d->info.name, sizeof d->info.name, "gpu:%d", i);
         else if (i == n_gpus)
