@@ -216,6 +216,15 @@ START_TEST(test_size_faults)
 }
 END_TEST
 
+/* How many times needle occurs in hay. */
+static int occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
 START_TEST(test_broken_gzip)
 {
     char dir[256];
@@ -233,6 +242,10 @@ START_TEST(test_broken_gzip)
         junk[i] = (unsigned char)tu_next(&rng);
     tdf_patch(dir, IMAGES ".gz", tdf_size(dir, IMAGES ".gz") / 2, junk, sizeof junk);
     expect_failure(dir, IMAGES, 1, CLRT_EFORMAT, "gzip data");
+    char path[400]; /* named once (issue 14: zlib's message repeated it) */
+    tdf_join(path, sizeof path, dir, IMAGES ".gz");
+    ck_assert_msg(occurrences(clrt_last_error(), path) == 1, "path repeated: %s",
+                  clrt_last_error());
 
     write_files(dir, &f, 1, 1);
     tdf_truncate(dir, LABELS ".gz", tdf_size(dir, LABELS ".gz") - 4); /* trailer cut */
@@ -289,36 +302,6 @@ START_TEST(test_random_damage)
         tdf_rmdir(dir);
         ck_assert_int_eq(mkdir(dir, 0700), 0);
     }
-    tdf_rmdir(dir);
-}
-END_TEST
-
-/* How many times needle occurs in hay. */
-static int occurrences(const char *hay, const char *needle)
-{
-    int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
-        n++;
-    return n;
-}
-
-/* Issue 14, defect 6: the corrupt-gzip message names the path once. */
-START_TEST(test_corrupt_gzip_names_the_path_once)
-{
-    char dir[256], path[400];
-    uint64_t rng = tu_seed();
-    tdf_mkdtemp(dir, sizeof dir);
-    idx_files f = make_files(7, &rng, 0);
-    write_files(dir, &f, 1, 1);
-    unsigned char junk[64];
-    for (size_t i = 0; i < sizeof junk; i++)
-        junk[i] = (unsigned char)tu_next(&rng);
-    tdf_patch(dir, IMAGES ".gz", tdf_size(dir, IMAGES ".gz") / 2, junk, sizeof junk);
-    expect_failure(dir, IMAGES, 1, CLRT_EFORMAT, "gzip data");
-    tdf_join(path, sizeof path, dir, IMAGES ".gz");
-    ck_assert_msg(occurrences(clrt_last_error(), path) == 1, "path repeated: %s",
-                  clrt_last_error());
-    free_files(&f);
     tdf_rmdir(dir);
 }
 END_TEST
@@ -410,7 +393,6 @@ static Suite *broken_suite(void)
     tcase_add_test(tc, test_broken_gzip);
     tcase_add_test(tc, test_not_a_file);
     tcase_add_test(tc, test_random_damage);
-    tcase_add_test(tc, test_corrupt_gzip_names_the_path_once);
     tcase_add_test(tc, test_empty_folder_name);
     tcase_add_test(tc, test_gzip_bomb_stops_at_the_cap);
     suite_add_tcase(s, tc);
