@@ -65,33 +65,11 @@ static int child_main(void)
  * stdout and stderr go to out (may be NULL). */
 static long run_child_out(const char *dir, const char *cache, char *out, size_t cap)
 {
-    int fds[2];
-    char buf[4096] = "";
-    ck_assert_int_eq(pipe(fds), 0);
-    fflush(stdout);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        close(fds[0]);
-        setenv("CLRT_CACHE_DIR", dir, 1);
-        if (cache)
-            setenv("CLRT_CACHE", cache, 1);
-        else
-            unsetenv("CLRT_CACHE");
-        alarm(60);
-        execl("/proc/self/exe", "test_program_cache", "child", (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    ssize_t got = 0, n;
-    while ((n = read(fds[0], buf + got, sizeof buf - 1 - (size_t)got)) > 0)
-        got += n;
-    buf[got > 0 ? got : 0] = '\0';
-    close(fds[0]);
-    int status = 0;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    char buf[4096], dir_var[600], cache_var[64];
+    snprintf(dir_var, sizeof dir_var, "CLRT_CACHE_DIR=%s", dir);
+    snprintf(cache_var, sizeof cache_var, cache ? "CLRT_CACHE=%s" : "CLRT_CACHE", cache);
+    const char *env[] = {dir_var, cache_var, NULL};
+    int status = tu_run_child(env, 60, buf, sizeof buf);
     long builds = -1;
     int ok = 0;
     const char *line = strstr(buf, "builds=");

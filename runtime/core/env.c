@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static clrt__settings settings;
 static char cache_dir[4096];
@@ -87,6 +88,18 @@ static const char *nonempty(const char *name)
     return v && *v ? v : NULL;
 }
 
+/* A folder that exists, or NULL after a warning (the default). */
+static const char *existing_folder(const char *name, const char *accepted)
+{
+    const char *v = nonempty(name);
+    struct stat st;
+    if (v && (stat(v, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        warn(name, v, accepted);
+        return NULL;
+    }
+    return v;
+}
+
 static const char *resolve_cache_dir(void)
 {
     static const char *const off_on[] = {"0", "1", NULL};
@@ -117,7 +130,8 @@ static void read_all(void)
     settings.poison = choice("CLRT_POISON", off_on, "0, 1", 0);
     memory_limit();
     settings.cache_dir = resolve_cache_dir();
-    settings.kernel_dir = nonempty("CLRT_KERNEL_DIR");
+    settings.kernel_dir = existing_folder("CLRT_KERNEL_DIR", "an existing folder of .cl files");
+    settings.pocl_devices = nonempty("POCL_DEVICES");
 }
 
 const clrt__settings *clrt__env(void)

@@ -25,6 +25,7 @@ typedef struct {
     const char *cache_dir;           /* CLRT_CACHE_DIR, else $XDG_CACHE_HOME/clrt, else
                                         ~/.cache/clrt; NULL when CLRT_CACHE=0 or no home */
     const char *kernel_dir;          /* CLRT_KERNEL_DIR: .cl files from disk; NULL: embedded */
+    const char *pocl_devices;        /* POCL_DEVICES (PoCL's), named in errors only; NULL: unset */
 } clrt__settings;
 
 /* The settings, read on the first call; never NULL. Thread-safe. */

@@ -17,7 +17,7 @@ static clrt_device devices[MAX_DEVICES];
 static int n_devices; /* GPUs (visible ones, ordered) then CPUs */
 static int n_gpus;
 static clrt_status enum_status = CLRT_OK;
-static char enum_error[512];
+static char enum_error[1024];
 static pthread_once_t enum_once = PTHREAD_ONCE_INIT;
 
 /* Sort rank: lower comes first. */
@@ -127,20 +127,35 @@ static void set_budget(clrt_device *d)
     atomic_init(&d->mem_used, 0);
 }
 
+/* What each platform answered, for the error when no device is found. */
+static char platform_notes[400];
+
+static void note_platform(const char *name, const char *answer)
+{
+    size_t used = strlen(platform_notes);
+    snprintf(platform_notes + used, sizeof platform_notes - used, "%s'%s': %s", used ? "; " : "",
+             name, answer);
+}
+
 static void add_platform(cl_platform_id p, clrt_device *found, int *n_found)
 {
     cl_device_id ids[MAX_DEVICES];
     cl_uint n = 0;
+    char pname[256] = "?", answer[96];
+    if (clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof pname, pname, NULL) != CL_SUCCESS)
+        snprintf(pname, sizeof pname, "?");
+    pname[sizeof pname - 1] = '\0';
     cl_int err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, MAX_DEVICES, ids, &n);
     if (err != CL_SUCCESS) {
-        char pname[256] = "?";
-        clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof pname, pname, NULL);
-        pname[sizeof pname - 1] = '\0';
         if (err != CL_DEVICE_NOT_FOUND)
             fprintf(stderr, "clrt: warning: skipping OpenCL platform '%s': clGetDeviceIDs: %s\n",
                     pname, clrt__cl_error_name(err));
+        snprintf(answer, sizeof answer, "clGetDeviceIDs: %s", clrt__cl_error_name(err));
+        note_platform(pname, answer);
         return;
     }
+    snprintf(answer, sizeof answer, "%u device(s)", n);
+    note_platform(pname, answer);
     for (cl_uint i = 0; i < n && *n_found < MAX_DEVICES; i++) {
         clrt_device *d = &found[(*n_found)++];
         memset(d, 0, sizeof *d);
@@ -182,6 +197,26 @@ static int apply_visible(clrt_device *gpus, int n)
     return m;
 }
 
+/* Platforms answered, none with a (visible) device: say what was asked,
+ * what each answered, and the settings behind it. */
+static void no_device(cl_uint n_platforms, int hidden_gpus)
+{
+    const clrt__settings *env = clrt__env();
+    char pocl[160] = "", visible[160] = "";
+    if (env->pocl_devices)
+        snprintf(pocl, sizeof pocl,
+                 "; PoCL takes its devices from POCL_DEVICES='%s' (unset it, or name a driver "
+                 "it has, e.g. POCL_DEVICES=pthread)",
+                 env->pocl_devices);
+    if (hidden_gpus)
+        snprintf(visible, sizeof visible, "; CLRT_VISIBLE_DEVICES='%s' hides the %d GPU(s) found",
+                 env->visible_devices, hidden_gpus);
+    enum_status = CLRT_ENODEV;
+    snprintf(enum_error, sizeof enum_error,
+             "no OpenCL device found: asked %u platform(s) for devices of every type (%s)%s%s",
+             n_platforms, platform_notes, pocl, visible);
+}
+
 static void enumerate(void)
 {
     cl_platform_id plats[16];
@@ -217,6 +252,8 @@ static void enumerate(void)
     n_devices = n_gpus;
     for (int i = g; i < nf; i++)
         devices[n_devices++] = found[i];
+    if (n_devices == 0)
+        no_device(np, g);
     for (int i = 0; i < n_devices; i++) {
         clrt_device *d = &devices[i];
         pthread_mutex_init(&d->lock, NULL);

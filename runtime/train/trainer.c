@@ -254,6 +254,19 @@ static void fill_stats(clrt_trainer *t, const pass_result *tr, const pass_result
                             .lr = clrt_optimizer_lr(t->opt)};
 }
 
+/* A NaN or infinite loss in any step makes the pass's loss sum NaN or
+ * infinite too, so one check when the sums are read (once per pass, no
+ * extra wait) catches it; the pass itself runs to its end. */
+static clrt_status diverged(const clrt_trainer *t, const pass_result *tr)
+{
+    return clrt__fail(CLRT_ENONFINITE,
+                      "clrt_trainer_epoch: training diverged: the mean loss of epoch %d is %g "
+                      "(%lld samples of %s on %s); lower the learning rate (it is %g) or check "
+                      "the inputs",
+                      t->epoch, tr->loss, (long long)tr->samples, clrt_dataset_name(t->train.ds),
+                      clrt_device_str(t->cfg.device), clrt_optimizer_lr(t->opt));
+}
+
 clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
 {
     if (!t)
@@ -265,6 +278,8 @@ clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
         CLRT_PHASE_TRAIN, t->epoch, &t->cfg};
     clrt_module_train(t->model, 1);
     clrt_status st = run_pass(&p, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
+    if (st == CLRT_OK && !isfinite(tr.loss))
+        st = diverged(t, &tr);
     int evaluate = t->have_test && t->cfg.evaluate;
     if (st == CLRT_OK && evaluate) {
         p.stream = &t->test;
