@@ -6,12 +6,11 @@
 #include "runtime/device/device_internal.h"
 #include "runtime/core/env_internal.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEVICES 64
+#define MAX_DEVICES CLRT__MAX_DEVICES
 
 static clrt_device devices[MAX_DEVICES];
 static int n_devices; /* GPUs (visible ones, ordered) then CPUs */
@@ -168,31 +167,19 @@ static void add_platform(cl_platform_id p, clrt_device *found, int *n_found)
 /* Applies CLRT_VISIBLE_DEVICES ("2,0") to the GPU list, in place. */
 static int apply_visible(clrt_device *gpus, int n)
 {
-    const char *env = clrt__env()->visible_devices;
+    const char *env = clrt__env()->visible_devices, *bad = NULL;
     if (!env)
         return n;
-    clrt_device picked[MAX_DEVICES];
-    int used[MAX_DEVICES] = {0};
-    int m = 0;
-    const char *s = env;
-    while (*s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 0 || v >= n || used[v]) {
-            /* Like CUDA_VISIBLE_DEVICES: an invalid entry ends the list. */
-            if (*s && !(end != s && v < 0))
-                fprintf(stderr,
-                        "clrt: warning: CLRT_VISIBLE_DEVICES='%s': entry '%.*s' is not "
-                        "one of the %d GPU(s); ignoring it and the rest\n",
-                        env, (int)strcspn(s, ","), s, n);
-            break;
-        }
-        used[v] = 1;
-        picked[m++] = gpus[v];
-        s = end;
-        while (*s == ',' || isspace((unsigned char)*s))
-            s++;
-    }
+    static clrt_device picked[MAX_DEVICES];
+    int order[MAX_DEVICES];
+    int m = clrt__parse_visible(env, n, order, &bad);
+    if (bad)
+        fprintf(stderr,
+                "clrt: warning: CLRT_VISIBLE_DEVICES='%s': entry '%.*s' is not one of the %d "
+                "GPU(s); ignoring it and the rest\n",
+                env, (int)strcspn(bad, ","), bad, n);
+    for (int i = 0; i < m; i++)
+        picked[i] = gpus[order[i]];
     memcpy(gpus, picked, (size_t)m * sizeof *picked);
     return m;
 }
@@ -353,36 +340,12 @@ int clrt_try_all_gpus(clrt_device **out, int capacity)
     return n_gpus;
 }
 
-static const char accepted_forms[] =
-    "accepted forms: \"cpu\", \"cpu:N\", \"gpu\", \"gpu:N\", \"cuda\", \"cuda:N\"";
-
 clrt_device *clrt_device_get(const char *spec)
 {
-    if (!spec) {
-        clrt__fail(CLRT_EINVAL, "clrt_device_get: spec is NULL; %s", accepted_forms);
+    int is_cpu = 0, index = 0;
+    if (clrt__parse_device_spec(spec, &is_cpu, &index) != CLRT_OK)
         return NULL;
-    }
-    int is_cpu = strncmp(spec, "cpu", 3) == 0;
-    int is_gpu = strncmp(spec, "gpu", 3) == 0;
-    size_t prefix = is_cpu || is_gpu ? 3 : strncmp(spec, "cuda", 4) == 0 ? 4 : 0;
-    if (prefix == 0) {
-        clrt__fail(CLRT_EINVAL, "unknown device '%s'; %s", spec, accepted_forms);
-        return NULL;
-    }
-    const char *rest = spec + prefix;
-    long index = 0;
-    if (*rest == ':') {
-        char *end;
-        if (!isdigit((unsigned char)rest[1]) ||
-            (index = strtol(rest + 1, &end, 10), *end != '\0') || index > 1000000) {
-            clrt__fail(CLRT_EINVAL, "unknown device '%s'; %s", spec, accepted_forms);
-            return NULL;
-        }
-    } else if (*rest != '\0') {
-        clrt__fail(CLRT_EINVAL, "unknown device '%s'; %s", spec, accepted_forms);
-        return NULL;
-    }
-    return is_cpu ? cpu_at((int)index) : clrt_gpu((int)index);
+    return is_cpu ? cpu_at(index) : clrt_gpu(index);
 }
 
 const char *clrt_device_str(const clrt_device *d) { return d ? d->info.name : "(null)"; }

@@ -27,6 +27,18 @@ struct clrt_device {
     clrt__program *programs;
 };
 
+#define CLRT__MAX_DEVICES 64
+
+/* A device spec ("cpu", "cpu:N", "gpu", "gpu:N", "cuda", "cuda:N"; N up to
+ * 1000000): *is_cpu and *index, or CLRT_EINVAL listing the accepted forms. */
+clrt_status clrt__parse_device_spec(const char *spec, int *is_cpu, int *index);
+/* CLRT_VISIBLE_DEVICES ("2,0", commas or spaces between) against n GPUs:
+ * order[] (room for n) receives the chosen indices in order; returns how
+ * many. Like CUDA_VISIBLE_DEVICES, an entry that is not one of the n GPUs
+ * (or a repeat) ends the list: *bad points at it in list, or is NULL when
+ * the list was used whole or ended at a negative number (no GPU). */
+int clrt__parse_visible(const char *list, int n, int *order, const char **bad);
+
 /* Creates the context and queue on first use. CLRT_OK or error. */
 clrt_status clrt__device_open(clrt_device *d);
 
