@@ -83,7 +83,7 @@ START_TEST(limit_in_bytes)
     clrt_tensor_release(va); /* a's storage goes: room for one more */
     clrt_tensor *c = TU_NONNULL(clrt_ones(tu_cpu(), CLRT_F32, 1, &n));
     ck_assert_ptr_null(clrt_ones(tu_cpu(), CLRT_F32, 1, &n));
-    /* An op's result and its scratch count too: a failure is an error. */
+    /* An op's result counts too: refused, as an error. */
     ck_assert_ptr_null(clrt_add(c, c));
     tu_assert_error(CLRT_ENOMEM, "cpu", NULL);
     clrt_tensor_release(vb);
