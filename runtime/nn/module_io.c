@@ -1,5 +1,6 @@
 /* Module checkpoints: parameters to and from safetensors files under their
  * state_dict names (the format itself is in runtime/tensor/safetensors_*). */
+#include "runtime/core/alloc_internal.h"
 #include "runtime/nn/module_internal.h"
 #include "runtime/tensor/safetensors_internal.h"
 
@@ -22,8 +23,8 @@ static clrt_status list_params(clrt_module *m, param_list *l, const char *op)
     int n = clrt_module_parameters(m, NULL, NULL, NULL, 0);
     if (n < 0)
         return (clrt_status)n;
-    l->names = calloc((size_t)n + 1, sizeof *l->names);
-    l->params = calloc((size_t)n + 1, sizeof *l->params);
+    l->names = clrt__calloc((size_t)n + 1, sizeof *l->names);
+    l->params = clrt__calloc((size_t)n + 1, sizeof *l->params);
     if (!l->names || !l->params)
         return clrt__fail(CLRT_ENOMEM, "%s: out of host memory", op);
     l->n = clrt_module_parameters(m, l->names, l->params, NULL, n);
@@ -45,13 +46,13 @@ clrt_status clrt_module_save(clrt_module *m, const char *path)
     clrt_status st = list_params(m, &l, "clrt_module_save");
     if (st == CLRT_OK && !path)
         st = clrt__fail(CLRT_EINVAL, "clrt_module_save: path is NULL");
-    clrt__st_item *items = st == CLRT_OK ? calloc((size_t)l.n + 1, sizeof *items) : NULL;
+    clrt__st_item *items = st == CLRT_OK ? clrt__calloc((size_t)l.n + 1, sizeof *items) : NULL;
     if (st == CLRT_OK && !items)
         st = clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
     for (int i = 0; st == CLRT_OK && i < l.n; i++) {
         clrt_tensor *p = l.params[i];
         size_t bytes = clrt_tensor_nbytes(p);
-        void *host = malloc(bytes ? bytes : 1);
+        void *host = clrt__malloc(bytes ? bytes : 1);
         items[i] =
             (clrt__st_item){l.names[i], clrt__st_dtype(p->dtype), p->ndim, p->shape, host, bytes};
         st = host ? clrt_to_host(p, host, bytes)
@@ -119,7 +120,7 @@ clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, ch
     clrt_status st = list_params(m, &l, "clrt_module_load");
     if (st == CLRT_OK)
         st = clrt__st_read(path, &f);
-    if (st == CLRT_OK && !(found = calloc((size_t)l.n + 1, sizeof *found)))
+    if (st == CLRT_OK && !(found = clrt__calloc((size_t)l.n + 1, sizeof *found)))
         st = clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of host memory");
     if (st == CLRT_OK)
         st = match(path, &l, &f, found, missing, unexpected, sizeof missing);
@@ -131,7 +132,7 @@ clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, ch
                         clrt_module_param_count(m) == 0 ? " (lazy layers get their "
                                                           "parameters at the first forward)"
                                                         : "");
-    const void **src = st == CLRT_OK ? calloc((size_t)l.n + 1, sizeof *src) : NULL;
+    const void **src = st == CLRT_OK ? clrt__calloc((size_t)l.n + 1, sizeof *src) : NULL;
     if (st == CLRT_OK && !src)
         st = clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of host memory");
     for (int i = 0; src && i < l.n; i++)

@@ -1,5 +1,6 @@
 /* Optimizer checkpoints: state buffers and the step count to and from a
  * safetensors file (the format is in runtime/tensor/safetensors_*). */
+#include "runtime/core/alloc_internal.h"
 #include "runtime/optim/optim_internal.h"
 #include "runtime/tensor/safetensors_internal.h"
 
@@ -14,7 +15,7 @@
 static char (*state_names(const clrt_optimizer *o))[NAME_CAP]
 {
     int ns = o->kind->n_state;
-    char(*names)[NAME_CAP] = calloc((size_t)(o->n * ns) + 1, NAME_CAP);
+    char(*names)[NAME_CAP] = clrt__calloc((size_t)(o->n * ns) + 1, NAME_CAP);
     for (int k = 0; names && k < o->n * ns; k++)
         snprintf(names[k], NAME_CAP, "state.%d.%s", k / ns, o->kind->state_names[k % ns]);
     if (!names)
@@ -33,13 +34,13 @@ clrt_status clrt_optimizer_save(const clrt_optimizer *o, const char *path)
     const char *const meta[] = {"optimizer", o->kind->name, "variant", o->kind->kernel,
                                 "params",    params,        "step",    steps};
     char(*names)[NAME_CAP] = state_names(o);
-    clrt__st_item *items = calloc((size_t)count + 1, sizeof *items);
+    clrt__st_item *items = clrt__calloc((size_t)count + 1, sizeof *items);
     clrt_status st =
         names && items ? CLRT_OK : clrt__fail(CLRT_ENOMEM, "clrt_optimizer_save: out of memory");
     for (int k = 0; st == CLRT_OK && k < count; k++) {
         const clrt_tensor *t = o->state[k];
         size_t bytes = clrt_tensor_nbytes(t);
-        void *host = malloc(bytes ? bytes : 1);
+        void *host = clrt__malloc(bytes ? bytes : 1);
         items[k] = (clrt__st_item){names[k], "F32", t->ndim, t->shape, host, bytes};
         st = host ? clrt_to_host(t, host, bytes)
                   : clrt__fail(CLRT_ENOMEM, "clrt_optimizer_save: out of host memory");
@@ -117,7 +118,7 @@ clrt_status clrt_optimizer_load(clrt_optimizer *o, const char *path)
     clrt__st_file f;
     clrt_status st = clrt__st_read(path, &f);
     char(*names)[NAME_CAP] = st == CLRT_OK ? state_names(o) : NULL;
-    const void **src = names ? calloc((size_t)count + 1, sizeof *src) : NULL;
+    const void **src = names ? clrt__calloc((size_t)count + 1, sizeof *src) : NULL;
     if (st == CLRT_OK && !src)
         st = clrt__fail(CLRT_ENOMEM, "clrt_optimizer_load: out of host memory");
     if (st == CLRT_OK)

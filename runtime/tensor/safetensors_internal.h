@@ -8,11 +8,14 @@
  * matching dtype x shape, non-overlapping and covering the data without
  * holes, as the reference reader requires). The writer is atomic: a
  * temporary file in the same folder, fsync, rename, fsync of the folder.
- * Not thread-safe per file object; distinct objects are independent. */
+ * Not thread-safe per file object; distinct objects are independent.
+ * Free of OpenCL (the fuzzer compiles safetensors_read.c on its own). */
 #ifndef CLRT_SAFETENSORS_INTERNAL_H
 #define CLRT_SAFETENSORS_INTERNAL_H
 
-#include "runtime/tensor/tensor_internal.h"
+#include "runtime/core/alloc_internal.h"
+#include "runtime/core/error_internal.h"
+#include <clrt/tensor.h>
 
 #include <stddef.h>
 #include <stdint.h>

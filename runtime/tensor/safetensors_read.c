@@ -265,18 +265,18 @@ static int parse_metadata(json *j, clrt__st_file *f)
         return bad(j, "duplicate __metadata__");
     if (!take(j, '{'))
         return 0;
-    f->meta = calloc(1, sizeof *f->meta);
+    f->meta = clrt__calloc(1, sizeof *f->meta);
     if (peek_take(j, '}'))
         return f->meta ? 1 : bad(j, "out of host memory");
     do {
         if (!string(j, k, sizeof k) || !take(j, ':') || !string(j, v, sizeof v))
             return 0;
-        char **m = realloc(f->meta, (size_t)(f->meta_count + 2) * sizeof *m);
+        char **m = clrt__realloc(f->meta, (size_t)(f->meta_count + 2) * sizeof *m);
         if (!m)
             return bad(j, "out of host memory");
         f->meta = m;
-        m[f->meta_count] = strdup(k);
-        m[f->meta_count + 1] = strdup(v);
+        m[f->meta_count] = clrt__strdup(k);
+        m[f->meta_count + 1] = clrt__strdup(v);
         f->meta_count += 2;
         if (!m[f->meta_count - 2] || !m[f->meta_count - 1])
             return bad(j, "out of host memory");
@@ -290,8 +290,8 @@ static int add_tensor(json *j, clrt__st_file *f, uint64_t **offs, const char *na
 {
     if (clrt__st_find(f, name))
         return bad(j, "duplicate tensor name");
-    clrt__st_tensor *t = realloc(f->tensors, (size_t)(f->count + 1) * sizeof *t);
-    uint64_t *o = t ? realloc(*offs, (size_t)(f->count + 1) * 2 * sizeof *o) : NULL;
+    clrt__st_tensor *t = clrt__realloc(f->tensors, (size_t)(f->count + 1) * sizeof *t);
+    uint64_t *o = t ? clrt__realloc(*offs, (size_t)(f->count + 1) * 2 * sizeof *o) : NULL;
     if (t)
         f->tensors = t;
     if (!o)
@@ -299,7 +299,7 @@ static int add_tensor(json *j, clrt__st_file *f, uint64_t **offs, const char *na
     *offs = o;
     t = &f->tensors[f->count];
     memset(t, 0, sizeof *t);
-    t->name = strdup(name);
+    t->name = clrt__strdup(name);
     if (!t->name)
         return bad(j, "out of host memory");
     f->count++;
@@ -351,7 +351,7 @@ static int64_t checked_bytes(const clrt__st_tensor *t)
 static clrt_status check_offsets(const char *path, clrt__st_file *f, const uint64_t *offs,
                                  const unsigned char *data, uint64_t data_size)
 {
-    int *order = malloc((size_t)(f->count ? f->count : 1) * sizeof *order);
+    int *order = clrt__malloc((size_t)(f->count ? f->count : 1) * sizeof *order);
     if (!order)
         return clrt__fail(CLRT_ENOMEM, "%s: out of host memory", path);
     for (int i = 0; i < f->count; i++) {
@@ -408,7 +408,7 @@ static clrt_status read_all(const char *path, clrt__st_file *f)
         return clrt__fail(CLRT_EIO, "%s: not a regular file", path);
     }
     f->size = (size_t)sb.st_size;
-    f->bytes = malloc(f->size ? f->size : 1);
+    f->bytes = clrt__malloc(f->size ? f->size : 1);
     if (!f->bytes) {
         fclose(fp);
         return clrt__fail(CLRT_ENOMEM, "%s: out of host memory for %zu bytes", path, f->size);

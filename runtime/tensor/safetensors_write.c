@@ -29,7 +29,7 @@ static void put(buf *b, const char *s, size_t n)
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + n + 1)
             cap *= 2;
-        char *p = realloc(b->s, cap);
+        char *p = clrt__realloc(b->s, cap);
         if (!p) {
             b->oom = 1;
             return;

@@ -10,6 +10,7 @@
  *            file_version = 3 (string), summary = 5 (Summary)
  *   Summary: value = 1 (repeated Value)
  *   Value:   tag = 1 (string), simple_value = 2 (float, fixed32) */
+#include "runtime/core/alloc_internal.h"
 #include "runtime/core/error_internal.h"
 #include <clrt/train.h>
 
@@ -154,7 +155,7 @@ clrt_summary_writer *clrt_summary_open(const char *logdir)
         clrt__fail(CLRT_EIO, "clrt_summary_open: cannot create %s: %s", logdir, strerror(errno));
         return NULL;
     }
-    clrt_summary_writer *w = calloc(1, sizeof *w);
+    clrt_summary_writer *w = clrt__calloc(1, sizeof *w);
     if (!w) {
         clrt__fail(CLRT_ENOMEM, "clrt_summary_open: out of host memory");
         return NULL;
