@@ -42,6 +42,10 @@ typedef struct {
 /* Reads and validates path into *f (zeroed first). On error *f is empty and
  * the message names the file and what is wrong. Free with clrt__st_close. */
 clrt_status clrt__st_read(const char *path, clrt__st_file *f);
+/* The same for a file already in memory: takes ownership of `bytes` (a
+ * clrt__malloc'ed block of `size` bytes), also on error; `name` is for
+ * messages. */
+clrt_status clrt__st_parse(const char *name, unsigned char *bytes, size_t size, clrt__st_file *f);
 void clrt__st_close(clrt__st_file *f);
 /* The tensor named `name`, or NULL. */
 const clrt__st_tensor *clrt__st_find(const clrt__st_file *f, const char *name);

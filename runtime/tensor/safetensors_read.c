@@ -457,11 +457,22 @@ clrt_status clrt__st_read(const char *path, clrt__st_file *f)
     memset(f, 0, sizeof *f);
     if (!path)
         return clrt__fail(CLRT_EINVAL, "safetensors: path is NULL");
-    if (!little_endian())
-        return clrt__fail(CLRT_ENOTSUP, "safetensors: big-endian hosts are not supported");
     clrt_status st = read_all(path, f);
-    if (st == CLRT_OK)
-        st = parse_file(path, f);
+    if (st != CLRT_OK) {
+        clrt__st_close(f);
+        return st;
+    }
+    return clrt__st_parse(path, f->bytes, f->size, f);
+}
+
+clrt_status clrt__st_parse(const char *name, unsigned char *bytes, size_t size, clrt__st_file *f)
+{
+    memset(f, 0, sizeof *f);
+    f->bytes = bytes;
+    f->size = size;
+    clrt_status st = little_endian() ? parse_file(name, f)
+                                     : clrt__fail(CLRT_ENOTSUP, "safetensors: big-endian hosts "
+                                                                "are not supported");
     if (st != CLRT_OK)
         clrt__st_close(f);
     return st;
