@@ -243,6 +243,8 @@ static int cum_init(clrt_trainer *t, const clrt_dataset *train, clrt_device *d)
 {
     int64_t size = clrt_dataset_size(train),
             batch = t->cfg.batch_size < size ? t->cfg.batch_size : size;
+    if (size < 1)
+        return 0; /* an empty data set: the batch stream reports it */
     int64_t n[1] = {(size + batch - 1) / batch};
     t->sums.cum = clrt__alloc(d, CLRT_F32, 1, n);
     t->sums.step_losses = t->sums.cum ? clrt__malloc((size_t)n[0] * sizeof(float)) : NULL;
