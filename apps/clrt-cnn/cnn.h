@@ -26,6 +26,7 @@ typedef struct {
     const char *save;   /* --save PATH: model to PATH, optimizer to PATH.optim */
     const char *resume; /* --resume PATH: the same pair, read before training */
     const char *logdir; /* --logdir DIR: TensorBoard scalars */
+    const char *plot;   /* --plot FILE.svg: loss and accuracy curves */
     int n_sweep;
     int sweep[CNN_MAX_SWEEP];
 } cnn_options;
@@ -67,5 +68,9 @@ int cnn_checkpoint_resume(const char *path, clrt_module *model, clrt_optimizer *
 /* --logdir (logdir.c): one epoch's scalars; first_step is the global step
  * number of its first batch. 0, or 1 after printing the error. */
 int cnn_log_epoch(clrt_summary_writer *w, const clrt_epoch_stats *s, int64_t first_step);
+
+/* --plot (plot.c): the n epochs' curves as an SVG file. 0, or 1 after
+ * printing the error. */
+int cnn_plot(const char *path, const clrt_epoch_stats *s, int n);
 
 #endif

@@ -36,6 +36,7 @@ void cnn_usage(FILE *f)
                "                              up to --epochs epochs in all (same other flags)\n"
                "  --logdir DIR                TensorBoard scalars: each step's loss (Train/Loss),\n"
                "                              per epoch train/test loss and accuracy, speed\n"
+               "  --plot FILE.svg             train/test loss and accuracy per epoch as an SVG\n"
                "  --help                      this text\n");
 }
 
@@ -101,7 +102,7 @@ static int one_of(const char *flag, const char *v, const char *a, const char *b)
 static const char *const valued_flags[] = {
     "--model",      "--dataset", "--optimizer", "--device", "--data-dir", "--epochs",
     "--batch-size", "--seed",    "--limit",     "--lr",     "--momentum", "--batch-sweep",
-    "--schedule",   "--save",    "--resume",    "--logdir", NULL};
+    "--schedule",   "--save",    "--resume",    "--logdir", "--plot",     NULL};
 
 static int is_valued_flag(const char *flag)
 {
@@ -146,6 +147,8 @@ static int apply(const char *flag, const char *v, cnn_options *o)
         return (o->resume = v, 0);
     if (strcmp(flag, "--logdir") == 0)
         return (o->logdir = v, 0);
+    if (strcmp(flag, "--plot") == 0)
+        return (o->plot = v, 0);
     if (strcmp(flag, "--batch-sweep") == 0)
         return parse_sweep(v, o);
     return bad("unknown option", flag, "see the list below");
@@ -196,6 +199,8 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
      * to 0.890-0.895 test accuracy in 10 epochs on Fashion-MNIST. */
     if (o->lr < 0)
         o->lr = strcmp(o->optimizer, "adam") == 0 ? 0.001 : 0.05;
+    if ((o->compare || o->n_sweep) && o->plot)
+        return bad("--plot", o->plot, "cannot be combined with --compare or --batch-sweep");
     if ((o->compare || o->n_sweep) && (o->save || o->resume || o->logdir))
         return bad(o->save     ? "--save"
                    : o->resume ? "--resume"

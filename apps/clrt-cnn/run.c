@@ -3,6 +3,7 @@
 #include "cnn.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_PARAMS 64
@@ -46,6 +47,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     clrt_optimizer *opt = NULL;
     clrt_trainer *trainer = NULL;
     clrt_summary_writer *log = NULL;
+    clrt_epoch_stats *history = NULL;
     cnn_progress_state progress;
     int rc = 1;
     clrt_dataset_sample_shape(data->train, chw);
@@ -72,11 +74,17 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     if (!(trainer = clrt_trainer_new(model, opt, data->train, data->test, &cfg)))
         goto fail;
     double total = 0;
+    if (o->plot && !(history = calloc((size_t)epochs, sizeof *history))) {
+        fprintf(stderr, "clrt-cnn: out of memory\n");
+        goto done;
+    }
     for (int e = start; e < epochs; e++) {
         if (clrt_optimizer_set_lr(opt, scheduled_lr(o, e, epochs)) != CLRT_OK ||
             clrt_trainer_epoch(trainer, last) != CLRT_OK)
             goto fail;
         print_epoch(&progress, last);
+        if (history)
+            history[e - start] = *last;
         total += last->train_seconds;
         if (log && cnn_log_epoch(log, last, clrt_optimizer_steps(opt) - last->steps))
             goto done;
@@ -89,11 +97,14 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
         goto done;
     }
     *mean_seconds = total / (epochs - start);
+    if (history && cnn_plot(o->plot, history, epochs - start))
+        goto done;
     rc = 0;
     goto done;
 fail:
     fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
 done:
+    free(history);
     clrt_summary_close(log);
     clrt_trainer_free(trainer);
     clrt_optimizer_free(opt);

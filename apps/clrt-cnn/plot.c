@@ -1,0 +1,116 @@
+/* --plot FILE.svg: train and test loss (left panel) and accuracy (right
+ * panel) per epoch as an SVG line chart with axes, ticks and a legend, the
+ * picture d2l's training loop draws. */
+#include "cnn.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#define W 420.0 /* one panel */
+#define H 300.0
+#define L 55.0 /* margins: left, right, top, bottom */
+#define R 15.0
+#define T 30.0
+#define B 45.0
+
+typedef struct {
+    FILE *f;
+    double x0;         /* panel's left edge */
+    double xmax, ymax; /* data ranges: epochs 1..xmax, values 0..ymax */
+} panel;
+
+static double px(const panel *p, double x)
+{
+    return p->x0 + L + (p->xmax > 1 ? (x - 1) / (p->xmax - 1) : 0.5) * (W - L - R);
+}
+static double py(const panel *p, double y) { return T + (1 - y / p->ymax) * (H - T - B); }
+
+/* A tick step of 1, 2 or 5 times a power of ten giving about 5 ticks. */
+static double nice_step(double range)
+{
+    double raw = range / 5, mag = pow(10, floor(log10(raw)));
+    double n = raw / mag;
+    return (n < 1.5 ? 1 : n < 3.5 ? 2 : n < 7.5 ? 5 : 10) * mag;
+}
+
+static void axes(const panel *p, const char *title)
+{
+    FILE *f = p->f;
+    fprintf(f, "<g font-family=\"sans-serif\" font-size=\"12\">\n");
+    fprintf(f, "<text x=\"%.1f\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">%s</text>\n",
+            p->x0 + (L + W - R) / 2, title);
+    fprintf(f, "<path d=\"M%.1f %.1f V%.1f H%.1f\" stroke=\"black\" fill=\"none\"/>\n",
+            px(p, 1) - 0, T, H - B, p->x0 + W - R);
+    double step = p->xmax > 1 ? ceil(nice_step(p->xmax - 1)) : 1;
+    for (double x = 1; x <= p->xmax + 1e-9; x += step)
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+                px(p, x), H - B, px(p, x), H - B + 5, px(p, x), H - B + 18, x);
+    double ys = nice_step(p->ymax);
+    for (double y = 0; y <= p->ymax + 1e-9; y += ys)
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+                p->x0 + L, py(p, y), p->x0 + W - R, py(p, y), p->x0 + L - 6, py(p, y) + 4, y);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">epoch</text>\n</g>\n",
+            p->x0 + (L + W - R) / 2, H - 8);
+}
+
+/* One series: a polyline with a marker per epoch and a legend entry. */
+static void series(const panel *p, const clrt_epoch_stats *s, int n, size_t field, const char *name,
+                   const char *color, int k)
+{
+    FILE *f = p->f;
+    fprintf(f,
+            "<g class=\"series\" data-name=\"%s\" stroke=\"%s\" fill=\"%s\">\n<polyline points=\"",
+            name, color, color);
+    for (int i = 0; i < n; i++) {
+        double v = *(const double *)((const char *)&s[i] + field);
+        if (isfinite(v))
+            fprintf(f, "%.1f,%.1f ", px(p, s[i].epoch - s[0].epoch + 1), py(p, v));
+    }
+    fprintf(f, "\" fill=\"none\" stroke-width=\"2\"/>\n");
+    for (int i = 0; i < n; i++) {
+        double v = *(const double *)((const char *)&s[i] + field);
+        if (isfinite(v))
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>\n",
+                    px(p, s[i].epoch - s[0].epoch + 1), py(p, v));
+    }
+    double lx = p->x0 + W - R - 110, ly = T + 12 + 16 * k;
+    fprintf(f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke-width=\"2\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" stroke=\"none\" fill=\"black\" font-family=\"sans-serif\" "
+            "font-size=\"12\">%s</text>\n</g>\n",
+            lx, ly, lx + 20, ly, lx + 26, ly + 4, name);
+}
+
+int cnn_plot(const char *path, const clrt_epoch_stats *s, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    double top = 0;
+    for (int i = 0; i < n; i++)
+        top = fmax(top, fmax(s[i].train_loss, isfinite(s[i].test_loss) ? s[i].test_loss : 0));
+    panel loss = {f, 0, n, top > 0 ? top * 1.1 : 1}, acc = {f, W, n, 1.0};
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+            "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+            2 * W, H, 2 * W, H);
+    axes(&loss, "loss");
+    series(&loss, s, n, offsetof(clrt_epoch_stats, train_loss), "train loss", "#1f77b4", 0);
+    series(&loss, s, n, offsetof(clrt_epoch_stats, test_loss), "test loss", "#ff7f0e", 1);
+    axes(&acc, "accuracy");
+    series(&acc, s, n, offsetof(clrt_epoch_stats, train_acc), "train acc", "#2ca02c", 0);
+    series(&acc, s, n, offsetof(clrt_epoch_stats, test_acc), "test acc", "#d62728", 1);
+    fprintf(f, "</svg>\n");
+    if (fclose(f) != 0) {
+        perror(path);
+        return 1;
+    }
+    return 0;
+}
