@@ -72,5 +72,8 @@ int cnn_log_epoch(clrt_summary_writer *w, const clrt_epoch_stats *s, int64_t fir
 /* --plot (plot.c): the n epochs' curves as an SVG file. 0, or 1 after
  * printing the error. */
 int cnn_plot(const char *path, const clrt_epoch_stats *s, int n);
+/* A bar chart of n labelled values. 0, or 1 after printing the error. */
+int cnn_plot_bars(const char *path, const char *title, const char *const *labels,
+                  const double *values, int n);
 
 #endif

@@ -75,10 +75,12 @@ static int compare(const cnn_options *o, const cnn_data *data)
         return 1;
     }
     n = n > MAX_DEVICES ? MAX_DEVICES : n;
+    cnn_options run = *o;
+    run.plot = NULL; /* the bar chart below, not one curve plot per run */
     for (int i = 0; i < n; i++) {
         clrt_device *d = clrt_device_at(i);
         print_device(d);
-        if (cnn_run(o, data, d, o->epochs, o->batch_size, &last[i], &mean[i]))
+        if (cnn_run(&run, data, d, o->epochs, o->batch_size, &last[i], &mean[i]))
             return 1;
         if (!cpu_seconds && strncmp(clrt_device_str(d), "cpu", 3) == 0)
             cpu_seconds = mean[i];
@@ -88,7 +90,11 @@ static int compare(const cnn_options *o, const cnn_data *data)
     for (int i = 0; i < n; i++)
         printf("%-8s %14.2f %12.0f %14.4f %13.2fx\n", clrt_device_str(clrt_device_at(i)), mean[i],
                last[i].samples_per_s, last[i].test_acc, cpu_seconds ? cpu_seconds / mean[i] : 0);
-    return 0;
+    const char *labels[MAX_DEVICES];
+    double speed[MAX_DEVICES];
+    for (int i = 0; i < n; i++)
+        labels[i] = clrt_device_str(clrt_device_at(i)), speed[i] = last[i].samples_per_s;
+    return o->plot && cnn_plot_bars(o->plot, "training samples per second", labels, speed, n);
 }
 
 /* --batch-sweep: one epoch at each batch size, with the share of the time
@@ -98,15 +104,25 @@ static int sweep(const cnn_options *o, const cnn_data *data, clrt_device *d)
     clrt_epoch_stats s[CNN_MAX_SWEEP];
     double mean;
     print_device(d);
+    cnn_options run = *o;
+    run.plot = NULL;
     for (int i = 0; i < o->n_sweep; i++)
-        if (cnn_run(o, data, d, 1, o->sweep[i], &s[i], &mean))
+        if (cnn_run(&run, data, d, 1, o->sweep[i], &s[i], &mean))
             return 1;
     printf("\n%-8s %10s %12s %12s %12s\n", "batch", "seconds", "samples/s", "data share",
            "test acc");
     for (int i = 0; i < o->n_sweep; i++)
         printf("%-8d %10.2f %12.0f %11.1f%% %12.4f\n", o->sweep[i], s[i].train_seconds,
                s[i].samples_per_s, 100.0 * s[i].data_share, s[i].test_acc);
-    return 0;
+    char names[CNN_MAX_SWEEP][24];
+    const char *labels[CNN_MAX_SWEEP];
+    double speed[CNN_MAX_SWEEP];
+    for (int i = 0; i < o->n_sweep; i++) {
+        snprintf(names[i], sizeof names[i], "batch %d", o->sweep[i]);
+        labels[i] = names[i], speed[i] = s[i].samples_per_s;
+    }
+    return o->plot &&
+           cnn_plot_bars(o->plot, "training samples per second", labels, speed, o->n_sweep);
 }
 
 int main(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* --plot FILE.svg: train and test loss (left panel) and accuracy (right
  * panel) per epoch as an SVG line chart with axes, ticks and a legend, the
- * picture d2l's training loop draws. */
+ * picture d2l's training loop draws; with --compare or --batch-sweep, their
+ * samples per second as a bar chart. */
 #include "cnn.h"
 
 #include <math.h>
@@ -85,32 +86,80 @@ static void series(const panel *p, const clrt_epoch_stats *s, int n, size_t fiel
             lx, ly, lx + 20, ly, lx + 26, ly + 4, name);
 }
 
-int cnn_plot(const char *path, const clrt_epoch_stats *s, int n)
+static FILE *svg_open(const char *path, double w, double h)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
-        return 1;
+        return NULL;
     }
-    double top = 0;
-    for (int i = 0; i < n; i++)
-        top = fmax(top, fmax(s[i].train_loss, isfinite(s[i].test_loss) ? s[i].test_loss : 0));
-    panel loss = {f, 0, n, top > 0 ? top * 1.1 : 1}, acc = {f, W, n, 1.0};
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
             "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            2 * W, H, 2 * W, H);
-    axes(&loss, "loss");
-    series(&loss, s, n, offsetof(clrt_epoch_stats, train_loss), "train loss", "#1f77b4", 0);
-    series(&loss, s, n, offsetof(clrt_epoch_stats, test_loss), "test loss", "#ff7f0e", 1);
-    axes(&acc, "accuracy");
-    series(&acc, s, n, offsetof(clrt_epoch_stats, train_acc), "train acc", "#2ca02c", 0);
-    series(&acc, s, n, offsetof(clrt_epoch_stats, test_acc), "test acc", "#d62728", 1);
+            w, h, w, h);
+    return f;
+}
+
+static int svg_close(FILE *f, const char *path)
+{
     fprintf(f, "</svg>\n");
     if (fclose(f) != 0) {
         perror(path);
         return 1;
     }
     return 0;
+}
+
+int cnn_plot_bars(const char *path, const char *title, const char *const *labels,
+                  const double *values, int n)
+{
+    FILE *f = svg_open(path, W, H);
+    if (!f)
+        return 1;
+    double top = 0;
+    for (int i = 0; i < n; i++)
+        top = fmax(top, values[i]);
+    panel p = {f, 0, 1, top > 0 ? top * 1.15 : 1};
+    double slot = (W - L - R) / n, ys = nice_step(p.ymax);
+    fprintf(f, "<g font-family=\"sans-serif\" font-size=\"12\">\n");
+    fprintf(f, "<text x=\"%.1f\" y=\"18\" text-anchor=\"middle\" font-size=\"14\">%s</text>\n",
+            (L + W - R) / 2, title);
+    for (double y = 0; y <= p.ymax + 1e-9; y += ys)
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+                L, py(&p, y), W - R, py(&p, y), L - 6, py(&p, y) + 4, y);
+    fprintf(f, "<path d=\"M%.1f %.1f V%.1f H%.1f\" stroke=\"black\" fill=\"none\"/>\n", L, T, H - B,
+            W - R);
+    for (int i = 0; i < n; i++) {
+        double x = L + slot * i + slot * 0.15, y = py(&p, values[i]);
+        fprintf(f,
+                "<rect class=\"bar\" data-label=\"%s\" data-value=\"%g\" x=\"%.1f\" y=\"%.1f\" "
+                "width=\"%.1f\" height=\"%.1f\" fill=\"#1f77b4\"/>\n"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f</text>\n",
+                labels[i], values[i], x, y, slot * 0.7, H - B - y, x + slot * 0.35, H - B + 18,
+                labels[i], x + slot * 0.35, y - 5, values[i]);
+    }
+    fprintf(f, "</g>\n");
+    return svg_close(f, path);
+}
+
+int cnn_plot(const char *path, const clrt_epoch_stats *s, int n)
+{
+    FILE *f = svg_open(path, 2 * W, H);
+    if (!f)
+        return 1;
+    double top = 0;
+    for (int i = 0; i < n; i++)
+        top = fmax(top, fmax(s[i].train_loss, isfinite(s[i].test_loss) ? s[i].test_loss : 0));
+    panel loss = {f, 0, n, top > 0 ? top * 1.1 : 1}, acc = {f, W, n, 1.0};
+    axes(&loss, "loss");
+    series(&loss, s, n, offsetof(clrt_epoch_stats, train_loss), "train loss", "#1f77b4", 0);
+    series(&loss, s, n, offsetof(clrt_epoch_stats, test_loss), "test loss", "#ff7f0e", 1);
+    axes(&acc, "accuracy");
+    series(&acc, s, n, offsetof(clrt_epoch_stats, train_acc), "train acc", "#2ca02c", 0);
+    series(&acc, s, n, offsetof(clrt_epoch_stats, test_acc), "test acc", "#d62728", 1);
+    return svg_close(f, path);
 }

@@ -39,3 +39,17 @@ for name, column in (("train acc", 0), ("test acc", 1)):
 for name in ("train loss", "test loss"):
     assert len(series[name].find("s:polyline", ns).get("points").split()) == epochs
 print(f"{svg_path}: 4 series x {epochs} epochs, accuracy points match the printout")
+
+# --batch-sweep --plot: one bar per batch size, its value the printed speed.
+bars_path = os.path.join(work, "bars.svg")
+out = subprocess.run([cnn, "--limit", "512", "--batch-sweep", "64,128", "--device", "cpu",
+                      "--plot", bars_path], check=True, capture_output=True, text=True).stdout
+speeds = re.findall(r"^(\d+) +[0-9.]+ +([0-9]+) ", out, re.M)
+assert len(speeds) == 2, out
+bars = [r for r in ET.parse(bars_path).getroot().iter("{http://www.w3.org/2000/svg}rect")
+        if r.get("class") == "bar"]
+assert [b.get("data-label") for b in bars] == ["batch 64", "batch 128"], bars
+for b, (batch, speed) in zip(bars, speeds):
+    assert abs(float(b.get("data-value")) - float(speed)) <= 0.5, (b.attrib, speed)
+    assert float(b.get("height")) > 0
+print(f"{bars_path}: {len(bars)} bars matching the printed samples/s")
