@@ -77,14 +77,16 @@ static void append_name(char *out, size_t cap, const char *name)
         snprintf(out + n, cap - n, "%s%s", n && out[n - 1] != ' ' ? ", " : "", name);
 }
 
-/* Checks each file tensor the model has, lists what either side lacks. */
+/* Checks each file tensor the model has (src[i]: its data, or NULL when
+ * the file lacks parameter i) and lists what either side lacks. */
 static clrt_status match(const char *path, const param_list *l, const clrt__st_file *f,
-                         const clrt__st_tensor **found, char *missing, char *unexpected, size_t cap)
+                         const void **src, char *missing, char *unexpected, size_t cap)
 {
     char a[128], b[128];
     for (int i = 0; i < l->n; i++) {
         const clrt_tensor *p = l->params[i];
-        const clrt__st_tensor *t = found[i] = clrt__st_find(f, l->names[i]);
+        const clrt__st_tensor *t = clrt__st_find(f, l->names[i]);
+        src[i] = t ? t->data : NULL;
         if (!t) {
             append_name(missing, cap, l->names[i]);
             continue;
@@ -114,16 +116,16 @@ clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, ch
     char missing[1024] = "", unexpected[1024] = "";
     clrt__st_file f = {0};
     param_list l;
-    const clrt__st_tensor **found = NULL;
+    const void **src = NULL;
     if (skipped && cap)
         skipped[0] = 0;
     clrt_status st = list_params(m, &l, "clrt_module_load");
     if (st == CLRT_OK)
         st = clrt__st_read(path, &f);
-    if (st == CLRT_OK && !(found = clrt__calloc((size_t)l.n + 1, sizeof *found)))
+    if (st == CLRT_OK && !(src = clrt__calloc((size_t)l.n + 1, sizeof *src)))
         st = clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of host memory");
     if (st == CLRT_OK)
-        st = match(path, &l, &f, found, missing, unexpected, sizeof missing);
+        st = match(path, &l, &f, src, missing, unexpected, sizeof missing);
     if (st == CLRT_OK && strict && (missing[0] || unexpected[0]))
         st = clrt__fail(CLRT_EFORMAT,
                         "clrt_module_load: %s does not match the model: missing: %s; "
@@ -132,18 +134,12 @@ clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, ch
                         clrt_module_param_count(m) == 0 ? " (lazy layers get their "
                                                           "parameters at the first forward)"
                                                         : "");
-    const void **src = st == CLRT_OK ? clrt__calloc((size_t)l.n + 1, sizeof *src) : NULL;
-    if (st == CLRT_OK && !src)
-        st = clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of host memory");
-    for (int i = 0; src && i < l.n; i++)
-        src[i] = found[i] ? found[i]->data : NULL;
     if (st == CLRT_OK)
         st = clrt__tensor_replace_all(l.n, l.params, src);
     free(src);
     if (st == CLRT_OK && skipped && cap && (missing[0] || unexpected[0]))
         snprintf(skipped, cap, "missing: %s; unexpected: %s", missing[0] ? missing : "none",
                  unexpected[0] ? unexpected : "none");
-    free(found);
     clrt__st_close(&f);
     free_list(&l);
     return st;
