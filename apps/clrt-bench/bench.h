@@ -18,7 +18,8 @@ typedef struct {
     X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")                 \
     X(elementwise, "elementwise ops, broadcasts, reductions vs same-shape add, host loops") \
     X(conv, "LeNet conv layers + max pooling, fwd+bwd, vs im2col + host SGEMM")             \
-    X(train, "LeNet training steps through the trainer vs on a resident batch")
+    X(train, "LeNet training steps through the trainer vs on a resident batch")             \
+    X(clblast, "SGEMM through CLBlast: its own parameters vs its tuners' (clrt_clblast_override)")
 
 #define BENCH_DECLARE(name, help) int bench_##name(int argc, char **argv);
 BENCH_COMMANDS(BENCH_DECLARE)

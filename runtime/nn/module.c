@@ -25,7 +25,7 @@ static uint64_t next_default_seed(void)
 
 clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size)
 {
-    clrt_device *d = clrt_cpu();
+    clrt_device *d = clrt_default_device();
     if (!d)
         return NULL;
     clrt_module *m = calloc(1, size);

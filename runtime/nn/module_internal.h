@@ -49,7 +49,7 @@ struct clrt_module {
 };
 
 /* Allocates a zeroed module of `size` bytes (>= sizeof(clrt_module)) on
- * clrt_cpu() in training mode with the next default seed. NULL + error. */
+ * clrt_default_device() in training mode with the next default seed. NULL + error. */
 clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
 
 /* Adds a float32 parameter of the given shape on m->device with a zeroed

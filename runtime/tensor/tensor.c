@@ -1,6 +1,7 @@
 /* Tensors: creation, lifetime, host I/O, device moves and views. */
 #include "runtime/tensor/tensor_internal.h"
 #include "runtime/core/env_internal.h"
+#include "runtime/device/wait_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,9 +259,17 @@ static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl
                           bytes, need);
     if (need == 0)
         return CLRT_OK;
-    cl_int err = clEnqueueWriteBuffer(clrt__dev(t)->queue, clrt__mem(t), blocking, 0, need, data, 0,
-                                      NULL, NULL);
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueWriteBuffer");
+    cl_command_queue q = clrt__dev(t)->queue;
+    cl_event ev = NULL;
+    cl_int err = clEnqueueWriteBuffer(q, clrt__mem(t), CL_FALSE, 0, need, data, 0, NULL,
+                                      blocking ? &ev : NULL);
+    if (err != CL_SUCCESS)
+        return clrt__fail_cl(err, "clEnqueueWriteBuffer");
+    if (!blocking) /* submitted now, so it runs beside the caller's work */
+        return (err = clFlush(q)) == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clFlush");
+    clrt_status st = clrt__wait_event(q, ev, 0, "clEnqueueWriteBuffer (copy from host)");
+    clReleaseEvent(ev);
+    return st;
 }
 
 clrt_status clrt_copy_from_host(clrt_tensor *t, const void *data, size_t bytes)
@@ -283,10 +292,15 @@ clrt_status clrt_to_host(const clrt_tensor *t, void *dst, size_t dst_bytes)
                           dst_bytes, need);
     if (need == 0)
         return CLRT_OK;
-    /* A blocking read: the caller asked for the values. */
-    cl_int err = clEnqueueReadBuffer(clrt__dev(t)->queue, clrt__mem(t), CL_TRUE, 0, need, dst, 0,
-                                     NULL, NULL);
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueReadBuffer");
+    /* The caller asked for the values: wait for them (without a spin). */
+    cl_command_queue q = clrt__dev(t)->queue;
+    cl_event ev = NULL;
+    cl_int err = clEnqueueReadBuffer(q, clrt__mem(t), CL_FALSE, 0, need, dst, 0, NULL, &ev);
+    if (err != CL_SUCCESS)
+        return clrt__fail_cl(err, "clEnqueueReadBuffer");
+    clrt_status st = clrt__wait_event(q, ev, 0, "clEnqueueReadBuffer (read to host)");
+    clReleaseEvent(ev);
+    return st;
 }
 
 clrt_status clrt_item(const clrt_tensor *t, double *out)
@@ -335,21 +349,27 @@ void clrt_tensor_release(clrt_tensor *t)
 int clrt_tensor_refcount(const clrt_tensor *t) { return t ? atomic_load(&t->refcount) : 0; }
 
 /* Copies src's bytes to dst on another device through a mapped source
- * buffer: one blocking map (the values must exist before another queue can
+ * buffer: a map waited for (the values must exist before another queue can
  * see them), an upload, then an unmap. */
 static clrt_status copy_across(clrt_tensor *src, clrt_tensor *dst)
 {
     size_t bytes = clrt_tensor_nbytes(src);
     clrt_device *sd = clrt__dev(src);
     cl_int err = CL_SUCCESS;
+    cl_event ev = NULL;
     if (bytes == 0)
         return CLRT_OK;
-    void *p = clEnqueueMapBuffer(sd->queue, clrt__mem(src), CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL,
-                                 NULL, &err);
+    void *p = clEnqueueMapBuffer(sd->queue, clrt__mem(src), CL_FALSE, CL_MAP_READ, 0, bytes, 0,
+                                 NULL, &ev, &err);
     if (err != CL_SUCCESS)
         return clrt__fail_cl(err, "clEnqueueMapBuffer");
-    clrt_status st = clrt_copy_from_host(dst, p, bytes);
+    clrt_status st = clrt__wait_event(sd->queue, ev, 0, "clEnqueueMapBuffer (copy across devices)");
+    clReleaseEvent(ev);
+    if (st == CLRT_OK)
+        st = clrt_copy_from_host(dst, p, bytes);
     err = clEnqueueUnmapMemObject(sd->queue, clrt__mem(src), p, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFlush(sd->queue);
     if (st == CLRT_OK && err != CL_SUCCESS)
         st = clrt__fail_cl(err, "clEnqueueUnmapMemObject");
     return st;

@@ -29,15 +29,15 @@ START_TEST(gpus_come_first)
     clrt_device *g0 = TU_NONNULL(clrt_gpu(0)), *g1 = TU_NONNULL(clrt_gpu(1));
     ck_assert_ptr_eq(clrt_device_at(0), g0);
     ck_assert_ptr_eq(clrt_device_at(1), g1);
-    ck_assert_ptr_eq(clrt_device_at(2), tu_cpu());
+    ck_assert_ptr_eq(clrt_device_at(2), tu_device());
     ck_assert_str_eq(clrt_device_str(g0), "gpu:0");
     ck_assert_str_eq(clrt_device_str(g1), "gpu:1");
-    ck_assert_str_eq(clrt_device_str(tu_cpu()), "cpu");
+    ck_assert_str_eq(clrt_device_str(tu_device()), "cpu");
     ck_assert_str_eq(model(g0), "Stub GPU 0");
     ck_assert_str_eq(model(g1), "Stub GPU 1");
 
     clrt_device_info info;
-    TU_OK(clrt_device_info_get(tu_cpu(), &info));
+    TU_OK(clrt_device_info_get(tu_device(), &info));
     ck_assert_int_eq(info.kind, CLRT_DEVICE_CPU);
     ck_assert_str_eq(info.platform, "Portable Computing Language");
 }
@@ -75,8 +75,8 @@ START_TEST(try_gpu_falls_back_to_cpu)
 {
     ck_assert_ptr_eq(clrt_try_gpu(0), clrt_gpu(0));
     ck_assert_ptr_eq(clrt_try_gpu(1), clrt_gpu(1));
-    ck_assert_ptr_eq(clrt_try_gpu(5), tu_cpu());
-    ck_assert_ptr_eq(clrt_try_gpu(-1), tu_cpu());
+    ck_assert_ptr_eq(clrt_try_gpu(5), tu_device());
+    ck_assert_ptr_eq(clrt_try_gpu(-1), tu_device());
 
     clrt_device *all[4] = {NULL, NULL, NULL, NULL};
     ck_assert_int_eq(clrt_try_all_gpus(all, 4), 2);
@@ -107,8 +107,8 @@ START_TEST(device_specs_and_aliases)
     ck_assert_ptr_eq(clrt_device_get("gpu"), clrt_gpu(0));
     ck_assert_ptr_eq(clrt_device_get("cuda"), clrt_gpu(0));
     ck_assert_ptr_eq(clrt_device_get("cuda:0"), clrt_gpu(0));
-    ck_assert_ptr_eq(clrt_device_get("cpu"), tu_cpu());
-    ck_assert_ptr_eq(clrt_device_get("cpu:0"), tu_cpu());
+    ck_assert_ptr_eq(clrt_device_get("cpu"), tu_device());
+    ck_assert_ptr_eq(clrt_device_get("cpu:0"), tu_device());
 }
 END_TEST
 
@@ -125,7 +125,7 @@ START_TEST(unusable_gpu_fails_cleanly)
     }
     TU_OK(clrt_device_synchronize(g0)); /* nothing was ever queued */
 
-    clrt_tensor *x = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 1, shape, 2.5));
+    clrt_tensor *x = TU_NONNULL(clrt_full(tu_device(), CLRT_F32, 1, shape, 2.5));
     ck_assert_ptr_null(clrt_tensor_to(x, g0));
     tu_assert_error(CLRT_EOPENCL, "gpu:0", NULL);
     float back[5];
@@ -153,7 +153,7 @@ START_TEST(visible_1_keeps_only_the_second)
     ck_assert_int_eq(clrt_num_gpus(), 1);
     ck_assert_str_eq(model(TU_NONNULL(clrt_gpu(0))), "Stub GPU 1");
     ck_assert_str_eq(clrt_device_str(clrt_gpu(0)), "gpu:0");
-    ck_assert_ptr_eq(clrt_device_at(1), tu_cpu());
+    ck_assert_ptr_eq(clrt_device_at(1), tu_device());
     ck_assert_ptr_null(clrt_gpu(1));
     tu_assert_error(CLRT_ENODEV, "1 GPU", "CLRT_VISIBLE_DEVICES", NULL);
     clrt_device *all[2];
@@ -201,7 +201,7 @@ START_TEST(failing_platform_is_skipped_with_a_warning)
     ck_assert_msg(strstr(err, "skipping OpenCL platform 'NVIDIA CUDA'") &&
                       strstr(err, "CL_OUT_OF_RESOURCES"),
                   "no warning about the failing platform on stderr: '%s'", err);
-    clrt_device *c = tu_cpu();
+    clrt_device *c = tu_device();
     ck_assert_ptr_eq(clrt_try_gpu(0), c);
     ck_assert_str_eq(model(c), model(TU_NONNULL(clrt_device_get("cpu"))));
     int64_t shape[1] = {3};
