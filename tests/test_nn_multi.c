@@ -117,7 +117,7 @@ END_TEST
 static void train_on(clrt_device *d, uint64_t seed, double loss[2])
 {
     clrt_dataset *train = TU_NONNULL(clrt_dataset_fashion_mnist(NULL, 1));
-    TU_OK(clrt_dataset_limit(train, 300));
+    TU_OK(clrt_dataset_limit(train, TU_SIZED(300, 100)));
     clrt_module *mods[4] = {clrt_flatten(), clrt_linear(784, 32), clrt_relu(), clrt_linear(32, 10)};
     clrt_module *m = TU_NONNULL(clrt_sequential(4, mods));
     TU_OK(clrt_module_init(m, seed));

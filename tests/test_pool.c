@@ -190,6 +190,27 @@ START_TEST(avgpool)
 }
 END_TEST
 
+/* More planes than NVIDIA's 65535 work-groups along dim 1 allow, each
+ * plane's outputs filling a work-group: the launch splits into chunks with
+ * a global offset, and every plane, the last ones too, is pooled (full size
+ * only: 150 MB of input). */
+START_TEST(more_planes_than_grid_rows)
+{
+    if (tu_small())
+        return;
+    uint64_t rng = tu_seed() + 65601;
+    pool_dims d = dims_of((pool_case){1, 65601, 24, 24, 2, 2});
+    float *x = tu_random_floats(&rng, d.nx, -1, 1);
+    double *xd = to_double(x, d.nx), *ref = malloc(d.no * sizeof *ref);
+    ref_pool(&d, xd, 0, ref, NULL);
+    clrt_tensor *tx = tensor4(CLRT_F32, 1, 65601, 24, 24, x);
+    clrt_tensor *out = TU_NONNULL(clrt_f_avgpool2d(tx, 2, 2));
+    check_close("avgpool over 65601 planes", out, ref, d.no, AVG_TOL, 0);
+    clrt_tensor_release(tx), clrt_tensor_release(out);
+    free(x), free(xd), free(ref);
+}
+END_TEST
+
 /* d/dx of sum(g * pool(x)) by central differences in float64 against the
  * reference backward, and the device's gradient against the same. */
 START_TEST(gradients_vs_finite_differences)
@@ -306,6 +327,7 @@ static Suite *pool_suite(void)
     tcase_add_loop_test(tc, maxpool_ties_first, 0, N_CASES);
     tcase_add_loop_test(tc, avgpool, 0, N_CASES);
     tcase_add_loop_test(tc, gradients_vs_finite_differences, 0, 2);
+    tcase_add_test(tc, more_planes_than_grid_rows);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
     return s;

@@ -27,5 +27,7 @@ BENCH_COMMANDS(BENCH_DECLARE)
 
 /* Seconds on a monotonic clock. */
 double bench_now(void);
+/* The median of t[0..n) (sorts t). */
+double bench_median(double *t, int n);
 
 #endif

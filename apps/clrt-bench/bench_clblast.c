@@ -80,19 +80,6 @@ static int apply_tuned(clrt_device *d, const char *path)
     return 1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The middle value of n (sorts t). */
-static double middle(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 /* Median seconds of one n x n x n product on d, after a warm-up; < 0 on error. */
 static double time_size(clrt_device *d, int n)
 {
@@ -110,7 +97,7 @@ static double time_size(clrt_device *d, int n)
     clrt_tensor_release(a);
     clrt_tensor_release(b);
     clrt_tensor_release(c);
-    return ok ? middle(t, reps) : -1;
+    return ok ? bench_median(t, reps) : -1;
 }
 
 static int child_main(const options *o)
@@ -181,7 +168,7 @@ static int parent_main(const options *o)
     }
     printf("\n%6s  %14s  %14s  %14s\n", "n", "default GFLOP/s", "tuned GFLOP/s", "tuned/default");
     for (int i = 0; i < o->n_sizes; i++) {
-        double d = middle(def[i], o->rounds), t = middle(tun[i], o->rounds);
+        double d = bench_median(def[i], o->rounds), t = bench_median(tun[i], o->rounds);
         printf("%6d  %14.2f  %14.2f  %13.2fx\n", o->sizes[i], gflops(o->sizes[i], d),
                gflops(o->sizes[i], t), d > 0 && t > 0 ? d / t : 0);
     }
