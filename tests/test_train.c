@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define SUBSET TU_SIZED(1000, 296) /* small: for simulators */
-#define BATCH 64                    /* 1000 = 15 * 64 + 40, 296 = 4 * 64 + 40: a short last batch */
+#define BATCH 64                   /* 1000 = 15 * 64 + 40, 296 = 4 * 64 + 40: a short last batch */
 
 static clrt_dataset *fashion(int train, int64_t n)
 {

@@ -1,6 +1,7 @@
 # Two batches of LeNet training on Oclgrind against PoCL: clrt-cnn trains
-# one epoch of 512 Fashion-MNIST images in batches of 256 from seed 1, then
-# evaluates the test set, first on PoCL's CPU device (the reference), then on
+# one epoch of 32 Fashion-MNIST images in batches of 16 from seed 1, then
+# evaluates 16 test images (a LeNet step takes minutes on the simulator with
+# its checks on), first on PoCL's CPU device (the reference), then on
 # Oclgrind's gpu:0 with Oclgrind the only platform and its checks on. The
 # printed loss, training accuracy and test accuracy must agree to 4 digits
 # (a last-digit difference of 1 is allowed: the two devices sum in
@@ -9,7 +10,7 @@
 #   cmake -DCNN=<clrt-cnn> -DVENDORS=<folder holding oclgrind.icd> -DLOG_DIR=<dir>
 #         -P check_lenet.cmake
 include(${CMAKE_CURRENT_LIST_DIR}/oclgrind_run.cmake)
-set(args --limit 512 --batch-size 256 --epochs 1 --seed 1)
+set(args --limit 32 --test-limit 16 --batch-size 16 --epochs 1 --seed 1)
 set(pattern "loss ([0-9.]+)  train acc ([0-9.]+)  test acc ([0-9.]+)")
 
 # The three figures of an epoch line, as integers in units of 1e-4.
