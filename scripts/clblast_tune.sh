@@ -8,8 +8,11 @@
 #   scripts/clblast_tune.sh PLATFORM DEVICE SPEC [SIZE] [FRACTION]
 # PLATFORM and DEVICE are OpenCL indices as the tuners count them (clinfo
 # -l lists them), SPEC the same device as clrt names it (clrt-smi); SIZE is
-# the tuned product's m = n = k (default 256), FRACTION the share of the
-# random search space tried (default 0.05). On PoCL here: 0 0 cpu.
+# the tuned product's m = n = k (default 256); FRACTION is the tuners'
+# -fraction, which DIVIDES their random search spaces (1000: a thousandth of
+# Xgemm's 120800 random settings; below 1 it multiplies them). Each tuner
+# also tries a fixed set (578 settings for Xgemm: minutes on PoCL). On PoCL
+# here: 0 0 cpu.
 # Wrap it in the CPU lock on a shared machine.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +20,7 @@ platform=${1:?usage: scripts/clblast_tune.sh PLATFORM DEVICE SPEC [SIZE] [FRACTI
 device=${2:?usage: scripts/clblast_tune.sh PLATFORM DEVICE SPEC [SIZE] [FRACTION]}
 spec=${3:?usage: scripts/clblast_tune.sh PLATFORM DEVICE SPEC [SIZE] [FRACTION]}
 size=${4:-256}
-fraction=${5:-0.05}
+fraction=${5:-1000}
 "$root/scripts/install_packages.sh" clblast-utils
 [[ -x $root/build/clrt-bench ]] || "$root/scripts/setup.sh"
 out=$root/build/clblast-tuning
@@ -41,4 +44,4 @@ for f in "$xgemm" "$direct"; do
   echo "$f: $(sed -n 's/.*"best_parameters": "\([^"]*\)".*/\1/p' "$f")"
 done
 "$root/build/clrt-bench" clblast --device "$spec" --tuned "$out/$xgemm" --tuned "$out/$direct" \
-  --sizes 64,128,256,512
+  --sizes 64,128,256,512,1024
