@@ -444,7 +444,11 @@ END_TEST
 /* CLBlast's database answer for the device, and parameters of our own:
  * products through both of CLBlast's GEMM kernels stay right after
  * clrt_clblast_override (on the CLBlast path; the host-BLAS path ignores
- * them). The values are valid settings away from CLBlast's defaults. */
+ * them). The values are valid settings away from CLBlast's defaults. The
+ * sizes here are below CLBlast's threshold for its indirect kernel (Xgemm
+ * with its copy, pad and transpose helpers), so they run once more with the
+ * threshold (GemmRoutine's XGEMM_MIN_INDIRECT_SIZE) at 1: otherwise that
+ * kernel, which large products take on GPUs, would run in no test. */
 START_TEST(test_clblast_tuning_and_override)
 {
     clrt_device *d = tu_device();
@@ -457,11 +461,19 @@ START_TEST(test_clblast_tuning_and_override)
     TU_OK(clrt_clblast_override(d, "Xgemm",
                                 "GEMMK=0 MWG=16 NWG=16 KWG=32 MDIMC=8 NDIMC=8 MDIMA=8 NDIMB=8 "
                                 "KWI=2 VWM=1 VWN=1 STRM=0 STRN=0 SA=0 SB=0 KREG=1 PRECISION=32"));
-    const int64_t sizes[][3] = {{7, 13, 31}, {65, 33, 17}, {TU_SIZED(257, 130), 64, 96}};
-    for (int i = 0; i < 3; i++) {
-        gemm_case g = {0, 0, sizes[i][0], sizes[i][2], sizes[i][1], i & 1, 0, 1.0f, 0.0f};
-        run_case(&g, 0);
+    /* The last size is a multiple of every tile: CLBlast copies without padding. */
+    const int64_t sizes[][3] = {
+        {7, 13, 31}, {65, 33, 17}, {TU_SIZED(257, 130), 64, 96}, {64, 64, 64}};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            TU_OK(clrt_clblast_override(d, "GemmRoutine", "XGEMM_MIN_INDIRECT_SIZE=1"));
+        for (int i = 0; i < 4; i++) {
+            gemm_case g = {0, 0, sizes[i][0], sizes[i][2], sizes[i][1], i & 1, pass, 1.0f, 0.0f};
+            run_case(&g, 0);
+        }
     }
+    gemm_case batched = {3, 3, 13, 5, 7, 1, 0, -1.5f, 0.25f}; /* XgemmStridedBatched */
+    run_case(&batched, 0);
     ck_assert_int_eq(clrt_clblast_override(d, "Xgemm", "KWG=32 MWG"), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "not NAME=VALUE pairs", NULL);
     ck_assert_int_eq(clrt_clblast_override(d, "NoSuchKernel", "KWG=32"), CLRT_EINVAL);
