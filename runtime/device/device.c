@@ -390,23 +390,8 @@ clrt_status clrt_device_info_get(const clrt_device *d, clrt_device_info *out)
     return CLRT_OK;
 }
 
-/* At exit, waits for the queued work of every opened device. Without it a
- * command still running on a driver thread while exit() unloads libraries
- * can crash the process: a host-BLAS GEMM (a native kernel on CPU devices)
- * inside OpenBLAS as its finalizer runs was seen to. Registered at the
- * first open, after the driver's own exit handlers, so it runs before them. */
-static void drain_all_at_exit(void)
-{
-    for (int i = 0; i < n_devices; i++)
-        if (devices[i].opened)
-            (void)clrt__device_drain(&devices[i]);
-}
-
-static void register_exit_drain(void) { atexit(drain_all_at_exit); }
-
 clrt_status clrt__device_open(clrt_device *d)
 {
-    static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
     clrt_status st = CLRT_OK;
     cl_int err = CL_SUCCESS;
     pthread_mutex_lock(&d->lock);
@@ -430,8 +415,6 @@ clrt_status clrt__device_open(clrt_device *d)
     d->opened = 1;
 done:
     pthread_mutex_unlock(&d->lock);
-    if (st == CLRT_OK)
-        pthread_once(&exit_once, register_exit_drain);
     return st;
 }
 
