@@ -159,7 +159,11 @@ static void usage(FILE *f)
                "(gpu:N, cpu, cpu:N), as a table or, with --json, as JSON.\n"
                "CLBLAST TUNED: whether CLBlast's database has GEMM parameters tuned for\n"
                "the device model ('device'), its architecture, or only defaults.\n"
-               "CLRT_VISIBLE_DEVICES selects and orders GPUs as in every clrt program.\n");
+               "CLRT_VISIBLE_DEVICES selects and orders GPUs as in every clrt program.\n\n"
+               "Exit status: 0 when devices were listed; 1 when no OpenCL device was found\n"
+               "(no platform, or platforms without devices): the message on stderr, or with\n"
+               "--json the \"error\" field beside an empty \"devices\" list, says why;\n"
+               "2 for a bad option.\n");
 }
 
 int main(int argc, char **argv)
@@ -191,9 +195,10 @@ int main(int argc, char **argv)
         n = 0;
     if (json)
         print_json(infos, n, error);
-    else if (n == 0)
-        printf("clrt-smi: no OpenCL device found: %s\n", error ? error : "no devices");
+    else if (n == 0) /* with platforms but no device, error says "no OpenCL device found" */
+        fprintf(stderr, "clrt-smi: %s%s\n",
+                clrt_last_status() == CLRT_ENOPLATFORM ? "no OpenCL device found: " : "", error);
     else
         print_table(infos, n);
-    return 0;
+    return n == 0 ? 1 : 0;
 }

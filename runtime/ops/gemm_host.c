@@ -19,6 +19,7 @@
  * GEMM is skipped and the next call fails instead of using a stale address.
  */
 #include "runtime/ops/gemm_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #ifdef CLRT_HAVE_HOST_BLAS
 
@@ -97,7 +98,7 @@ static int fits_blasint(size_t v) { return v <= (size_t)INT_MAX; }
 
 static host_gemm_job *job_new(const clrt__gemm_args *g)
 {
-    host_gemm_job *j = calloc(1, sizeof *j);
+    host_gemm_job *j = clrt__calloc(1, sizeof *j);
     if (!j)
         return NULL;
     j->off[OP_A] = g->a_off, j->off[OP_B] = g->b_off, j->off[OP_C] = g->c_off;

@@ -11,6 +11,7 @@
  * label upload is enqueued after the image upload on the same in-order
  * queue, so its event completing means both have. */
 #include "runtime/train/batch_stream_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/core/clock_internal.h"
 #include "runtime/device/wait_internal.h"
 
@@ -18,7 +19,8 @@
 #include <string.h>
 
 /* Pinned staging: a buffer the driver allocates in page-locked host memory,
- * mapped once for the stream's life. */
+ * mapped once for the stream's life. Host memory, so it is not counted
+ * against the device's budget (clrt__buffer_new). */
 static void *pin(clrt__batch_stream *l, size_t bytes, cl_mem *buf)
 {
     cl_int err = CL_SUCCESS;
@@ -58,8 +60,8 @@ static clrt_status alloc_staging(clrt__batch_stream *l, clrt__stream_slot *s)
         s->host_y = s->host_x ? pin(l, ybytes, &s->pinned_y) : NULL;
         return s->host_y ? CLRT_OK : clrt_last_status();
     }
-    s->host_x = malloc(xbytes);
-    s->host_y = malloc(ybytes);
+    s->host_x = clrt__malloc(xbytes);
+    s->host_y = clrt__malloc(ybytes);
     if (s->host_x && s->host_y)
         return CLRT_OK;
     return clrt__fail(CLRT_ENOMEM, "batch stream: out of host memory for %lld samples",
@@ -85,7 +87,7 @@ clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clr
     clrt_status st = clrt__device_open(dev);
     if (st == CLRT_OK && !dev->info.unified_memory && !(l->copy_q = clrt__device_copy_queue(dev)))
         st = clrt_last_status();
-    l->order = st == CLRT_OK ? malloc((size_t)l->size * sizeof *l->order) : NULL;
+    l->order = st == CLRT_OK ? clrt__malloc((size_t)l->size * sizeof *l->order) : NULL;
     if (st == CLRT_OK && !l->order)
         st = clrt__fail(CLRT_ENOMEM, "batch stream: out of host memory for %lld indices",
                         (long long)l->size);

@@ -26,6 +26,9 @@ float *tu_read(const clrt_tensor *t);
  * makes it the default device too (CLRT_DEFAULT_DEVICE), so modules are
  * built there. */
 clrt_device *tu_device(void);
+/* The same device without assertions, for code outside a test (child
+ * processes, allocation-failure scenarios): NULL with clrt_last_error(). */
+clrt_device *tu_device_lookup(void);
 /* Device i (0 or 1) of the two a multi-device suite tests: CLRT_TEST_DEVICES
  * (two specs, "cpu,cpu:1" or "gpu:0,cpu"), else the first two devices in
  * clrt's order; a failed test if they are not two distinct devices. */
@@ -57,6 +60,13 @@ void tu_assert_error(clrt_status want, ...);
     } while (0)
 #define TU_NONNULL(expr) tu_nonnull_((expr), #expr)
 void *tu_nonnull_(void *p, const char *what);
+
+/* Runs this test program again as `<program> child` (its main handles that
+ * argument), with the environment changed by `env`: "NAME=value" sets,
+ * "NAME" unsets; NULL-terminated, may be NULL. Its stdout and stderr go to
+ * out (NUL-terminated, truncated to cap). A child still running after
+ * timeout_s seconds is killed by SIGALRM. Returns its wait status. */
+int tu_run_child(const char *const *env, unsigned timeout_s, char *out, size_t cap);
 
 /* Runs a suite in forked mode; returns 0 when every test passed. */
 int tu_run(Suite *s);
