@@ -13,6 +13,7 @@
  * library as those 50 characters and a NUL. Anything else gets the vendor's
  * or CLBlast's own defaults. */
 #include "runtime/ops/gemm_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <clblast_c.h>
 #include <clrt/ops_gemm.h>
@@ -36,7 +37,7 @@ static char *read_clblast(size_t *size)
     char *data = NULL;
     long n = -1;
     if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (data = malloc((size_t)n)) != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
+        (data = clrt__malloc((size_t)n)) != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
         free(data);
         data = NULL;
     }
@@ -66,7 +67,7 @@ static int has_extension(const clrt_device *d, const char *name)
     size_t n = 0;
     if (clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, 0, NULL, &n) != CL_SUCCESS || n == 0)
         return 0;
-    char *ext = malloc(n + 1);
+    char *ext = clrt__malloc(n + 1);
     int found = ext && clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, n, ext, NULL) == CL_SUCCESS &&
                 (ext[n] = '\0', strstr(ext, name) != NULL);
     free(ext);
@@ -154,7 +155,7 @@ clrt_status clrt_clblast_override(clrt_device *d, const char *kernel, const char
     size_t values[CAP];
     if (!d || !kernel || !params)
         return clrt__fail(CLRT_EINVAL, "clrt_clblast_override: NULL argument");
-    char *buf = malloc(strlen(params) + 1);
+    char *buf = clrt__malloc(strlen(params) + 1);
     if (!buf)
         return clrt__fail(CLRT_ENOMEM, "clrt_clblast_override: out of host memory");
     int n = parse_params(params, buf, names, values, CAP);
