@@ -31,14 +31,37 @@ const char *clrt_dtype_str(clrt_dtype t)
     return "invalid-dtype";
 }
 
+/* Appends s to buf[*used..cap), as much as fits (one byte kept for the NUL). */
+static void append(char *buf, size_t cap, size_t *used, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len && *used + 1 < cap; i++)
+        buf[(*used)++] = s[i];
+}
+
+/* Without snprintf: ops call this on every call (their checks name shapes),
+ * and a formatted print per dimension cost as much as a small GEMM's
+ * dispatch. */
 char *clrt_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap)
 {
-    size_t used = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < ndim && used < cap; i++)
-        used +=
-            (size_t)snprintf(buf + used, cap - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
-    if (used < cap)
-        snprintf(buf + used, cap - used, "]");
+    size_t used = 0;
+    if (cap == 0)
+        return buf;
+    append(buf, cap, &used, "[", 1);
+    for (int i = 0; i < ndim; i++) {
+        char digits[24];
+        size_t n = 0;
+        uint64_t v = shape[i] < 0 ? 0 - (uint64_t)shape[i] : (uint64_t)shape[i];
+        do
+            digits[sizeof digits - ++n] = (char)('0' + v % 10);
+        while ((v /= 10) != 0);
+        if (shape[i] < 0)
+            digits[sizeof digits - ++n] = '-';
+        if (i)
+            append(buf, cap, &used, ", ", 2);
+        append(buf, cap, &used, digits + sizeof digits - n, n);
+    }
+    append(buf, cap, &used, "]", 1);
+    buf[used] = '\0';
     return buf;
 }
 
