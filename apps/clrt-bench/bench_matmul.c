@@ -10,7 +10,7 @@
  * between calls, so both run through clrt_matmul_out as a user's would. */
 #include "bench.h"
 
-#include "runtime/device/device_internal.h"
+#include "runtime/device/host_ptr_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +30,7 @@ typedef struct {
     double latency;  /* median of one call then clrt_device_synchronize */
     double first;    /* the first call at this size, with its kernel builds */
     double openblas; /* cblas_sgemm directly, median per call; < 0: none */
+    double native;   /* host-blas only: cblas_sgemm in a bare native kernel, no clrt */
 } timing;
 
 typedef struct {
@@ -43,8 +44,10 @@ static int usage(FILE *f, int code)
     fprintf(f,
             "usage: clrt-bench matmul [--device SPEC] [--sizes N,N,...] [--paths LIST] [--json]\n"
             "  Square SGEMM C = A B on SPEC (default: every device), through each GEMM\n"
-            "  path the device has (LIST: host-blas,clblast; default both where they\n"
-            "  apply), beside OpenBLAS's cblas_sgemm in the same run. Default sizes\n"
+            "  path the device has (LIST of host-blas, clblast, and default for the\n"
+            "  device's own; default: every path that applies), beside OpenBLAS's\n"
+            "  cblas_sgemm in the same run, and on host-blas beside the same call in a\n"
+            "  bare native kernel (the path's floor). Default sizes\n"
             "  16,32,64,128,256,512,1024,2048,4096.\n");
     return code;
 }
@@ -65,7 +68,7 @@ static int path_available(clrt_device *d, clrt_gemm_path p)
     if (p == CLRT_GEMM_CLBLAST)
         return 1;
 #ifdef CLRT_HAVE_HOST_BLAS
-    return d->info.kind == CLRT_DEVICE_CPU && d->info.unified_memory && d->info.native_kernels;
+    return clrt__device_host_addressable(d);
 #else
     (void)d;
     return 0;
@@ -124,16 +127,43 @@ static double openblas_calls(const host_mats *h, int calls)
 #endif
 }
 
-/* clrt and the reference alternate sample by sample, so a busy machine
- * slows both alike. */
+#ifdef CLRT_HAVE_HOST_BLAS
+static void CL_CALLBACK native_sgemm(void *p)
+{
+    const host_mats *h = *(host_mats *const *)p;
+    openblas_calls(h, 1);
+}
+#endif
+
+/* The floor of the host-blas path: the same cblas_sgemm as a bare native
+ * kernel on the device's queue (no clrt code, no buffers to look up), calls
+ * back to back, then a wait; < 0 where it does not apply. */
+static double native_calls(clrt_device *d, const host_mats *h, int calls)
+{
+#ifdef CLRT_HAVE_HOST_BLAS
+    double t0 = bench_now();
+    for (int i = 0; i < calls; i++)
+        if (clEnqueueNativeKernel(d->queue, native_sgemm, &h, sizeof h, 0, NULL, NULL, 0, NULL,
+                                  NULL) != CL_SUCCESS)
+            return -1;
+    return clFinish(d->queue) == CL_SUCCESS ? (bench_now() - t0) / calls : -1;
+#else
+    (void)d, (void)h, (void)calls;
+    return -1;
+#endif
+}
+
+/* clrt and the references alternate sample by sample, so a busy machine
+ * slows them alike. */
 static timing measure(clrt_device *d, clrt_gemm_path path, int n)
 {
-    timing t = {-1, -1, -1, -1};
+    timing t = {-1, -1, -1, -1, -1};
     int64_t shape[2] = {n, n};
     clrt_tensor *a = clrt_rand(d, 2, shape, 1), *b = clrt_rand(d, 2, shape, 2);
     clrt_tensor *c = clrt_empty(d, CLRT_F32, 2, shape);
     host_mats h = {0};
-    double times[MAX_REPS], lat[MAX_REPS], ref[MAX_REPS];
+    double times[MAX_REPS], lat[MAX_REPS], ref[MAX_REPS], nat[MAX_REPS];
+    int with_native = path == CLRT_GEMM_HOST_BLAS;
     int reps = reps_for(n), calls = calls_for(n);
     int ok = a && b && c && host_mats_init(&h, n) && clrt_device_synchronize(d) == CLRT_OK;
     clrt_gemm_path saved = d->info.gemm_path;
@@ -142,6 +172,7 @@ static timing measure(clrt_device *d, clrt_gemm_path path, int n)
     openblas_calls(&h, calls); /* warm-up */
     for (int r = 0; ok && r < reps; r++) {
         ref[r] = openblas_calls(&h, calls);
+        nat[r] = with_native ? native_calls(d, &h, calls) : -1;
         ok = (times[r] = clrt_calls(d, c, a, b, calls)) >= 0 &&
              (lat[r] = clrt_calls(d, c, a, b, 1)) >= 0;
     }
@@ -150,6 +181,7 @@ static timing measure(clrt_device *d, clrt_gemm_path path, int n)
         t.seconds = bench_median(times, reps);
         t.latency = bench_median(lat, reps);
         t.openblas = ref[0] < 0 ? -1 : bench_median(ref, reps);
+        t.native = nat[0] < 0 ? -1 : bench_median(nat, reps);
     } else
         fprintf(stderr, "clrt-bench matmul: %s n=%d: %s\n", clrt_gemm_path_str(path), n,
                 clrt_last_error());
@@ -180,21 +212,27 @@ static void print_row(int n, const timing *t)
         printf("%6d  %9.1f  %9s\n", n, ref, "failed");
         return;
     }
-    printf("%6d  %9.1f  %9.1f %6.2fx  %9.1f %6.2fx  %9.3f\n", n, ref, gflops(n, t->seconds),
+    printf("%6d  %9.1f  %9.1f %6.2fx  %9.1f %6.2fx  %9.3f", n, ref, gflops(n, t->seconds),
            ref > 0 ? t->openblas / t->seconds : 0, gflops(n, t->latency),
            ref > 0 ? t->openblas / t->latency : 0, t->first * 1e3);
+    if (t->native > 0)
+        printf("  %9.1f %6.2fx", gflops(n, t->native), ref > 0 ? t->openblas / t->native : 0);
+    printf("\n");
 }
 
 static void run_path(const matmul_opts *o, clrt_device *d, clrt_gemm_path path, bench_json *j)
 {
     timing t[MAX_SIZES];
     char dev[1024];
-    if (!o->json)
-        printf("\n%s, path %s%s:\n%6s  %9s  %16s  %16s  %9s\n%6s  %9s  %16s  %16s  %9s\n",
-               clrt_device_str(d), clrt_gemm_path_str(path),
-               path == d->info.gemm_path ? " (its default)" : "", "n", "OpenBLAS", "back to back",
-               "one call + sync", "1st call", "", "GFLOP/s", "GFLOP/s  ratio", "GFLOP/s  ratio",
-               "ms");
+    if (!o->json) {
+        int native = path == CLRT_GEMM_HOST_BLAS;
+        printf(
+            "\n%s, path %s%s:\n%6s  %9s  %16s  %16s  %9s  %16s\n%6s  %9s  %16s  %16s  %9s  %16s\n",
+            clrt_device_str(d), clrt_gemm_path_str(path),
+            path == d->info.gemm_path ? " (its default)" : "", "n", "OpenBLAS", "back to back",
+            "one call + sync", "1st call", native ? "bare native kern." : "", "", "GFLOP/s",
+            "GFLOP/s  ratio", "GFLOP/s  ratio", "ms", native ? "GFLOP/s  ratio" : "");
+    }
     for (int i = 0; i < o->n_sizes; i++) {
         t[i] = measure(d, path, o->sizes[i]);
         if (!o->json) {
@@ -204,10 +242,10 @@ static void run_path(const matmul_opts *o, clrt_device *d, clrt_gemm_path path, 
         bench_json_row(j,
                        "%s, \"path\": \"%s\", \"default_path\": %s, \"n\": %d, \"seconds\": %.9g, "
                        "\"latency_seconds\": %.9g, \"first_seconds\": %.9g, "
-                       "\"openblas_seconds\": %.9g",
+                       "\"openblas_seconds\": %.9g, \"native_seconds\": %.9g",
                        bench_json_device(d, dev, sizeof dev), clrt_gemm_path_str(path),
                        path == d->info.gemm_path ? "true" : "false", o->sizes[i], t[i].seconds,
-                       t[i].latency, t[i].first, t[i].openblas);
+                       t[i].latency, t[i].first, t[i].openblas, t[i].native);
     }
     int keep_up = crossover(o, t, 0.9), beat = crossover(o, t, 1.0);
     if (!o->json && t[0].openblas > 0)

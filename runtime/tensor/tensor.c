@@ -1,6 +1,7 @@
 /* Tensors: creation, lifetime, host I/O, device moves and views. */
 #include "runtime/tensor/tensor_internal.h"
 #include "runtime/core/env_internal.h"
+#include "runtime/device/host_ptr_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,25 @@ clrt_tensor *clrt_from_host(clrt_device *d, clrt_dtype t, int ndim, const int64_
     return x;
 }
 
+/* A blocking copy between host memory and t's buffer on a device whose
+ * buffers live in host memory: once the queue has drained (what a blocking
+ * read or write waits for too), one memcpy on this thread. PoCL would run a
+ * read or write command on a worker thread and wake this one when done,
+ * which costs more than copying a megabyte. CLRT__DECLINED where the
+ * device's buffers have no host address. */
+static clrt_status host_copy(const clrt_tensor *t, void *host, size_t bytes, int to_device)
+{
+    clrt_device *d = clrt__dev(t);
+    void *p = clrt__host_ptr_get(d, clrt__mem(t));
+    if (!p)
+        return clrt__device_host_addressable(d) ? clrt_last_status() : CLRT__DECLINED;
+    cl_int err = clFinish(d->queue);
+    if (err != CL_SUCCESS)
+        return clrt__fail_cl(err, "clFinish (blocking copy)");
+    memcpy(to_device ? p : host, to_device ? host : p, bytes);
+    return CLRT_OK;
+}
+
 static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl_bool blocking)
 {
     if (!t || !data)
@@ -281,6 +301,9 @@ static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl
                           bytes, need);
     if (need == 0)
         return CLRT_OK;
+    clrt_status st = blocking ? host_copy(t, (void *)data, need, 1) : CLRT__DECLINED;
+    if (st != CLRT__DECLINED)
+        return st;
     cl_int err = clEnqueueWriteBuffer(clrt__dev(t)->queue, clrt__mem(t), blocking, 0, need, data, 0,
                                       NULL, NULL);
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueWriteBuffer");
@@ -307,6 +330,9 @@ clrt_status clrt_to_host(const clrt_tensor *t, void *dst, size_t dst_bytes)
     if (need == 0)
         return CLRT_OK;
     /* A blocking read: the caller asked for the values. */
+    clrt_status st = host_copy(t, dst, need, 0);
+    if (st != CLRT__DECLINED)
+        return st;
     cl_int err = clEnqueueReadBuffer(clrt__dev(t)->queue, clrt__mem(t), CL_TRUE, 0, need, dst, 0,
                                      NULL, NULL);
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueReadBuffer");
@@ -357,9 +383,10 @@ void clrt_tensor_release(clrt_tensor *t)
 
 int clrt_tensor_refcount(const clrt_tensor *t) { return t ? atomic_load(&t->refcount) : 0; }
 
-/* Copies src's bytes to dst on another device through a mapped source
- * buffer: one blocking map (the values must exist before another queue can
- * see them), an upload, then an unmap. */
+/* Copies src's bytes to dst on another device: from src's host address
+ * when its device has one (after its queue drains), else through a mapped
+ * source buffer: one blocking map (the values must exist before another
+ * queue can see them), an upload, then an unmap. */
 static clrt_status copy_across(clrt_tensor *src, clrt_tensor *dst)
 {
     size_t bytes = clrt_tensor_nbytes(src);
@@ -367,6 +394,13 @@ static clrt_status copy_across(clrt_tensor *src, clrt_tensor *dst)
     cl_int err = CL_SUCCESS;
     if (bytes == 0)
         return CLRT_OK;
+    void *host = clrt__host_ptr_get(sd, clrt__mem(src));
+    if (!host && clrt__device_host_addressable(sd))
+        return clrt_last_status();
+    if (host && (err = clFinish(sd->queue)) != CL_SUCCESS)
+        return clrt__fail_cl(err, "clFinish (copy between devices)");
+    if (host)
+        return clrt_copy_from_host(dst, host, bytes);
     void *p = clEnqueueMapBuffer(sd->queue, clrt__mem(src), CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL,
                                  NULL, &err);
     if (err != CL_SUCCESS)
