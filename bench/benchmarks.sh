@@ -70,6 +70,9 @@ if [[ -n $forced ]]; then
   OPENBLAS_CORETYPE=$forced build/clrt-bench matmul --device cpu --paths host-blas \
     --sizes 16,32,64,128,256,512,1024 --json > "$out/matmul_forced.json"
 fi
+say "host-blas with one PoCL worker thread (evidence for the small sizes)"
+OPENBLAS_CORETYPE=${forced:-$core} POCL_MAX_PTHREAD_COUNT=1 build/clrt-bench matmul --device cpu \
+  --paths host-blas --sizes 16,64,128,256 --json > "$out/matmul_pocl1.json"
 say "clrt-bench transfer (two PoCL devices, so that to() crosses devices)"
 POCL_DEVICES="pthread pthread" build/clrt-bench transfer --device cpu:0 --json > "$out/transfer.json"
 say "clrt-bench launch and logging"
