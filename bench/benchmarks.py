@@ -68,7 +68,8 @@ def section_machine(m, compare):
              f"{m.get('memory_gib', '?')} GiB",
              f"- {m.get('os', '?')}; {m.get('compiler', '?')}",
              "- Debian packages: " + ", ".join(f"`{p}`" for p in m["packages"]),
-             f"- clrt at commit `{m.get('commit', '?')}`, measured {m.get('date', '?')}"]
+             f"- clrt at commit `{m.get('commit', '?')}`, measured {m.get('date', '?')} by "
+             f"`{m.get('invocation', 'bench/benchmarks.sh')}`"]
     if compare:
         lines.append(f"- Reference: {compare['pytorch']} (from PyPI, pinned in "
                      "`bench/requirements.txt`)")
