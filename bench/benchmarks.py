@@ -42,7 +42,7 @@ def fmt_size(b):
 
 
 def us(s):
-    return f"{s * 1e6:.1f}"
+    return f"{s * 1e6:.1f}" if s >= 1e-6 else f"{s * 1e6:.2g}"
 
 
 def gflops(n, s):
@@ -82,7 +82,7 @@ def section_commands():
     return """## How to reproduce
 
 ```sh
-bench/benchmarks.sh                 # everything below, then rewrites this file (about half an hour)
+bench/benchmarks.sh                 # everything below, then rewrites this file (3 min with the options above; 15-30 with the defaults)
 bench/compare.sh                    # only the PyTorch comparison (3 rounds of 2 epochs)
 build/clrt-bench matmul             # exercise 1, every device and GEMM path
 build/clrt-bench logging            # exercise 3

@@ -5,12 +5,15 @@
 # (bench/benchmarks.py). BENCHMARKS.md is never edited by hand.
 #   bench/benchmarks.sh [--out DIR] [--rounds R] [--epochs E] [--matmul-sizes N,N,...]
 #   bench/benchmarks.sh --render DIR [--gpu DIR]   only render saved results
+# The results behind the committed BENCHMARKS.md are in bench/results/cpu
+# (bench/benchmarks.sh --render bench/results/cpu renders it again).
 # --gpu DIR: results saved by this script on a machine with a GPU (its
 # clrt-bench figures get a section of their own).
 # --matmul-sizes: clrt-bench matmul's sizes (default its own, 16..4096;
 # n = 4096 through CLBlast on PoCL alone takes minutes).
-# Takes about half an hour. Run it alone on the machine; on a shared one
-# under flock /tmp/clrt-cpu.lock.
+# Takes 15 to 30 minutes with the defaults (3 minutes with --rounds 2
+# --epochs 1 --matmul-sizes 16,32,64,128,256,512,1024). Run it alone on
+# the machine; on a shared one under flock /tmp/clrt-cpu.lock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 invocation="bench/benchmarks.sh $*"
