@@ -349,6 +349,18 @@ def transfer_paragraph(rows_by):
             f"copy back to back. memcpy's own speed falls with size as its buffers leave this "
             f"core's caches ({memcpy_curve(rows_by)}), so the reference is at its hardest around "
             f"1 MiB; from a few MiB on both sides are bound by memory bandwidth.")
+    d_mib = rows_by.get(mib, {}).get("d2d")
+    if d_mib and d2d:
+        extra = d_mib["seconds"] - d_mib["memcpy_seconds"]
+        text.append(
+            f"`clrt_copy_` is its argument checks and one clEnqueueCopyBuffer; at 1 MiB a copy "
+            f"takes {us(d_mib['seconds'])} us against memcpy's {us(d_mib['memcpy_seconds'])} us. "
+            f"Everything per command (clrt's checks, PoCL's enqueue, its event) is at most the "
+            f"{fmt_size(small)} figure, {us(d2d['seconds'])} us, and the wait that ends a sample "
+            f"is shared by its {max(1, (8 << 20) // mib)} copies, so most of the "
+            f"{us(extra)} us is PoCL's copy itself on its worker thread: the floor of an "
+            f"asynchronous copy on this driver, which clrt does not control (a copy on the "
+            f"calling thread would have to wait for the queue, against the no-wait rule).")
     to = [(b, v["d2d_to"]) for b, v in rows_by.items() if "d2d_to" in v and b >= mib]
     if to:
         b, r = min(to, key=lambda x: x[0])
