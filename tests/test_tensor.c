@@ -430,6 +430,11 @@ START_TEST(names_and_accessors)
     int64_t shape[3] = {2, 0, 17};
     ck_assert_str_eq(clrt_shape_str(3, shape, buf, sizeof buf), "[2, 0, 17]");
     ck_assert_str_eq(clrt_shape_str(0, NULL, buf, sizeof buf), "[]");
+    int64_t extremes[3] = {-7, INT64_MAX, INT64_MIN};
+    ck_assert_str_eq(clrt_shape_str(3, extremes, buf, sizeof buf),
+                     "[-7, 9223372036854775807, -9223372036854775808]");
+    ck_assert_str_eq(clrt_shape_str(3, shape, buf, 6), "[2, 0"); /* cut to fit, terminated */
+    ck_assert_str_eq(clrt_shape_str(3, shape, buf, 1), "");
     ck_assert_ptr_null(clrt_tensor_device(NULL));
     ck_assert_ptr_null(clrt_tensor_shape(NULL));
     ck_assert_int_eq(clrt_tensor_numel(NULL), 0);

@@ -1,10 +1,7 @@
 /* clrt-bench: measurements, each against a reference in the same run. */
 #include "bench.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const bench_command commands[] = {
 #define ENTRY(name, help) {#name, help, bench_##name},
@@ -12,31 +9,13 @@ static const bench_command commands[] = {
 #undef ENTRY
         {NULL, NULL, NULL}};
 
-double bench_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double bench_median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: clrt-bench COMMAND [options]\n\ncommands:\n");
     for (const bench_command *c = commands; c->name; c++)
-        fprintf(f, "  %-10s %s\n", c->name, c->help);
-    fprintf(f, "\nclrt-bench COMMAND --help for each command's options.\n");
+        fprintf(f, "  %-12s %s\n", c->name, c->help);
+    fprintf(f, "\nclrt-bench COMMAND --help for each command's options; most take --device\n"
+               "SPEC and --json (one JSON object on stdout, for bench/benchmarks.sh).\n");
 }
 
 int main(int argc, char **argv)

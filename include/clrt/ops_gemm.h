@@ -3,7 +3,7 @@
  * GEMM runs through CLBlast on GPUs. On CPU devices with host-unified memory
  * and native-kernel support it runs the host's BLAS (OpenBLAS) on the
  * device's buffers in queue order, without blocking the caller, an order of
- * magnitude faster than CLBlast on PoCL (clrt-bench gemm); CLRT_GEMM=clblast
+ * magnitude faster than CLBlast on PoCL (clrt-bench matmul); CLRT_GEMM=clblast
  * picks CLBlast there too. A CPU driver without native kernels,
  * or a build without OpenBLAS, stays on CLBlast. clrt_device_info.gemm_path
  * (shown by clrt-smi) says which path a device uses.

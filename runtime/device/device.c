@@ -4,6 +4,7 @@
  * GPUs (NVIDIA's platform first, then other GPUs, then accelerators), CPUs
  * last. GPUs and accelerators are named gpu:N, CPUs cpu:N. */
 #include "runtime/device/device_internal.h"
+#include "runtime/device/host_ptr_internal.h"
 #include "runtime/core/env_internal.h"
 #include "runtime/device/wait_internal.h"
 
@@ -108,8 +109,7 @@ static void query_info(clrt_device *d)
     query_limits(d);
     in->gemm_path = CLRT_GEMM_CLBLAST;
 #ifdef CLRT_HAVE_HOST_BLAS
-    if (in->kind == CLRT_DEVICE_CPU && in->unified_memory && in->native_kernels &&
-        !clrt__env()->gemm_clblast)
+    if (clrt__device_host_addressable(d) && !clrt__env()->gemm_clblast)
         in->gemm_path = CLRT_GEMM_HOST_BLAS;
 #endif
 }

@@ -8,7 +8,7 @@
  * A native kernel gets host pointers for the cl_mem handles in its argument
  * block, but PoCL 3.1 sorts and de-duplicates mem_list without permuting
  * args_mem_loc, so with two or more buffers the pointers can land in the
- * wrong fields. So the addresses come from a table (gemm_host_ptr.c): a
+ * wrong fields. So the addresses come from a table (device/host_ptr.c): a
  * buffer seen for the first time gets a short command of its own that
  * records its address (a single buffer cannot be mixed up). The GEMM
  * command itself lists every buffer, so that the driver keeps them alive and
@@ -18,6 +18,7 @@
  * its own context and in-order queue; should a driver move one anyway, the
  * GEMM is skipped and the next call fails instead of using a stale address.
  */
+#include "runtime/device/host_ptr_internal.h"
 #include "runtime/ops/gemm_internal.h"
 #include "runtime/core/alloc_internal.h"
 
