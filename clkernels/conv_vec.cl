@@ -56,7 +56,8 @@ __kernel void vec_weights(__global const float *w, __global const float *bias, i
  * (block of PW pixels of output row oh of image n, flattened in dim 0;
  * channel block in dim 1). Rows and columns in the padding read as 0. */
 __kernel void conv_vec_fwd(__global const float *restrict x, __global const float *restrict wt,
-                           __global float *restrict out, vec_geom g, int blocks)
+                           __global float *restrict out, vec_geom g, int blocks, int epi,
+                           __global const float *restrict mask)
 {
     int item = get_global_id(0), ob = get_global_id(1);
     if (item >= g.N * g.OH * blocks || ob * VW >= g.lanes)
@@ -93,7 +94,7 @@ __kernel void conv_vec_fwd(__global const float *restrict x, __global const floa
         }
     }
     int ohw = g.OH * g.OW, o0 = ob * VW;
-    __global float *dst = out + ((size_t)n * g.O + o0) * (size_t)ohw + oh * g.OW + ow0;
+    size_t at = ((size_t)n * g.O + o0) * (size_t)ohw + oh * g.OW + ow0;
     #pragma unroll
     for (int p = 0; p < PW; p++) {
         float lane[VW];
@@ -102,7 +103,7 @@ __kernel void conv_vec_fwd(__global const float *restrict x, __global const floa
             #pragma unroll
             for (int l = 0; l < VW; l++)
                 if (o0 + l < g.O)
-                    dst[l * ohw + p] = lane[l];
+                    out[at + l * ohw + p] = epi_one(lane[l], epi, mask, at + l * ohw + p);
         }
     }
 }
@@ -117,7 +118,8 @@ __kernel void conv_vec_fwd(__global const float *restrict x, __global const floa
  * min(b * VW, OW - VW), so they overlap instead of running past the row;
  * an output row narrower than VW stores its first OW lanes. */
 __kernel void conv_px_fwd(__global const float *restrict xp, __global const float *restrict wt,
-                          __global float *restrict out, vec_geom g, int blocks)
+                          __global float *restrict out, vec_geom g, int blocks, int epi,
+                          __global const float *restrict mask)
 {
     int item = get_global_id(0);
     if (item >= g.N * g.OH * blocks)
@@ -147,17 +149,23 @@ __kernel void conv_px_fwd(__global const float *restrict xp, __global const floa
         }
     }
     int ohw = g.OH * g.OW;
-    __global float *dst = out + (size_t)n * (size_t)(g.O * ohw) + oh * g.OW + ow0;
+    size_t at = (size_t)n * (size_t)(g.O * ohw) + oh * g.OW + ow0;
     #pragma unroll
     for (int o = 0; o < COUT; o++) {
         if (o < g.O) {
+            size_t ao = at + (size_t)(o * ohw);
             if (g.OW >= VW) {
-                VSTORE(acc[o], 0, dst + o * ohw);
+                VEC v = acc[o];
+                if (epi == EPI_RELU)
+                    v = select(v, (VEC)(0.0f), isless(v, (VEC)(0.0f)));
+                else if (epi == EPI_MASK)
+                    v = select((VEC)(0.0f), v, isgreater(VLOAD(0, mask + ao), (VEC)(0.0f)));
+                VSTORE(v, 0, out + ao);
             } else {
                 float lane[VW];
                 VSTORE(acc[o], 0, lane);
                 for (int l = 0; l < g.OW; l++)
-                    dst[o * ohw + l] = lane[l];
+                    out[ao + l] = epi_one(lane[l], epi, mask, ao + l);
             }
         }
     }

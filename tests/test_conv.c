@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include "runtime/ops/conv_internal.h"
+#include "runtime/ops/epilogue_internal.h"
 #include <math.h>
 #include <string.h>
 
@@ -180,6 +181,32 @@ END_TEST
 START_TEST(forward_no_bias_out) { run_forward_case(_i, 0, 1); }
 END_TEST
 
+/* The forward with a ReLU epilogue (Sequential's fused Conv2d + ReLU)
+ * against relu of the float64 reference. */
+static void run_forward_relu_case(int i)
+{
+    uint64_t rng = tu_seed() + (uint64_t)i * 6271;
+    conv_data t;
+    data_make(&t, cases[i], &rng);
+    clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *b = upload(t.b, t.c.O, 0, 0, 0, 1);
+    int64_t shape[4] = {t.c.N, t.c.O, t.OH, t.OW};
+    clrt_tensor *y = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, shape));
+    const clrt__epilogue relu = {CLRT__EPI_RELU, NULL};
+    TU_OK(clrt__conv2d_fused_out(y, x, w, b, t.c.s, t.c.p, &relu));
+    double *ref = malloc(t.no * sizeof *ref);
+    ref_forward(&t, t.xd, t.wd, t.bd, ref);
+    for (size_t k = 0; k < t.no; k++)
+        ref[k] = ref[k] < 0 ? 0 : ref[k];
+    check_close("forward + relu", y, ref, t.no, FWD_TOL, i);
+    free(ref);
+    clrt_tensor_release(x), clrt_tensor_release(w), clrt_tensor_release(b);
+    clrt_tensor_release(y);
+    data_free(&t);
+}
+
+START_TEST(forward_relu_epilogue) { run_forward_relu_case(_i); }
+END_TEST
+
 /* --- backward --- */
 
 typedef struct {
@@ -223,6 +250,39 @@ static void run_backward_case(int _i)
 START_TEST(backward_all) { run_backward_case(_i); }
 END_TEST
 
+/* The input gradient with a ReLU-backward epilogue (Sequential's fused
+ * ReLU + Conv2d): the float64 reference times (mask > 0), mask a random
+ * tensor of x's shape with about half its entries positive. A mask that
+ * aliases grad_x is refused. */
+static void run_backward_masked_case(int i)
+{
+    uint64_t rng = tu_seed() + (uint64_t)i * 3967;
+    conv_data t;
+    data_make(&t, cases[i], &rng);
+    float *hm = tu_random_floats(&rng, t.nx, -1, 1);
+    clrt_tensor *w = upload_w(&t), *g = upload_g(&t);
+    clrt_tensor *mask = upload(hm, t.c.N, t.c.C, t.c.H, t.c.W, 4);
+    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(mask)));
+    const clrt__epilogue epi = {CLRT__EPI_MASK, mask};
+    TU_OK(clrt__conv2d_backward_input_fused_out(dx, g, w, t.c.s, t.c.p, &epi));
+    grads r = ref_grads(&t);
+    for (size_t k = 0; k < t.nx; k++)
+        r.dx[k] = hm[k] > 0 ? r.dx[k] : 0.0;
+    check_close("grad input masked", dx, r.dx, t.nx, DX_TOL, i);
+    const clrt__epilogue self = {CLRT__EPI_MASK, dx};
+    ck_assert_int_eq(clrt__conv2d_backward_input_fused_out(dx, g, w, t.c.s, t.c.p, &self),
+                     CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "clrt_f_conv2d_backward_input_out", "mask", NULL);
+    grads_free(&r);
+    free(hm);
+    clrt_tensor_release(w), clrt_tensor_release(g), clrt_tensor_release(mask);
+    clrt_tensor_release(dx);
+    data_free(&t);
+}
+
+START_TEST(backward_input_mask_epilogue) { run_backward_masked_case(_i); }
+END_TEST
+
 /* The algorithm a case does not get by default: CPU devices take the
  * vectorised direct kernels (conv_vec.c); CLRT_CONV_ALGO=im2col gives them
  * im2col + GEMM (in this forked test only). */
@@ -231,6 +291,8 @@ START_TEST(other_algorithm)
     setenv("CLRT_CONV_ALGO", "im2col", 1);
     run_forward_case(_i, 1, 0);
     run_backward_case(_i);
+    run_forward_relu_case(_i);
+    run_backward_masked_case(_i);
 }
 END_TEST
 
@@ -523,7 +585,9 @@ static Suite *conv_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, forward_bias, 0, N_CASES);
     tcase_add_loop_test(tc, forward_no_bias_out, 0, N_CASES);
+    tcase_add_loop_test(tc, forward_relu_epilogue, 0, N_CASES);
     tcase_add_loop_test(tc, backward_all, 0, N_CASES);
+    tcase_add_loop_test(tc, backward_input_mask_epilogue, 0, N_CASES);
     tcase_add_loop_test(tc, backward_accumulate, 0, N_CASES);
     tcase_add_loop_test(tc, other_algorithm, 0, N_CASES);
     tcase_add_loop_test(tc, chunked_batch, 0, 2);

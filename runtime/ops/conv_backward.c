@@ -37,7 +37,8 @@ static clrt_status check_backward(const char *op, const clrt__arg *args, const c
 typedef struct {
     cl_mem dst, grad_out, src;
     const clrt__conv_dims *cd;
-    int accumulate; /* the weight gradient adds to dst */
+    int accumulate;            /* the weight gradient adds to dst */
+    const clrt__epilogue *epi; /* the input gradient's */
 } backward_args;
 
 /* Permutes grad_out's chunk to Gp [O, cols] in the workspace; NULL + error. */
@@ -62,7 +63,7 @@ static clrt_status input_chunk(clrt_device *d, void *ctx, int img0, int n)
     if (!colgrad)
         return clrt_last_status();
     clrt_status st = clrt__gemm_whole(d, 1, 0, ckk, cols, (size_t)cd->O, b->src, gp, 0.0f, colgrad);
-    return st != CLRT_OK ? st : clrt__col2im(d, colgrad, b->dst, cd, img0, n);
+    return st != CLRT_OK ? st : clrt__col2im(d, colgrad, b->dst, cd, img0, n, b->epi);
 }
 
 /* grad_w (+)= the weight gradient of the chunk's images, one GEMM per
@@ -138,28 +139,38 @@ static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
 /* Runs input_chunk or weight_chunk over the batch in chunks. */
 static clrt_status over_chunks(const char *op, clrt__conv_chunk_fn fn, clrt_tensor *dst,
                                clrt_tensor *grad_out, clrt_tensor *src, const clrt__conv_dims *cd,
-                               int accumulate)
+                               int accumulate, const clrt__epilogue *epi)
 {
     clrt_device *d = clrt__dev(dst);
     int chunk = clrt__conv_chunk(op, d, cd);
-    backward_args b = {clrt__mem(dst), clrt__mem(grad_out), clrt__mem(src), cd, accumulate};
+    backward_args b = {clrt__mem(dst), clrt__mem(grad_out), clrt__mem(src), cd, accumulate, epi};
     return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, fn, &b) : clrt_last_status();
 }
 
-clrt_status clrt_f_conv2d_backward_input_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                             clrt_tensor *weight, int stride, int padding)
+clrt_status clrt__conv2d_backward_input_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                                  clrt_tensor *weight, int stride, int padding,
+                                                  const clrt__epilogue *epi)
 {
     const char *op = "clrt_f_conv2d_backward_input_out";
     clrt__conv_dims cd;
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"weight", weight, 0}};
     clrt_status st =
         check_backward(op, args, grad_x, "grad_x", weight, "weight", stride, padding, &cd);
+    if (st == CLRT_OK)
+        st = clrt__check_epilogue(op, epi, grad_x);
     if (st != CLRT_OK || cd.N == 0)
         return st;
     if (clrt__conv_vec_input_ok(clrt__dev(grad_x), &cd))
         return clrt__conv_vec_input(clrt__dev(grad_x), clrt__mem(grad_out), clrt__mem(weight),
-                                    clrt__mem(grad_x), &cd);
-    return over_chunks(op, input_chunk, grad_x, grad_out, weight, &cd, 0);
+                                    clrt__mem(grad_x), &cd, epi);
+    return over_chunks(op, input_chunk, grad_x, grad_out, weight, &cd, 0, epi);
+}
+
+clrt_status clrt_f_conv2d_backward_input_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                             clrt_tensor *weight, int stride, int padding)
+{
+    return clrt__conv2d_backward_input_fused_out(grad_x, grad_out, weight, stride, padding,
+                                                 &CLRT__NO_EPILOGUE);
 }
 
 clrt_status clrt_f_conv2d_backward_weight_out(clrt_tensor *grad_w, clrt_tensor *grad_out,
@@ -180,7 +191,7 @@ clrt_status clrt_f_conv2d_backward_weight_out(clrt_tensor *grad_w, clrt_tensor *
         if (st != CLRT__DECLINED) /* declined: one padded image exceeds the scratch cap */
             return st;
     }
-    return over_chunks(op, weight_chunk, grad_w, grad_out, x, &cd, accumulate);
+    return over_chunks(op, weight_chunk, grad_w, grad_out, x, &cd, accumulate, &CLRT__NO_EPILOGUE);
 }
 
 /* gb (+)= per-channel sums of g [N, O, ohw]: row sums of g as [N*O, ohw]

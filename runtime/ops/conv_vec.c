@@ -131,10 +131,28 @@ static cl_mem padded_copy(clrt_device *d, const clrt__conv_dims *cd, vec_opts o,
     return xp;
 }
 
+/* One direct convolution: geometry g of in by w (flipped for an input
+ * gradient), optional bias, into out through the epilogue. */
+typedef struct {
+    cl_mem in, w, bias, out;
+    cl_int flip;
+    const clrt__epilogue *epi;
+} vec_call;
+
+/* The epilogue's kernel arguments: its kind and a buffer (out when there
+ * is no mask: the kernel never reads it then). */
+static void epi_args(const vec_call *c, clrt__karg *args, cl_int *kind, cl_mem *mask)
+{
+    *kind = (cl_int)c->epi->kind;
+    *mask = c->epi->mask ? clrt__mem(c->epi->mask) : c->out;
+    args[0] = CLRT__ARG(*kind);
+    args[1] = CLRT__ARG(*mask);
+}
+
 /* Few output channels at stride 1: conv_px_fwd on a padded copy, when it
  * fits the scratch cap; else CLRT__DECLINED. */
-static clrt_status run_px_forward(clrt_device *d, const clrt__conv_dims *cd, cl_mem in, cl_mem w,
-                                  cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
+static clrt_status run_px_forward(clrt_device *d, const clrt__conv_dims *cd, const vec_call *c,
+                                  vec_geom g)
 {
     int vw = vector_width(d, 16);
     size_t padded = (size_t)g.N * g.C * (size_t)(g.H + 2 * g.pad) * (size_t)(g.W + 2 * g.pad);
@@ -143,23 +161,25 @@ static clrt_status run_px_forward(clrt_device *d, const clrt__conv_dims *cd, cl_
         return CLRT__DECLINED;
     g.lanes = g.O;
     vec_opts o = {vw, 1, 1, g.O};
-    cl_mem wt = relay_weights(d, cd, o, w, bias, flip, &g);
-    cl_mem xp = wt ? padded_copy(d, cd, o, in, &g, 0, g.N, (size_t)vw) : NULL;
+    cl_mem wt = relay_weights(d, cd, o, c->w, c->bias, c->flip, &g);
+    cl_mem xp = wt ? padded_copy(d, cd, o, c->in, &g, 0, g.N, (size_t)vw) : NULL;
     if (!xp)
         return clrt_last_status();
-    cl_int blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)vw);
-    clrt__karg args[] = {CLRT__ARG(xp), CLRT__ARG(wt), CLRT__ARG(out), CLRT__ARG(g),
-                         CLRT__ARG(blocks)};
-    return launch_items(d, vec_kernel(d, cd, o, "conv_px_fwd"), 5, args,
+    cl_int blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)vw), kind;
+    cl_mem mask;
+    clrt__karg args[7] = {CLRT__ARG(xp), CLRT__ARG(wt), CLRT__ARG(c->out), CLRT__ARG(g),
+                          CLRT__ARG(blocks)};
+    epi_args(c, &args[5], &kind, &mask);
+    return launch_items(d, vec_kernel(d, cd, o, "conv_px_fwd"), 7, args,
                         (size_t)g.N * (size_t)g.OH * (size_t)blocks, 1);
 }
 
 /* Runs geometry g's convolution: conv_px_fwd where it applies, else
  * conv_vec_fwd. The caller holds the workspace. */
-static clrt_status run_forward(clrt_device *d, const clrt__conv_dims *cd, cl_mem in, cl_mem w,
-                               cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
+static clrt_status run_forward(clrt_device *d, const clrt__conv_dims *cd, const vec_call *c,
+                               vec_geom g)
 {
-    clrt_status st = run_px_forward(d, cd, in, w, bias, flip, out, g);
+    clrt_status st = run_px_forward(d, cd, c, g);
     if (st != CLRT__DECLINED)
         return st;
     int vw = vector_width(d, g.O);
@@ -167,42 +187,47 @@ static clrt_status run_forward(clrt_device *d, const clrt__conv_dims *cd, cl_mem
     cl_int blocks = (cl_int)clrt__ceil_div((size_t)g.OW, MAX_PIXELS);
     int pw = (int)clrt__ceil_div((size_t)g.OW, (size_t)blocks);
     vec_opts o = {vw, pw, 1, 1};
-    cl_mem wt = relay_weights(d, cd, o, w, bias, flip, &g);
+    cl_mem wt = relay_weights(d, cd, o, c->w, c->bias, c->flip, &g);
     if (!wt)
         return clrt_last_status();
-    clrt__karg args[] = {CLRT__ARG(in), CLRT__ARG(wt), CLRT__ARG(out), CLRT__ARG(g),
-                         CLRT__ARG(blocks)};
+    cl_int kind;
+    cl_mem mask;
+    clrt__karg args[7] = {CLRT__ARG(c->in), CLRT__ARG(wt), CLRT__ARG(c->out), CLRT__ARG(g),
+                          CLRT__ARG(blocks)};
+    epi_args(c, &args[5], &kind, &mask);
     size_t items = (size_t)g.N * (size_t)g.OH * (size_t)blocks;
-    return launch_items(d, vec_kernel(d, cd, o, "conv_vec_fwd"), 5, args, items,
+    return launch_items(d, vec_kernel(d, cd, o, "conv_vec_fwd"), 7, args, items,
                         (size_t)(g.lanes / vw));
 }
 
-static clrt_status with_workspace(clrt_device *d, const clrt__conv_dims *cd, cl_mem in, cl_mem w,
-                                  cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
+static clrt_status with_workspace(clrt_device *d, const clrt__conv_dims *cd, const vec_call *c,
+                                  vec_geom g)
 {
     clrt_status st = clrt__workspace_begin(d);
     if (st != CLRT_OK)
         return st;
-    st = run_forward(d, cd, in, w, bias, flip, out, g);
+    st = run_forward(d, cd, c, g);
     clrt__workspace_end(d);
     return st;
 }
 
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
-                                   const clrt__conv_dims *cd)
+                                   const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
     vec_geom g = {cd->N, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
-    return with_workspace(d, cd, x, w, bias, 0, out, g);
+    vec_call c = {x, w, bias, out, 0, epi};
+    return with_workspace(d, cd, &c, g);
 }
 
 /* grad_x[h, w] = sum over o, kh, kw of gy[h + pad - kh, w + pad - kw] *
  * w[o, c, kh, kw]: a stride-1 convolution of gy with the flipped weights
  * and padding K-1-pad (negative padding crops, the bounds checks cope). */
 clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
-                                 const clrt__conv_dims *cd)
+                                 const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
     vec_geom g = {cd->N, cd->O, cd->OH, cd->OW, cd->C, cd->H, cd->W, cd->K - 1 - cd->pad, 0};
-    return with_workspace(d, cd, gy, w, NULL, 1, gx, g);
+    vec_call c = {gy, w, NULL, gx, 1, epi};
+    return with_workspace(d, cd, &c, g);
 }
 
 /* Kernel rows per weight-gradient item: the largest divisor of K whose

@@ -1,4 +1,5 @@
 /* 2-D max and average pooling, forward and backward (clkernels/pool.cl). */
+#include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_conv.h>
@@ -177,18 +178,31 @@ static clrt_status check_backward(const char *op, int n, const clrt__arg *args, 
     return st;
 }
 
-clrt_status clrt_f_maxpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                          clrt_tensor *indices, int kernel, int stride)
+clrt_status clrt__maxpool2d_backward_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                               clrt_tensor *indices, int kernel, int stride,
+                                               const clrt__epilogue *epi)
 {
     const char *op = "clrt_f_maxpool2d_backward_out";
     pool_dims pd = {0};
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"indices", indices, 0}};
     clrt_status st = check_backward(op, 3, args, kernel, stride, &pd);
+    if (st == CLRT_OK)
+        st = clrt__check_epilogue(op, epi, grad_x);
     if (st != CLRT_OK)
         return st;
     cl_mem mg = clrt__mem(grad_out), mi = clrt__mem(indices), mx = clrt__mem(grad_x);
-    clrt__karg kargs[4] = {CLRT__ARG(mg), CLRT__ARG(mi), CLRT__ARG(mx)};
-    return run(clrt__dev(grad_x), "maxpool_bwd", &pd, 1, 3, kargs);
+    cl_mem mm = epi->mask ? clrt__mem(epi->mask) : mx; /* unread without a mask */
+    cl_int kind = (cl_int)epi->kind;
+    clrt__karg kargs[6] = {CLRT__ARG(mg), CLRT__ARG(mi), CLRT__ARG(mx), CLRT__ARG(kind),
+                           CLRT__ARG(mm)};
+    return run(clrt__dev(grad_x), "maxpool_bwd", &pd, 1, 5, kargs);
+}
+
+clrt_status clrt_f_maxpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                          clrt_tensor *indices, int kernel, int stride)
+{
+    return clrt__maxpool2d_backward_fused_out(grad_x, grad_out, indices, kernel, stride,
+                                              &CLRT__NO_EPILOGUE);
 }
 
 /* --- average --- */
