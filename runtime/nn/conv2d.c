@@ -65,10 +65,8 @@ static clrt_status conv2d_backward_epi(clrt_module *m, clrt_tensor *grad_out, cl
 {
     conv2d *c = (conv2d *)m;
     clrt_tensor *x = m->saved;
-    clrt_status st =
-        clrt_f_conv2d_backward_weight_out(WEIGHT(m).grad, grad_out, x, c->stride, c->padding, 1);
-    if (st == CLRT_OK)
-        st = clrt_f_conv2d_backward_bias_out(BIAS(m).grad, grad_out, 1);
+    clrt_status st = clrt__conv2d_backward_params_out(WEIGHT(m).grad, BIAS(m).grad, grad_out, x,
+                                                      c->stride, c->padding, 1);
     if (st != CLRT_OK || !grad_in)
         return st;
     if ((st = clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, 4, x->shape)) != CLRT_OK)

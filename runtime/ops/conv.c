@@ -61,9 +61,12 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     clrt_device *d = clrt__dev(x);
     if (cd->N == 0)
         return CLRT_OK;
-    if (clrt__conv_vec_ok(d, cd))
-        return clrt__conv_vec_forward(d, clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL,
-                                      clrt__mem(out), cd, epi);
+    if (clrt__conv_vec_ok(d, cd)) {
+        clrt_status st = clrt__conv_vec_forward(
+            d, clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd, epi);
+        if (st != CLRT__DECLINED) /* declined: one padded image exceeds the scratch cap */
+            return st;
+    }
     int chunk = clrt__conv_chunk(op, d, cd);
     forward_args f = {
         clrt__mem(out), clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL, cd, epi};

@@ -66,15 +66,16 @@ clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__
  * (the input gradient also needs stride 1: clrt__conv_vec_input_ok);
  * CLRT_CONV_ALGO=im2col turns it off, =vec turns it on for any device (for
  * tests and benchmarks). None of them blocks; each holds the workspace
- * itself. The weight gradient returns CLRT__DECLINED when one image in its
- * zero border exceeds the scratch cap. */
+ * itself. Each returns CLRT__DECLINED when one image's scratch copy (in
+ * its zero border, or channel-minor) exceeds the scratch cap. */
 int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd);
 int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd);
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
                                    const clrt__conv_dims *cd, const clrt__epilogue *epi);
 clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
                                  const clrt__conv_dims *cd, const clrt__epilogue *epi);
-clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,
+/* gw (and gb [O] when not NULL) (+)= the weight (and bias) gradient. */
+clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw, cl_mem gb,
                                   const clrt__conv_dims *cd, int accumulate);
 /* The scratch cap of conv_launch.c (CLRT_CONV_SCRATCH_BYTES overrides). */
 size_t clrt__conv_scratch_cap(const clrt_device *d);

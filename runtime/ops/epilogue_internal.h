@@ -42,6 +42,13 @@ clrt_status clrt__conv2d_fused_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor
 clrt_status clrt__conv2d_backward_input_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
                                                   clrt_tensor *weight, int stride, int padding,
                                                   const clrt__epilogue *epi);
+/* Not an epilogue but the same kind of fusion: grad_w and, when grad_b is
+ * not NULL, grad_b (+)= the gradients of a convolution, from one read of
+ * grad_out where the device's kernels allow (clrt_f_conv2d_backward_weight_out
+ * and _bias_out in one call). */
+clrt_status clrt__conv2d_backward_params_out(clrt_tensor *grad_w, clrt_tensor *grad_b,
+                                             clrt_tensor *grad_out, clrt_tensor *x, int stride,
+                                             int padding, int accumulate);
 clrt_status clrt__maxpool2d_backward_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
                                                clrt_tensor *indices, int kernel, int stride,
                                                const clrt__epilogue *epi);
