@@ -3,15 +3,18 @@
 # launch, logging; --json) and bench/compare.sh on this machine, saves the
 # raw results in a folder, then renders the file from them
 # (bench/benchmarks.py). BENCHMARKS.md is never edited by hand.
-#   bench/benchmarks.sh [--out DIR] [--rounds R] [--epochs E]
+#   bench/benchmarks.sh [--out DIR] [--rounds R] [--epochs E] [--matmul-sizes N,N,...]
 #   bench/benchmarks.sh --render DIR [--gpu DIR]   only render saved results
 # --gpu DIR: results saved by this script on a machine with a GPU (its
 # clrt-bench figures get a section of their own).
+# --matmul-sizes: clrt-bench matmul's sizes (default its own, 16..4096;
+# n = 4096 through CLBlast on PoCL alone takes minutes).
 # Takes about half an hour. Run it alone on the machine; on a shared one
 # under flock /tmp/clrt-cpu.lock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=/tmp/clrt-benchmarks.$$ rounds=3 epochs=2 render= gpu=
+invocation="bench/benchmarks.sh $*"
+out=/tmp/clrt-benchmarks.$$ rounds=3 epochs=2 render= gpu= mm_sizes=
 while (($#)); do
   case $1 in
     --out) out=$2; shift 2 ;;
@@ -19,7 +22,8 @@ while (($#)); do
     --epochs) epochs=$2; shift 2 ;;
     --render) render=$2; shift 2 ;;
     --gpu) gpu=$2; shift 2 ;;
-    *) echo "usage: bench/benchmarks.sh [--out DIR] [--rounds R] [--epochs E] | --render DIR [--gpu DIR]" >&2; exit 2 ;;
+    --matmul-sizes) mm_sizes=$2; shift 2 ;;
+    *) echo "usage: bench/benchmarks.sh [--out DIR] [--rounds R] [--epochs E] [--matmul-sizes N,N,...] | --render DIR [--gpu DIR]" >&2; exit 2 ;;
   esac
 done
 
@@ -40,6 +44,7 @@ say() { echo "benchmarks: $*" >&2; }
 # The machine, as the renderer prints it.
 {
   echo "date $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "invocation $invocation"
   echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with local changes)')"
   echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   echo "cpu_model $(grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')"
@@ -54,8 +59,8 @@ say() { echo "benchmarks: $*" >&2; }
   build/clrt-smi 2>/dev/null | sed 's/^/smi /'
 } > "$out/machine.txt"
 
-say "clrt-bench matmul (every device and path, 16..4096: about 10 minutes)"
-build/clrt-bench matmul --json > "$out/matmul.json"
+say "clrt-bench matmul (every device and path, ${mm_sizes:-16..4096: about 10 minutes})"
+build/clrt-bench matmul ${mm_sizes:+--sizes "$mm_sizes"} --json > "$out/matmul.json"
 # OpenBLAS picks its kernels by CPU model; on a model it does not know it
 # falls back to generic ones. Then measure again with the kernels for the
 # CPU's instruction set forced, so both figures are on record.
@@ -70,6 +75,9 @@ if [[ -n $forced ]]; then
   OPENBLAS_CORETYPE=$forced build/clrt-bench matmul --device cpu --paths host-blas \
     --sizes 16,32,64,128,256,512,1024 --json > "$out/matmul_forced.json"
 fi
+say "host-blas with one PoCL worker thread (evidence for the small sizes)"
+OPENBLAS_CORETYPE=${forced:-$core} POCL_MAX_PTHREAD_COUNT=1 build/clrt-bench matmul --device cpu \
+  --paths host-blas --sizes 16,64,128,256 --json > "$out/matmul_pocl1.json"
 say "clrt-bench transfer (two PoCL devices, so that to() crosses devices)"
 POCL_DEVICES="pthread pthread" build/clrt-bench transfer --device cpu:0 --json > "$out/transfer.json"
 say "clrt-bench launch and logging"
