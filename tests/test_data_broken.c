@@ -3,6 +3,7 @@
  * that names the file and the fault, never a crash or a leak. */
 #include "test_data_files.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #define SIDE 28
@@ -215,6 +216,15 @@ START_TEST(test_size_faults)
 }
 END_TEST
 
+/* How many times needle occurs in hay. */
+static int occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
 START_TEST(test_broken_gzip)
 {
     char dir[256];
@@ -232,6 +242,10 @@ START_TEST(test_broken_gzip)
         junk[i] = (unsigned char)tu_next(&rng);
     tdf_patch(dir, IMAGES ".gz", tdf_size(dir, IMAGES ".gz") / 2, junk, sizeof junk);
     expect_failure(dir, IMAGES, 1, CLRT_EFORMAT, "gzip data");
+    char path[400]; /* named once (issue 14: zlib's message repeated it) */
+    tdf_join(path, sizeof path, dir, IMAGES ".gz");
+    ck_assert_msg(occurrences(clrt_last_error(), path) == 1, "path repeated: %s",
+                  clrt_last_error());
 
     write_files(dir, &f, 1, 1);
     tdf_truncate(dir, LABELS ".gz", tdf_size(dir, LABELS ".gz") - 4); /* trailer cut */
@@ -292,6 +306,80 @@ START_TEST(test_random_damage)
 }
 END_TEST
 
+/* Issue 14, defect 6: an empty folder name is an error, not "/". */
+START_TEST(test_empty_folder_name)
+{
+    ck_assert_ptr_null(clrt_dataset_fashion_mnist("", 1));
+    tu_assert_error(CLRT_EINVAL, "empty", NULL);
+    ck_assert_ptr_null(clrt_dataset_cifar10("", 0));
+    tu_assert_error(CLRT_EINVAL, "empty", NULL);
+}
+END_TEST
+
+/* `data` gzip-compressed (a gzip file may hold several such members, which
+ * readers inflate one after another): malloc'ed, *len its size. */
+static unsigned char *gzip_member(const char *dir, const unsigned char *data, size_t n, size_t *len)
+{
+    tdf_write(dir, "member", data, n);
+    tdf_gzip(dir, "member");
+    char path[4096];
+    tdf_join(path, sizeof path, dir, "member.gz");
+    *len = (size_t)tdf_size(dir, "member.gz");
+    unsigned char *gz = malloc(*len);
+    FILE *in = fopen(path, "rb");
+    ck_assert(gz && in && fread(gz, 1, *len, in) == *len);
+    fclose(in);
+    unlink(path);
+    return gz;
+}
+
+static long max_rss_kib(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+/* Issue 14, defect 5: a 5 MB gzip file that inflates to 1.2 GB (more than
+ * the 1 GiB cap on data files) fails once the cap is passed, without
+ * buffering more than the cap. Before, the buffer grew by doubling from
+ * twice the file's size and the cap was checked only when it filled: this
+ * file was read whole (about 1.3 GB). */
+START_TEST(test_gzip_bomb_stops_at_the_cap)
+{
+    char dir[256], path[400];
+    uint64_t rng = tu_seed();
+    tdf_mkdtemp(dir, sizeof dir);
+    tdf_join(path, sizeof path, dir, IMAGES ".gz");
+    FILE *out = fopen(path, "wb");
+    ck_assert_ptr_nonnull(out);
+    size_t noise = 5u << 20, zeros = 16u << 20, len; /* 5 MB that do not compress, then zeros */
+    unsigned char *buf = malloc(zeros);
+    ck_assert_ptr_nonnull(buf);
+    for (size_t i = 0; i < noise; i++)
+        buf[i] = (unsigned char)tu_next(&rng);
+    unsigned char *member = gzip_member(dir, buf, noise, &len);
+    ck_assert_uint_eq(fwrite(member, 1, len, out), len);
+    free(member);
+    memset(buf, 0, zeros);
+    member = gzip_member(dir, buf, zeros, &len);
+    for (int i = 0; i < 72; i++) /* 72 * 16 MiB = 1.2 GB */
+        ck_assert_uint_eq(fwrite(member, 1, len, out), len);
+    free(member);
+    free(buf);
+    ck_assert_int_eq(fclose(out), 0);
+    long before = max_rss_kib();
+    ck_assert_ptr_null(clrt_dataset_fashion_mnist(dir, 1));
+    tu_assert_error(CLRT_EFORMAT, path, "more than 1073741824 bytes", NULL);
+#ifndef __SANITIZE_ADDRESS__ /* ASan's shadow memory and quarantine add their own */
+    long grown = max_rss_kib() - before;
+    ck_assert_msg(grown < (1L << 20) + (64L << 10), "peak RSS grew by %ld KiB reading it", grown);
+#endif
+    (void)before;
+    tdf_rmdir(dir);
+}
+END_TEST
+
 static Suite *broken_suite(void)
 {
     Suite *s = suite_create("data_broken");
@@ -305,6 +393,8 @@ static Suite *broken_suite(void)
     tcase_add_test(tc, test_broken_gzip);
     tcase_add_test(tc, test_not_a_file);
     tcase_add_test(tc, test_random_damage);
+    tcase_add_test(tc, test_empty_folder_name);
+    tcase_add_test(tc, test_gzip_bomb_stops_at_the_cap);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -204,6 +204,31 @@ START_TEST(no_platform_fails_saying_so)
 }
 END_TEST
 
+/* --- platforms without devices (POCL_DEVICES=bogus) --- */
+
+/* Issue 14, defect 6: PoCL's platform answers with no device; the error
+ * says which platforms were asked, what they answered, and names the
+ * POCL_DEVICES value behind it (it was a bare "no devices"). */
+static void assert_no_device_error(void)
+{
+    tu_assert_error(CLRT_ENODEV, "no OpenCL device", "Portable Computing Language",
+                    "CL_DEVICE_NOT_FOUND", "POCL_DEVICES='bogus'", NULL);
+}
+
+START_TEST(no_device_fails_saying_what_was_asked)
+{
+    ck_assert_int_eq(clrt_device_count(), CLRT_ENODEV);
+    assert_no_device_error();
+    ck_assert_ptr_null(clrt_cpu());
+    assert_no_device_error();
+    ck_assert_ptr_null(clrt_try_gpu(0));
+    assert_no_device_error();
+    ck_assert_ptr_null(clrt_device_get("cpu:0"));
+    assert_no_device_error();
+    ck_assert_int_eq(clrt_num_cpus(), 0);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     Suite *s = suite_create("device");
@@ -211,6 +236,8 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 120);
     if (argc == 2 && strcmp(argv[1], "no_platform") == 0) {
         tcase_add_test(tc, no_platform_fails_saying_so);
+    } else if (argc == 2 && strcmp(argv[1], "no_device") == 0) {
+        tcase_add_test(tc, no_device_fails_saying_what_was_asked);
     } else {
         tcase_add_test(tc, cpu_exists_and_is_named_cpu);
         tcase_add_test(tc, names_follow_the_order);

@@ -1,5 +1,7 @@
 /* Optimizers with two devices (POCL_DEVICES="pthread pthread"): mixed devices are
- * refused naming both; an optimizer on the second device is correct. */
+ * refused naming both; an optimizer on the second device is correct; a step
+ * after the parameters moved (clrt_module_to) is an error naming both
+ * devices, not a driver abort. */
 #include "test_optim_ref.h"
 
 static clrt_device *second_cpu(void)
@@ -46,6 +48,45 @@ START_TEST(test_second_device_accuracy)
 }
 END_TEST
 
+/* Issue 14, defect 1: the optimizer is made, then the module moves to
+ * cpu:1. Each kind's step must fail naming where the parameters and the
+ * optimizer's state are, change nothing, and work again once the module is
+ * back. */
+static void check_step_after_move(int kind)
+{
+    clrt_device *a = tu_cpu(), *b = second_cpu();
+    clrt_module *m = TU_NONNULL(clrt_linear(3, 4));
+    TU_OK(clrt_module_init(m, 7));
+    clrt_tensor *p[2], *g[2];
+    int n = clrt_module_parameters(m, NULL, p, g, 2);
+    ck_assert_int_eq(n, 2);
+    clrt_optimizer *o = TU_NONNULL(kind == 0   ? clrt_sgd(n, p, g, 0.1, 0.9, 0)
+                                   : kind == 1 ? clrt_sgd(n, p, g, 0.1, 0, 0)
+                                               : clrt_adam(n, p, g, 0.1, 0.9, 0.999, 1e-8, 0));
+    TU_OK(clrt_module_zero_grad(m));
+    TU_OK(clrt_module_to(m, b));
+    float before[12], after[12];
+    TU_OK(clrt_to_host(p[0], before, sizeof before));
+    ck_assert_int_eq(clrt_optimizer_step(o), CLRT_EDEVMISMATCH);
+    tu_assert_error(CLRT_EDEVMISMATCH, "clrt_optimizer_step", clrt_optimizer_name(o),
+                    "params[0] is on cpu:1", "state", "on cpu ", "clrt_module_to", "after moving",
+                    NULL);
+    ck_assert_int_eq(clrt_optimizer_steps(o), 0); /* the failed step is not counted */
+    TU_OK(clrt_to_host(p[0], after, sizeof after));
+    ck_assert_mem_eq(before, after, sizeof before);
+    /* Back on the optimizer's device, steps work (gradients are zero: with
+     * no weight decay the parameters stay as they are). */
+    TU_OK(clrt_module_to(m, a));
+    TU_OK(clrt_optimizer_step(o));
+    TU_OK(clrt_to_host(p[0], after, sizeof after));
+    ck_assert_mem_eq(before, after, sizeof before);
+    clrt_optimizer_free(o);
+    clrt_module_free(m);
+}
+
+START_TEST(test_step_after_parameters_moved) { check_step_after_move(_i); }
+END_TEST
+
 static Suite *optim_multi_suite(void)
 {
     Suite *s = suite_create("optim_multi");
@@ -53,6 +94,7 @@ static Suite *optim_multi_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_mixed_devices_refused);
     tcase_add_test(tc, test_second_device_accuracy);
+    tcase_add_loop_test(tc, test_step_after_parameters_moved, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }

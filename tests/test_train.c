@@ -206,6 +206,42 @@ START_TEST(bad_setups_are_clear_errors)
 }
 END_TEST
 
+static int count_epochs(void *ctx, const clrt_epoch_stats *s)
+{
+    (void)s;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* Issue 14, defect 6: a run whose loss becomes NaN or infinite stops with
+ * an error saying so, checked when the pass's sums are read (no extra
+ * host read per step): it used to train on and report success. */
+START_TEST(diverging_run_stops_with_an_error)
+{
+    clrt_dataset *train = fashion(1, 256);
+    clrt_module *m = mlp(10);
+    TU_OK(clrt_module_init(m, 1));
+    clrt_optimizer *opt = sgd_for(m, 1e30);
+    clrt_train_config cfg = clrt_train_defaults();
+    int epochs_seen = 0;
+    cfg.epochs = 3;
+    cfg.batch_size = 64;
+    cfg.on_epoch = count_epochs;
+    cfg.ctx = &epochs_seen;
+    ck_assert_int_eq(clrt_train(m, opt, train, NULL, &cfg, NULL), CLRT_ENONFINITE);
+    tu_assert_error(CLRT_ENONFINITE, "training diverged", "learning rate", "1e+30", NULL);
+    const char *e = strstr(clrt_last_error(), "epoch ");
+    int epoch = 0;
+    ck_assert(e && sscanf(e, "epoch %d", &epoch) == 1 && epoch >= 1 && epoch <= 3);
+    ck_assert_msg(strstr(e, "nan") || strstr(e, "inf"), "no value named: %s", e);
+    ck_assert_int_eq(epochs_seen, epoch - 1);               /* no stats for it */
+    ck_assert_int_eq(clrt_optimizer_steps(opt), 4 * epoch); /* stopped after it */
+    clrt_optimizer_free(opt);
+    clrt_module_free(m);
+    clrt_dataset_free(train);
+}
+END_TEST
+
 static Suite *train_suite(void)
 {
     Suite *s = suite_create("train");
@@ -216,6 +252,7 @@ static Suite *train_suite(void)
     tcase_add_test(tc, callbacks_early_stop_and_evaluate);
     tcase_add_test(tc, lazy_model_is_built_by_an_evaluation);
     tcase_add_test(tc, bad_setups_are_clear_errors);
+    tcase_add_test(tc, diverging_run_stops_with_an_error);
     suite_add_tcase(s, tc);
     return s;
 }

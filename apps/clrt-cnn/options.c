@@ -53,12 +53,15 @@ static int parse_long(const char *flag, const char *s, long lo, long hi, long *o
     return 0;
 }
 
-static int parse_double(const char *flag, const char *s, double lo, double *out)
+static int parse_double(const char *flag, const char *s, double lo, double hi, double *out)
 {
     char *end;
     double v = s ? strtod(s, &end) : 0;
-    if (!s || *s == '\0' || *end != '\0' || !(v >= lo) || v > 1e6)
-        return bad(flag, s, "expected a non-negative number");
+    if (!s || *s == '\0' || *end != '\0' || !(v >= lo && v <= hi)) {
+        char why[96];
+        snprintf(why, sizeof why, "expected a number from %g to %g", lo, hi);
+        return bad(flag, s, why);
+    }
     *out = v;
     return 0;
 }
@@ -127,9 +130,9 @@ static int apply(const char *flag, const char *v, cnn_options *o)
     if (strcmp(flag, "--limit") == 0)
         return parse_long(flag, v, 1, 1L << 40, &n) ? -1 : (o->limit = n, 0);
     if (strcmp(flag, "--lr") == 0)
-        return parse_double(flag, v, 0, &o->lr);
+        return parse_double(flag, v, 0, 1e6, &o->lr);
     if (strcmp(flag, "--momentum") == 0)
-        return parse_double(flag, v, 0, &o->momentum);
+        return parse_double(flag, v, 0, 1e6, &o->momentum);
     if (strcmp(flag, "--batch-sweep") == 0)
         return parse_sweep(v, o);
     return bad("unknown option", flag, "see the list below");

@@ -148,7 +148,11 @@ static void usage(FILE *f)
     fprintf(f, "usage: clrt-smi [--json] [--help]\n\n"
                "Lists the OpenCL devices clrt sees, in its order and with its names\n"
                "(gpu:N, cpu, cpu:N), as a table or, with --json, as JSON.\n"
-               "CLRT_VISIBLE_DEVICES selects and orders GPUs as in every clrt program.\n");
+               "CLRT_VISIBLE_DEVICES selects and orders GPUs as in every clrt program.\n\n"
+               "Exit status: 0 when devices were listed; 1 when no OpenCL device was found\n"
+               "(no platform, or platforms without devices): the message on stderr, or with\n"
+               "--json the \"error\" field beside an empty \"devices\" list, says why;\n"
+               "2 for a bad option.\n");
 }
 
 int main(int argc, char **argv)
@@ -180,9 +184,10 @@ int main(int argc, char **argv)
         n = 0;
     if (json)
         print_json(infos, n, error);
-    else if (n == 0)
-        printf("clrt-smi: no OpenCL device found: %s\n", error ? error : "no devices");
+    else if (n == 0) /* with platforms but no device, error says "no OpenCL device found" */
+        fprintf(stderr, "clrt-smi: %s%s\n",
+                clrt_last_status() == CLRT_ENOPLATFORM ? "no OpenCL device found: " : "", error);
     else
         print_table(infos, n);
-    return 0;
+    return n == 0 ? 1 : 0;
 }

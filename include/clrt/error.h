@@ -13,21 +13,22 @@ extern "C" {
 #endif
 
 /* X(name, value, description) */
-#define CLRT_STATUS_MAP(X)                                  \
-    X(OK, 0, "success")                                     \
-    X(EINVAL, -1, "invalid argument")                       \
-    X(ENODEV, -2, "no such device")                         \
-    X(EDEVMISMATCH, -3, "tensors are on different devices") \
-    X(ESHAPE, -4, "shape mismatch")                         \
-    X(EDTYPE, -5, "wrong dtype")                            \
-    X(ENOMEM, -6, "out of memory")                          \
-    X(EOPENCL, -7, "OpenCL call failed")                    \
-    X(EBUILD, -8, "kernel build failed")                    \
-    X(EIO, -9, "file input/output error")                   \
-    X(EFORMAT, -10, "corrupt or unexpected file contents")  \
-    X(ENOTSUP, -11, "not supported")                        \
-    X(ENOPLATFORM, -12, "no OpenCL platform")               \
-    X(ESTATE, -13, "object is in the wrong state for this call")
+#define CLRT_STATUS_MAP(X)                                       \
+    X(OK, 0, "success")                                          \
+    X(EINVAL, -1, "invalid argument")                            \
+    X(ENODEV, -2, "no such device")                              \
+    X(EDEVMISMATCH, -3, "tensors are on different devices")      \
+    X(ESHAPE, -4, "shape mismatch")                              \
+    X(EDTYPE, -5, "wrong dtype")                                 \
+    X(ENOMEM, -6, "out of memory")                               \
+    X(EOPENCL, -7, "OpenCL call failed")                         \
+    X(EBUILD, -8, "kernel build failed")                         \
+    X(EIO, -9, "file input/output error")                        \
+    X(EFORMAT, -10, "corrupt or unexpected file contents")       \
+    X(ENOTSUP, -11, "not supported")                             \
+    X(ENOPLATFORM, -12, "no OpenCL platform")                    \
+    X(ESTATE, -13, "object is in the wrong state for this call") \
+    X(ENONFINITE, -14, "a value became NaN or infinite")
 
 typedef enum {
 #define CLRT__STATUS_ENUM(name, value, desc) CLRT_##name = value,

@@ -10,7 +10,13 @@
  * and grads[i] must have equal shapes, be float32, and all live on one
  * device; a tensor (or a view of its storage) may appear only once among
  * the parameters. The step reads the gradients as they are when its kernels
- * run, so enqueue it after the backward pass on the same device. */
+ * run, so enqueue it after the backward pass on the same device.
+ *
+ * Devices: the state and kernels live on the device the parameters were on
+ * when the optimizer was made, and stay there. Parameters moved afterwards
+ * (clrt_module_to) make clrt_optimizer_step fail with CLRT_EDEVMISMATCH,
+ * naming both devices and changing nothing: create the optimizer after
+ * moving the model, as in PyTorch, or move the model back. */
 #ifndef CLRT_OPTIM_H
 #define CLRT_OPTIM_H
 
@@ -40,7 +46,9 @@ CLRT_API clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tenso
                                    double lr, double beta1, double beta2, double eps,
                                    double weight_decay);
 
-/* Enqueues one update of every parameter. */
+/* Enqueues one update of every parameter. CLRT_EDEVMISMATCH (nothing
+ * enqueued, the step not counted) when a parameter or gradient is no longer
+ * on the optimizer's device. */
 CLRT_API clrt_status clrt_optimizer_step(clrt_optimizer *o);
 /* For schedules; takes effect from the next step. lr >= 0. */
 CLRT_API clrt_status clrt_optimizer_set_lr(clrt_optimizer *o, double lr);

@@ -89,14 +89,19 @@ CLRT_API clrt_train_config clrt_train_defaults(void);
  * model, optimizer and data sets (they must outlive it) and moves the model
  * to cfg->device once (clrt_module_to). test may be NULL. NULL + error on
  * bad arguments: a model whose output is not [N, classes] fails at the
- * first epoch with the shapes named. */
+ * first epoch with the shapes named; a cfg->device (or, without one, the
+ * model's device) other than the optimizer's fails with CLRT_EDEVMISMATCH
+ * before anything moves or runs. */
 typedef struct clrt_trainer clrt_trainer;
 CLRT_API clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt,
                                         const clrt_dataset *train, const clrt_dataset *test,
                                         const clrt_train_config *cfg);
 /* One epoch: a shuffled training pass, then the test pass. Fills *stats
  * (may be NULL). The only blocking points are the staging-buffer waits and
- * one read of the sums at the end of each pass. */
+ * one read of the sums at the end of each pass. A training pass whose mean
+ * loss is NaN or infinite fails with CLRT_ENONFINITE (no test pass, no
+ * stats): checked when the sums are read, so the pass that diverged runs
+ * to its end first. */
 CLRT_API clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats);
 CLRT_API void clrt_trainer_free(clrt_trainer *t); /* waits for its uploads; NULL: no-op */
 

@@ -1,11 +1,14 @@
 /* Reads every CLRT_* environment variable once (env_internal.h). */
 #include "runtime/core/env_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static clrt__settings settings;
 static char cache_dir[4096];
@@ -31,25 +34,70 @@ static int choice(const char *name, const char *const *choices, const char *acce
     return fallback;
 }
 
+/* The whole number >= 1 that v starts with (digits only, no sign), or 0;
+ * *rest points after it. */
+static unsigned long long leading_count(const char *v, const char **rest)
+{
+    char *end = (char *)v;
+    unsigned long long n = 0;
+    if (isdigit((unsigned char)v[0])) {
+        errno = 0;
+        n = strtoull(v, &end, 10);
+        if (errno)
+            n = 0;
+    }
+    *rest = end;
+    return n;
+}
+
 static size_t byte_count(const char *name)
 {
-    const char *v = getenv(name);
-    char *end = NULL;
+    const char *v = getenv(name), *rest;
     if (!v || !*v)
         return 0;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno || *end || n == 0 || v[0] == '-') {
+    unsigned long long n = leading_count(v, &rest);
+    if (n == 0 || *rest || n > SIZE_MAX) {
         warn(name, v, "a whole number of bytes >= 1");
         return 0;
     }
     return (size_t)n;
 }
 
+/* CLRT_MEMORY_LIMIT: bytes (>= 1) or a percentage ("80%", 1 to 100). */
+static void memory_limit(void)
+{
+    const char *v = getenv("CLRT_MEMORY_LIMIT"), *rest;
+    if (!v || !*v)
+        return;
+    unsigned long long n = leading_count(v, &rest);
+    if (n > 0 && *rest == '\0')
+        settings.memory_limit = n;
+    else if (n > 0 && n <= 100 && strcmp(rest, "%") == 0)
+        settings.memory_limit_percent = (int)n;
+    else {
+        warn("CLRT_MEMORY_LIMIT", v,
+             "a whole number of bytes >= 1, or a percentage from 1% to 100%");
+        return;
+    }
+    settings.memory_limit_text = v;
+}
+
 static const char *nonempty(const char *name)
 {
     const char *v = getenv(name);
     return v && *v ? v : NULL;
+}
+
+/* A folder that exists, or NULL after a warning (the default). */
+static const char *existing_folder(const char *name, const char *accepted)
+{
+    const char *v = nonempty(name);
+    struct stat st;
+    if (v && (stat(v, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        warn(name, v, accepted);
+        return NULL;
+    }
+    return v;
 }
 
 static const char *resolve_cache_dir(void)
@@ -80,8 +128,10 @@ static void read_all(void)
     settings.conv_algo = (clrt__conv_algo)choice("CLRT_CONV_ALGO", conv, "auto, im2col, vec", 0);
     settings.conv_scratch_bytes = byte_count("CLRT_CONV_SCRATCH_BYTES");
     settings.poison = choice("CLRT_POISON", off_on, "0, 1", 0);
+    memory_limit();
     settings.cache_dir = resolve_cache_dir();
-    settings.kernel_dir = nonempty("CLRT_KERNEL_DIR");
+    settings.kernel_dir = existing_folder("CLRT_KERNEL_DIR", "an existing folder of .cl files");
+    settings.pocl_devices = nonempty("POCL_DEVICES");
 }
 
 const clrt__settings *clrt__env(void)

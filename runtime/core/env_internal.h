@@ -14,14 +14,18 @@ typedef enum {
 } clrt__conv_algo;
 
 typedef struct {
-    const char *visible_devices; /* CLRT_VISIBLE_DEVICES, parsed by device.c; NULL: all */
-    int gemm_clblast;            /* CLRT_GEMM=clblast: CLBlast on CPU devices too */
-    clrt__conv_algo conv_algo;   /* CLRT_CONV_ALGO */
-    size_t conv_scratch_bytes;   /* CLRT_CONV_SCRATCH_BYTES; 0: the built-in cap */
-    int poison;                  /* CLRT_POISON=1: new buffers start as NaN bytes */
-    const char *cache_dir;       /* CLRT_CACHE_DIR, else $XDG_CACHE_HOME/clrt, else
-                                    ~/.cache/clrt; NULL when CLRT_CACHE=0 or no home */
-    const char *kernel_dir;      /* CLRT_KERNEL_DIR: .cl files from disk; NULL: embedded */
+    const char *visible_devices;     /* CLRT_VISIBLE_DEVICES, parsed by device.c; NULL: all */
+    int gemm_clblast;                /* CLRT_GEMM=clblast: CLBlast on CPU devices too */
+    clrt__conv_algo conv_algo;       /* CLRT_CONV_ALGO */
+    size_t conv_scratch_bytes;       /* CLRT_CONV_SCRATCH_BYTES; 0: the built-in cap */
+    int poison;                      /* CLRT_POISON=1: new buffers start as NaN bytes */
+    unsigned long long memory_limit; /* CLRT_MEMORY_LIMIT in bytes; 0: none */
+    int memory_limit_percent;        /* CLRT_MEMORY_LIMIT as 1..100 % of each device; 0: none */
+    const char *memory_limit_text;   /* the variable's value, for messages; NULL: unset */
+    const char *cache_dir;           /* CLRT_CACHE_DIR, else $XDG_CACHE_HOME/clrt, else
+                                        ~/.cache/clrt; NULL when CLRT_CACHE=0 or no home */
+    const char *kernel_dir;          /* CLRT_KERNEL_DIR: .cl files from disk; NULL: embedded */
+    const char *pocl_devices;        /* POCL_DEVICES (PoCL's), named in errors only; NULL: unset */
 } clrt__settings;
 
 /* The settings, read on the first call; never NULL. Thread-safe. */

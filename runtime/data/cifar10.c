@@ -1,6 +1,7 @@
 /* CIFAR-10 binary version: records of 1 label byte + 3072 pixel bytes
  * (R, G, B planes of 32x32), 10000 to a file in the official release. */
 #include "runtime/data/dataset_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +36,10 @@ static clrt_status check_records(const clrt__file *f)
 static clrt_status append_records(clrt_dataset *ds, const clrt__file *f)
 {
     size_t n = f->size / RECORD, old = (size_t)ds->size;
-    uint8_t *pixels = realloc(ds->pixels, (old + n) * PIXELS);
+    uint8_t *pixels = clrt__realloc(ds->pixels, (old + n) * PIXELS);
     if (pixels)
         ds->pixels = pixels;
-    uint8_t *labels = pixels ? realloc(ds->labels, old + n) : NULL;
+    uint8_t *labels = pixels ? clrt__realloc(ds->labels, old + n) : NULL;
     if (labels)
         ds->labels = labels;
     if (!pixels || !labels)

@@ -1,5 +1,6 @@
 /* Data sets in host memory: metadata, limiting and normalised gathers. */
 #include "runtime/data/dataset_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,7 @@
 clrt_dataset *clrt__dataset_new(const char *name, const int64_t chw[3], int num_classes,
                                 const char *const *class_names, double mean, double std)
 {
-    clrt_dataset *ds = calloc(1, sizeof *ds);
+    clrt_dataset *ds = clrt__calloc(1, sizeof *ds);
     if (!ds) {
         clrt__fail(CLRT_ENOMEM, "out of host memory creating data set %s", name);
         return NULL;

@@ -1,5 +1,6 @@
 /* Fashion-MNIST from IDX files: big-endian headers, then uint8 data. */
 #include "runtime/data/dataset_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,7 @@ static uint8_t *take_data(clrt__file *f, size_t header)
 {
     size_t n = f->size - header;
     memmove(f->data, f->data + header, n);
-    uint8_t *shrunk = realloc(f->data, n ? n : 1);
+    uint8_t *shrunk = clrt__realloc(f->data, n ? n : 1);
     uint8_t *data = shrunk ? shrunk : f->data;
     f->data = NULL;
     return data;

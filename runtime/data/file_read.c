@@ -1,5 +1,6 @@
 /* Reads a data file whole into memory, gzipped or not, through zlib. */
 #include "runtime/data/dataset_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -8,14 +9,21 @@
 #include <zlib.h>
 
 /* No data set file comes near this (Fashion-MNIST's largest is 47 MB);
- * anything bigger is a mistake or a gzip bomb, not something to load. */
-#define FILE_MAX ((size_t)1 << 30)
+ * anything bigger is a mistake or a gzip bomb, not something to load. The
+ * fuzz targets build this file with a smaller cap. */
+#ifndef CLRT__DATA_FILE_MAX
+#define CLRT__DATA_FILE_MAX ((size_t)1 << 30)
+#endif
+#define FILE_MAX ((size_t)CLRT__DATA_FILE_MAX)
 
 /* out = dir/name + suffix; CLRT_EINVAL if it does not fit. */
 static clrt_status join_path(char *out, size_t cap, const char *dir, const char *name,
                              const char *suffix)
 {
     size_t dlen = strlen(dir);
+    if (dlen == 0) /* "" + "/name" would be a file at the root */
+        return clrt__fail(CLRT_EINVAL, "data set folder is an empty string; give a folder "
+                                       "(\".\" for the current one)");
     const char *sep = dlen > 0 && dir[dlen - 1] == '/' ? "" : "/";
     int n = snprintf(out, cap, "%s%s%s%s", dir, sep, name, suffix);
     if (n < 0 || (size_t)n >= cap)
@@ -58,42 +66,47 @@ static clrt_status read_error(gzFile g, const char *path)
         return clrt__fail(CLRT_ENOMEM, "out of host memory decompressing %s", path);
     if (code == Z_BUF_ERROR)
         return clrt__fail(CLRT_EFORMAT, "%s: gzip data ends early (truncated file)", path);
+    /* zlib's message starts with the path it was opened with: said once. */
+    size_t n = strlen(path);
+    if (strncmp(msg, path, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+        msg += n + 2;
     return clrt__fail(CLRT_EFORMAT, "%s: corrupt gzip data: %s", path, msg);
 }
 
-/* Reads g to its end into a growing buffer. */
+/* Reads g to its end into a buffer that grows by doubling from `hint`
+ * bytes but never past FILE_MAX + 1 bytes: reading stops as soon as the
+ * data passes the cap, whatever it inflates to. */
 static clrt_status read_all(gzFile g, const char *path, size_t hint, uint8_t **data, size_t *size)
 {
-    size_t cap = hint < 65536 ? 65536 : hint, len = 0;
-    uint8_t *buf = malloc(cap);
+    const size_t limit = FILE_MAX + 1;
+    size_t cap = hint < 65536 ? 65536 : hint < limit ? hint : limit, len = 0;
+    uint8_t *buf = clrt__malloc(cap);
     for (;;) {
+        if (buf && len == cap && cap == limit) {
+            free(buf);
+            return clrt__fail(CLRT_EFORMAT, "%s: more than %zu bytes of data; not a data set file",
+                              path, FILE_MAX);
+        }
+        if (buf && len == cap) {
+            size_t grown = cap > limit / 2 ? limit : 2 * cap;
+            uint8_t *bigger = clrt__realloc(buf, grown);
+            if (!bigger)
+                free(buf);
+            buf = bigger;
+            cap = grown;
+        }
         if (!buf)
             return clrt__fail(CLRT_ENOMEM, "out of host memory reading %s", path);
         size_t room = cap - len;
         int got = gzread(g, buf + len, (unsigned)(room < INT_MAX ? room : INT_MAX));
-        if (got <= 0) {
-            clrt_status s = read_error(g, path);
-            if (s != CLRT_OK) {
-                free(buf);
-                return s;
-            }
+        if (got <= 0)
             break;
-        }
         len += (size_t)got;
-        if (len == cap) {
-            if (cap >= FILE_MAX) {
-                free(buf);
-                return clrt__fail(CLRT_EFORMAT,
-                                  "%s: more than %zu bytes of data; not a data set "
-                                  "file",
-                                  path, FILE_MAX);
-            }
-            uint8_t *bigger = realloc(buf, cap * 2);
-            if (!bigger)
-                free(buf);
-            buf = bigger;
-            cap *= 2;
-        }
+    }
+    clrt_status s = read_error(g, path);
+    if (s != CLRT_OK) {
+        free(buf);
+        return s;
     }
     *data = buf;
     *size = len;
@@ -114,7 +127,7 @@ clrt_status clrt__file_read(const char *dir, const char *name, clrt__file *out)
     gzbuffer(g, 1 << 17); /* fewer, larger reads: loading is I/O-bound */
     /* Twice the file's size holds a plain file and usually the whole of a
      * gzipped one (pixels compress about 2:1), so most reads never realloc. */
-    size_t hint = (size_t)st.st_size < FILE_MAX / 2 ? (size_t)st.st_size * 2 + 1 : FILE_MAX;
+    size_t hint = (size_t)st.st_size < FILE_MAX / 2 ? (size_t)st.st_size * 2 + 1 : FILE_MAX + 1;
     s = read_all(g, out->path, hint, &out->data, &out->size);
     gzclose(g);
     return s;

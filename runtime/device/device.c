@@ -7,18 +7,17 @@
 #include "runtime/device/host_ptr_internal.h"
 #include "runtime/core/env_internal.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEVICES 64
+#define MAX_DEVICES CLRT__MAX_DEVICES
 
 static clrt_device devices[MAX_DEVICES];
 static int n_devices; /* GPUs (visible ones, ordered) then CPUs */
 static int n_gpus;
 static clrt_status enum_status = CLRT_OK;
-static char enum_error[512];
+static char enum_error[1024];
 static pthread_once_t enum_once = PTHREAD_ONCE_INIT;
 
 /* Sort rank: lower comes first. */
@@ -113,20 +112,49 @@ static void query_info(clrt_device *d)
 #endif
 }
 
+/* The bytes clrt's buffers may hold on d (memory.c): its global memory,
+ * or CLRT_MEMORY_LIMIT (bytes, or a percentage of it) when lower. */
+static void set_budget(clrt_device *d)
+{
+    const clrt__settings *env = clrt__env();
+    uint64_t global = d->info.global_mem_bytes, budget = global;
+    if (env->memory_limit_percent)
+        budget = global / 100 * (uint64_t)env->memory_limit_percent;
+    else if (env->memory_limit && env->memory_limit < global)
+        budget = env->memory_limit;
+    d->mem_budget = budget;
+    atomic_init(&d->mem_used, 0);
+}
+
+/* What each platform answered, for the error when no device is found. */
+static char platform_notes[400];
+
+static void note_platform(const char *name, const char *answer)
+{
+    size_t used = strlen(platform_notes);
+    snprintf(platform_notes + used, sizeof platform_notes - used, "%s'%s': %s", used ? "; " : "",
+             name, answer);
+}
+
 static void add_platform(cl_platform_id p, clrt_device *found, int *n_found)
 {
     cl_device_id ids[MAX_DEVICES];
     cl_uint n = 0;
+    char pname[256] = "?", answer[96];
+    if (clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof pname, pname, NULL) != CL_SUCCESS)
+        snprintf(pname, sizeof pname, "?");
+    pname[sizeof pname - 1] = '\0';
     cl_int err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, MAX_DEVICES, ids, &n);
     if (err != CL_SUCCESS) {
-        char pname[256] = "?";
-        clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof pname, pname, NULL);
-        pname[sizeof pname - 1] = '\0';
         if (err != CL_DEVICE_NOT_FOUND)
             fprintf(stderr, "clrt: warning: skipping OpenCL platform '%s': clGetDeviceIDs: %s\n",
                     pname, clrt__cl_error_name(err));
+        snprintf(answer, sizeof answer, "clGetDeviceIDs: %s", clrt__cl_error_name(err));
+        note_platform(pname, answer);
         return;
     }
+    snprintf(answer, sizeof answer, "%u device(s)", n);
+    note_platform(pname, answer);
     for (cl_uint i = 0; i < n && *n_found < MAX_DEVICES; i++) {
         clrt_device *d = &found[(*n_found)++];
         memset(d, 0, sizeof *d);
@@ -139,33 +167,41 @@ static void add_platform(cl_platform_id p, clrt_device *found, int *n_found)
 /* Applies CLRT_VISIBLE_DEVICES ("2,0") to the GPU list, in place. */
 static int apply_visible(clrt_device *gpus, int n)
 {
-    const char *env = clrt__env()->visible_devices;
+    const char *env = clrt__env()->visible_devices, *bad = NULL;
     if (!env)
         return n;
-    clrt_device picked[MAX_DEVICES];
-    int used[MAX_DEVICES] = {0};
-    int m = 0;
-    const char *s = env;
-    while (*s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 0 || v >= n || used[v]) {
-            /* Like CUDA_VISIBLE_DEVICES: an invalid entry ends the list. */
-            if (*s && !(end != s && v < 0))
-                fprintf(stderr,
-                        "clrt: warning: CLRT_VISIBLE_DEVICES='%s': entry '%.*s' is not "
-                        "one of the %d GPU(s); ignoring it and the rest\n",
-                        env, (int)strcspn(s, ","), s, n);
-            break;
-        }
-        used[v] = 1;
-        picked[m++] = gpus[v];
-        s = end;
-        while (*s == ',' || isspace((unsigned char)*s))
-            s++;
-    }
+    static clrt_device picked[MAX_DEVICES];
+    int order[MAX_DEVICES];
+    int m = clrt__parse_visible(env, n, order, &bad);
+    if (bad)
+        fprintf(stderr,
+                "clrt: warning: CLRT_VISIBLE_DEVICES='%s': entry '%.*s' is not one of the %d "
+                "GPU(s); ignoring it and the rest\n",
+                env, (int)strcspn(bad, ","), bad, n);
+    for (int i = 0; i < m; i++)
+        picked[i] = gpus[order[i]];
     memcpy(gpus, picked, (size_t)m * sizeof *picked);
     return m;
+}
+
+/* Platforms answered, none with a (visible) device: say what was asked,
+ * what each answered, and the settings behind it. */
+static void no_device(cl_uint n_platforms, int hidden_gpus)
+{
+    const clrt__settings *env = clrt__env();
+    char pocl[160] = "", visible[160] = "";
+    if (env->pocl_devices)
+        snprintf(pocl, sizeof pocl,
+                 "; PoCL takes its devices from POCL_DEVICES='%s' (unset it, or name a driver "
+                 "it has, e.g. POCL_DEVICES=pthread)",
+                 env->pocl_devices);
+    if (hidden_gpus)
+        snprintf(visible, sizeof visible, "; CLRT_VISIBLE_DEVICES='%s' hides the %d GPU(s) found",
+                 env->visible_devices, hidden_gpus);
+    enum_status = CLRT_ENODEV;
+    snprintf(enum_error, sizeof enum_error,
+             "no OpenCL device found: asked %u platform(s) for devices of every type (%s)%s%s",
+             n_platforms, platform_notes, pocl, visible);
 }
 
 static void enumerate(void)
@@ -203,9 +239,12 @@ static void enumerate(void)
     n_devices = n_gpus;
     for (int i = g; i < nf; i++)
         devices[n_devices++] = found[i];
+    if (n_devices == 0)
+        no_device(np, g);
     for (int i = 0; i < n_devices; i++) {
         clrt_device *d = &devices[i];
         pthread_mutex_init(&d->lock, NULL);
+        set_budget(d);
         if (i < n_gpus)
             snprintf(d->info.name, sizeof d->info.name, "gpu:%d", i);
         else if (i == n_gpus)
@@ -301,36 +340,12 @@ int clrt_try_all_gpus(clrt_device **out, int capacity)
     return n_gpus;
 }
 
-static const char accepted_forms[] =
-    "accepted forms: \"cpu\", \"cpu:N\", \"gpu\", \"gpu:N\", \"cuda\", \"cuda:N\"";
-
 clrt_device *clrt_device_get(const char *spec)
 {
-    if (!spec) {
-        clrt__fail(CLRT_EINVAL, "clrt_device_get: spec is NULL; %s", accepted_forms);
+    int is_cpu = 0, index = 0;
+    if (clrt__parse_device_spec(spec, &is_cpu, &index) != CLRT_OK)
         return NULL;
-    }
-    int is_cpu = strncmp(spec, "cpu", 3) == 0;
-    int is_gpu = strncmp(spec, "gpu", 3) == 0;
-    size_t prefix = is_cpu || is_gpu ? 3 : strncmp(spec, "cuda", 4) == 0 ? 4 : 0;
-    if (prefix == 0) {
-        clrt__fail(CLRT_EINVAL, "unknown device '%s'; %s", spec, accepted_forms);
-        return NULL;
-    }
-    const char *rest = spec + prefix;
-    long index = 0;
-    if (*rest == ':') {
-        char *end;
-        if (!isdigit((unsigned char)rest[1]) ||
-            (index = strtol(rest + 1, &end, 10), *end != '\0') || index > 1000000) {
-            clrt__fail(CLRT_EINVAL, "unknown device '%s'; %s", spec, accepted_forms);
-            return NULL;
-        }
-    } else if (*rest != '\0') {
-        clrt__fail(CLRT_EINVAL, "unknown device '%s'; %s", spec, accepted_forms);
-        return NULL;
-    }
-    return is_cpu ? cpu_at((int)index) : clrt_gpu((int)index);
+    return is_cpu ? cpu_at(index) : clrt_gpu(index);
 }
 
 const char *clrt_device_str(const clrt_device *d) { return d ? d->info.name : "(null)"; }

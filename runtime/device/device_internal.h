@@ -6,6 +6,8 @@
 #include "runtime/core/error_internal.h"
 #include <clrt/device.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 typedef struct clrt__program clrt__program; /* program cache entry */
 
@@ -18,12 +20,38 @@ struct clrt_device {
     size_t max_item_sizes[3]; /* CL_DEVICE_MAX_WORK_ITEM_SIZES, queried once */
     unsigned vector_width;    /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, >= 1 */
     int opened;               /* ctx and queue exist */
+    uint64_t mem_budget;      /* bytes clrt's buffers may hold: global memory or
+                                 CLRT_MEMORY_LIMIT, whichever is lower */
+    atomic_ullong mem_used;   /* bytes of the live buffers clrt__buffer_new made */
     pthread_mutex_t lock;     /* guards opening and the program cache */
     clrt__program *programs;
 };
 
+#define CLRT__MAX_DEVICES 64
+
+/* A device spec ("cpu", "cpu:N", "gpu", "gpu:N", "cuda", "cuda:N"; N up to
+ * 1000000): *is_cpu and *index, or CLRT_EINVAL listing the accepted forms. */
+clrt_status clrt__parse_device_spec(const char *spec, int *is_cpu, int *index);
+/* CLRT_VISIBLE_DEVICES ("2,0", commas or spaces between) against n GPUs:
+ * order[] (room for n) receives the chosen indices in order; returns how
+ * many. Like CUDA_VISIBLE_DEVICES, an entry that is not one of the n GPUs
+ * (or a repeat) ends the list: *bad points at it in list, or is NULL when
+ * the list was used whole or ended at a negative number (no GPU). */
+int clrt__parse_visible(const char *list, int n, int *order, const char **bad);
+
 /* Creates the context and queue on first use. CLRT_OK or error. */
 clrt_status clrt__device_open(clrt_device *d);
+
+/* A read-write buffer of `bytes` (0 makes 4) on d, for `what` ("tensor
+ * storage", "scratch buffer": named in errors). The one place clrt creates
+ * buffers: it checks the device's largest allocation, and counts the bytes
+ * of live buffers per device against d->mem_budget, so that a driver that
+ * allocates lazily (PoCL) cannot over-commit the device. NULL + CLRT_ENOMEM
+ * naming the device, the bytes asked, in use and the limit. Thread-safe. */
+cl_mem clrt__buffer_new(clrt_device *d, size_t bytes, const char *what);
+/* Releases a buffer from clrt__buffer_new (made with the same `bytes`);
+ * NULL: no-op. */
+void clrt__buffer_release(clrt_device *d, cl_mem m, size_t bytes);
 
 /* A kernel from clkernels/<family>.cl (with common.cl prepended), built for
  * d with `options` (e.g. "-DT=float"; may be NULL). Cached in memory per

@@ -1,25 +1,18 @@
 /* Program cache: in memory per device, and on disk as program binaries keyed
- * by a hash of (clrt version, source, options, device, driver, platform).
- * A cache file that is truncated, foreign or fails to load is rebuilt from
- * source without a word to the user. */
+ * by a hash of (clrt version, source, options, device, driver, platform),
+ * in the user's private folder with a keyed tag (cache_internal.h). A cache
+ * file that is missing, untrusted, cut, altered, foreign or fails to load
+ * is rebuilt from source without a word to the user. */
 #include "runtime/device/device_internal.h"
-#include "runtime/core/env_internal.h"
+#include "runtime/core/alloc_internal.h"
+#include "runtime/device/cache_internal.h"
 
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define MAX_KERNELS_PER_PROGRAM 48
-/* File layout: magic, the 128-bit key the name is made of, payload size,
- * payload hash, payload. The key inside catches a file that is valid but
- * another program's (copied or renamed), which would load and then lack
- * the kernels asked for. */
-static const char cache_magic[8] = {'C', 'L', 'R', 'T', 'P', 'B', '0', '2'};
-
 struct clrt__program {
     char *family;
     char *options;
@@ -46,12 +39,11 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
 
 static uint64_t fnv1a_str(uint64_t h, const char *s) { return fnv1a(h, s, strlen(s) + 1); }
 
-/* Path and key of the cache file, or 0 when the disk cache is off. */
-static int cache_path(const clrt_device *d, const char *source, const char *options, char *out,
+/* Name and key of the cache file, or 0 when the disk cache is off. */
+static int cache_name(const clrt_device *d, const char *source, const char *options, char *out,
                       size_t cap, uint64_t key[2])
 {
-    const char *base = clrt__env()->cache_dir;
-    if (!base)
+    if (!clrt__cache_dir_key())
         return 0;
     uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
     for (int i = 0; i < 2; i++) {
@@ -62,51 +54,29 @@ static int cache_path(const clrt_device *d, const char *source, const char *opti
         h[i] = fnv1a_str(h[i], d->info.driver_version);
         h[i] = fnv1a_str(h[i], d->info.platform_version);
     }
-    snprintf(out, cap, "%s/%016llx%016llx.bin", base, (unsigned long long)h[0],
-             (unsigned long long)h[1]);
+    snprintf(out, cap, "%016llx%016llx.bin", (unsigned long long)h[0], (unsigned long long)h[1]);
     key[0] = h[0];
     key[1] = h[1];
     return 1;
 }
 
-static void make_dirs(char *path) /* mkdir -p of path's parent */
-{
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-            *p = '/';
-            return;
-        }
-        *p = '/';
-    }
-}
-
-/* Returns a built program from the cache file, or NULL (silently). */
-static cl_program load_binary(clrt_device *d, const char *path, const uint64_t key[2],
+/* A built program from the cache file, or NULL (silently): the driver sees
+ * only a payload whose tag checked out. */
+static cl_program load_binary(clrt_device *d, const char *name, const uint64_t key[2],
                               const char *options)
 {
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
+    size_t size = 0, len = 0;
+    const uint8_t *payload = NULL;
+    uint8_t *file = clrt__cache_dir_read(name, CLRT__CACHE_FILE_MAX, &size);
     cl_program prog = NULL;
-    char magic[8];
-    uint64_t size = 0, hash = 0, file_key[2];
-    if (!f)
-        return NULL;
-    if (fread(magic, 1, 8, f) != 8 || memcmp(magic, cache_magic, 8) != 0 ||
-        fread(file_key, sizeof file_key, 1, f) != 1 || file_key[0] != key[0] ||
-        file_key[1] != key[1] || fread(&size, sizeof size, 1, f) != 1 ||
-        fread(&hash, sizeof hash, 1, f) != 1 || size == 0 || size > (1u << 30))
+    if (!file || clrt__cache_file_decode(file, size, key, clrt__cache_dir_key(), &payload, &len) !=
+                     CLRT__CACHE_FILE_OK)
         goto done;
-    buf = malloc(size);
-    if (!buf || fread(buf, 1, size, f) != size || fnv1a(0xcbf29ce484222325ULL, buf, size) != hash)
-        goto done;
-    size_t len = size;
-    const unsigned char *bins[1] = {buf};
     cl_int status = CL_SUCCESS, err = CL_SUCCESS;
-    prog = clCreateProgramWithBinary(d->ctx, 1, &d->id, &len, bins, &status, &err);
+    prog = clCreateProgramWithBinary(d->ctx, 1, &d->id, &len, &payload, &status, &err);
     if (err != CL_SUCCESS || status != CL_SUCCESS) {
+        if (prog)
+            clReleaseProgram(prog);
         prog = NULL;
         goto done;
     }
@@ -115,38 +85,25 @@ static cl_program load_binary(clrt_device *d, const char *path, const uint64_t k
         prog = NULL;
     }
 done:
-    free(buf);
-    fclose(f);
+    free(file);
     return prog;
 }
 
 /* Best effort: a failure to write the cache costs only a rebuild later. */
-static void store_binary(clrt_device *d, cl_program prog, char *path, const uint64_t key[2])
+static void store_binary(cl_program prog, const char *name, const uint64_t key[2])
 {
-    size_t size = 0;
+    size_t size = 0, file_size = 0;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
-        size == 0)
+        size == 0 || size > CLRT__CACHE_PAYLOAD_MAX)
         return;
-    unsigned char *buf = malloc(size);
+    unsigned char *buf = clrt__malloc(size);
     unsigned char *bins[1] = {buf};
-    if (!buf ||
-        clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS) {
-        free(buf);
-        return;
-    }
-    make_dirs(path);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    uint64_t size64 = size, hash = fnv1a(0xcbf29ce484222325ULL, buf, size);
-    int ok = f && fwrite(cache_magic, 1, 8, f) == 8 && fwrite(key, 2 * sizeof *key, 1, f) == 1 &&
-             fwrite(&size64, sizeof size64, 1, f) == 1 && fwrite(&hash, sizeof hash, 1, f) == 1 &&
-             fwrite(buf, 1, size, f) == size;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    if (!ok || rename(tmp, path) != 0)
-        remove(tmp);
-    (void)d;
+    uint8_t *file = NULL;
+    if (buf && clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
+        file = clrt__cache_file_encode(key, clrt__cache_dir_key(), buf, size, &file_size);
+    if (file)
+        clrt__cache_dir_write(name, file, file_size);
+    free(file);
     free(buf);
 }
 
@@ -165,7 +122,7 @@ static cl_program build_from_source(clrt_device *d, const char *family, const ch
         size_t n = 0;
         char *log = NULL;
         if (clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n) == CL_SUCCESS &&
-            (log = malloc(n + 1)) != NULL &&
+            (log = clrt__malloc(n + 1)) != NULL &&
             clGetProgramBuildInfo(prog, d->id, CL_PROGRAM_BUILD_LOG, n, log, NULL) == CL_SUCCESS)
             log[n] = '\0';
         clrt__fail(CLRT_EBUILD,
@@ -183,18 +140,18 @@ static cl_program build_from_source(clrt_device *d, const char *family, const ch
 static cl_program get_program(clrt_device *d, const char *family, const char *options)
 {
     char *source = clrt__kernel_source(family);
-    char path[4096];
+    char name[64];
     uint64_t key[2];
     cl_program prog = NULL;
     if (!source)
         return NULL;
-    int cached = cache_path(d, source, options, path, sizeof path, key);
+    int cached = cache_name(d, source, options, name, sizeof name, key);
     if (cached)
-        prog = load_binary(d, path, key, options);
+        prog = load_binary(d, name, key, options);
     if (!prog) {
         prog = build_from_source(d, family, source, options);
         if (prog && cached)
-            store_binary(d, prog, path, key);
+            store_binary(prog, name, key);
     }
     free(source);
     return prog;
@@ -208,10 +165,10 @@ static clrt__program *find_or_build(clrt_device *d, const char *family, const ch
     cl_program prog = get_program(d, family, options);
     if (!prog)
         return NULL;
-    clrt__program *p = calloc(1, sizeof *p);
+    clrt__program *p = clrt__calloc(1, sizeof *p);
     if (p) {
-        p->family = strdup(family);
-        p->options = strdup(options);
+        p->family = clrt__strdup(family);
+        p->options = clrt__strdup(options);
     }
     if (!p || !p->family || !p->options) {
         if (p) {
@@ -246,7 +203,7 @@ static cl_kernel find_or_create_kernel(clrt__program *p, const char *name)
                    clrt__cl_error_name(err));
         return NULL;
     }
-    char *dup = strdup(name);
+    char *dup = clrt__strdup(name);
     if (!dup) {
         clReleaseKernel(k);
         clrt__fail(CLRT_ENOMEM, "out of host memory in the program cache");

@@ -2,6 +2,7 @@
  * backward entry points (device and shape checks), modes, and freeing.
  * Parameter walks (names, to(), init) live in module_params.c. */
 #include "runtime/nn/module_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <stdatomic.h>
@@ -28,7 +29,7 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size)
     clrt_device *d = clrt_cpu();
     if (!d)
         return NULL;
-    clrt_module *m = calloc(1, size);
+    clrt_module *m = clrt__calloc(1, size);
     if (!m) {
         clrt__fail(CLRT_ENOMEM, "creating a %s module: out of host memory", vt->kind);
         return NULL;

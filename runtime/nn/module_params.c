@@ -1,6 +1,7 @@
 /* Module parameters: state_dict-style names, lookup, the list for
  * optimizers, moves between devices, zeroing and initialisation. */
 #include "runtime/nn/module_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,7 @@ static clrt_status list_visit(void *ctx, const char *name, clrt__param *p)
         if (l->grads)
             l->grads[l->count] = p->grad;
         if (l->names) {
-            char *copy = strdup(name);
+            char *copy = clrt__strdup(name);
             if (!copy)
                 return clrt__fail(CLRT_ENOMEM, "clrt_module_parameters: out of host memory");
             l->root->name_cache[l->count] = copy;
@@ -126,7 +127,7 @@ int clrt_module_parameters(clrt_module *m, const char **names, clrt_tensor **par
     if (names) {
         /* The names live in the module, replaced by the next call. */
         drop_names(m);
-        m->name_cache = calloc(capacity > 0 ? (size_t)capacity : 1, sizeof *m->name_cache);
+        m->name_cache = clrt__calloc(capacity > 0 ? (size_t)capacity : 1, sizeof *m->name_cache);
         if (!m->name_cache)
             return clrt__fail(CLRT_ENOMEM, "clrt_module_parameters: out of host memory");
         m->name_count = capacity;
@@ -178,10 +179,10 @@ static clrt_status move_one(move_ctx *mv, clrt_tensor *t)
 {
     if (mv->count == mv->capacity) {
         int cap = mv->capacity ? 2 * mv->capacity : 16;
-        clrt_tensor **o = realloc(mv->orig, (size_t)cap * sizeof *o);
+        clrt_tensor **o = clrt__realloc(mv->orig, (size_t)cap * sizeof *o);
         if (o)
             mv->orig = o;
-        clrt_tensor **c = o ? realloc(mv->copy, (size_t)cap * sizeof *c) : NULL;
+        clrt_tensor **c = o ? clrt__realloc(mv->copy, (size_t)cap * sizeof *c) : NULL;
         if (!c)
             return clrt__fail(CLRT_ENOMEM, "clrt_module_to: out of host memory");
         mv->copy = c;
@@ -242,7 +243,7 @@ clrt_status clrt_module_to(clrt_module *m, clrt_device *d)
 clrt_status clrt__init_uniform(clrt_tensor *param, double bound, uint64_t seed, uint64_t stream)
 {
     size_t n = (size_t)param->numel;
-    float *v = malloc((n ? n : 1) * sizeof *v);
+    float *v = clrt__malloc((n ? n : 1) * sizeof *v);
     if (!v)
         return clrt__fail(CLRT_ENOMEM, "initialising a parameter: out of host memory");
     uint64_t base = clrt__seed_mix(seed, stream);

@@ -3,6 +3,7 @@
  * want the input gradient (the input of a network needs none). A ReLU is
  * fused into its neighbours where they allow (fuse.c). */
 #include "runtime/nn/module_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,7 @@ clrt_module *clrt_sequential(int n, clrt_module **mods)
     clrt_module *m = check_children(n, mods) == CLRT_OK
                          ? clrt__module_new(&sequential_vt, sizeof(clrt_module))
                          : NULL;
-    clrt_module **children = m ? malloc((n ? (size_t)n : 1) * sizeof *children) : NULL;
+    clrt_module **children = m ? clrt__malloc((n ? (size_t)n : 1) * sizeof *children) : NULL;
     if (!children) {
         if (m)
             clrt__fail(CLRT_ENOMEM, "clrt_sequential: out of host memory");

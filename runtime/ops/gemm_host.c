@@ -20,6 +20,7 @@
  */
 #include "runtime/device/host_ptr_internal.h"
 #include "runtime/ops/gemm_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #ifdef CLRT_HAVE_HOST_BLAS
 
@@ -98,7 +99,7 @@ static int fits_blasint(size_t v) { return v <= (size_t)INT_MAX; }
 
 static host_gemm_job *job_new(const clrt__gemm_args *g)
 {
-    host_gemm_job *j = calloc(1, sizeof *j);
+    host_gemm_job *j = clrt__calloc(1, sizeof *j);
     if (!j)
         return NULL;
     j->off[OP_A] = g->a_off, j->off[OP_B] = g->b_off, j->off[OP_C] = g->c_off;

@@ -1,6 +1,7 @@
 /* Per-device grow-only scratch buffers (see workspace_internal.h). Entries
  * live as long as the process, like the devices they belong to. */
 #include "runtime/ops/workspace_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <stdlib.h>
 
@@ -22,7 +23,7 @@ static ws_entry *entry_for(clrt_device *d)
     ws_entry *e = table;
     while (e && e->dev != d)
         e = e->next;
-    if (!e && (e = calloc(1, sizeof *e)) != NULL) {
+    if (!e && (e = clrt__calloc(1, sizeof *e)) != NULL) {
         e->dev = d;
         pthread_mutex_init(&e->lock, NULL);
         e->next = table;
@@ -59,26 +60,11 @@ cl_mem clrt__workspace(clrt_device *d, clrt__ws_slot slot, size_t bytes)
         bytes = 4;
     if (e->mem[slot] && e->bytes[slot] >= bytes)
         return e->mem[slot];
-    if (bytes > d->info.max_alloc_bytes) {
-        clrt__fail(CLRT_ENOMEM,
-                   "scratch buffer of %zu bytes on %s: more than the device's largest "
-                   "allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu bytes)",
-                   bytes, d->info.name, (unsigned long long)d->info.max_alloc_bytes);
-        return NULL;
-    }
-    if (clrt__device_open(d) != CLRT_OK)
-        return NULL;
-    cl_int err = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (err != CL_SUCCESS) {
-        clrt_status st = clrt__fail_cl(err, "clCreateBuffer");
-        clrt__fail(st, "scratch buffer of %zu bytes on %s: %s", bytes, d->info.name,
-                   clrt_last_error());
-        return NULL;
-    }
-    if (e->mem[slot])
-        clReleaseMemObject(e->mem[slot]); /* deferred until its commands finish */
-    e->mem[slot] = m;
-    e->bytes[slot] = bytes;
-    return m;
+    /* The old buffer goes first, so that it does not count against the
+     * device's budget beside its successor (OpenCL defers the release
+     * until its commands finish). */
+    clrt__buffer_release(d, e->mem[slot], e->bytes[slot]);
+    e->mem[slot] = clrt__buffer_new(d, bytes, "scratch buffer");
+    e->bytes[slot] = e->mem[slot] ? bytes : 0;
+    return e->mem[slot];
 }

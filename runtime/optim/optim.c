@@ -1,6 +1,7 @@
 /* Optimizers: argument checks, state, and the step loop shared by every
  * kind (one kernel launch per parameter tensor). */
 #include "runtime/optim/optim_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <math.h>
@@ -69,7 +70,7 @@ static clrt_status alloc_state(clrt_optimizer *o)
     int per = o->kind->n_state;
     if (per == 0)
         return CLRT_OK;
-    o->state = calloc((size_t)o->n * (size_t)per, sizeof *o->state);
+    o->state = clrt__calloc((size_t)o->n * (size_t)per, sizeof *o->state);
     if (!o->state)
         return clrt__fail(CLRT_ENOMEM, "out of host memory creating an optimizer");
     for (int i = 0; i < o->n * per; i++) {
@@ -84,8 +85,8 @@ static clrt_status alloc_state(clrt_optimizer *o)
 /* Retains the tensors, then allocates state and fetches the kernel. */
 static clrt_status init(clrt_optimizer *o, clrt_tensor *const *params, clrt_tensor *const *grads)
 {
-    o->params = calloc((size_t)o->n, sizeof *o->params);
-    o->grads = calloc((size_t)o->n, sizeof *o->grads);
+    o->params = clrt__calloc((size_t)o->n, sizeof *o->params);
+    o->grads = clrt__calloc((size_t)o->n, sizeof *o->grads);
     if (!o->params || !o->grads)
         return clrt__fail(CLRT_ENOMEM, "out of host memory creating an optimizer");
     for (int i = 0; i < o->n; i++) {
@@ -105,7 +106,7 @@ clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, i
     if (check_tensors(api, n, params, grads) != CLRT_OK ||
         clrt__check_hyper(api, "lr", lr, 0, INFINITY) != CLRT_OK)
         return NULL;
-    clrt_optimizer *o = calloc(1, sizeof *o);
+    clrt_optimizer *o = clrt__calloc(1, sizeof *o);
     if (!o) {
         clrt__fail(CLRT_ENOMEM, "%s: out of host memory", api);
         return NULL;
@@ -161,10 +162,48 @@ static clrt_status launch_one(clrt_optimizer *o, int i, const float *scalars, in
     return s != CLRT_OK ? s : clrt__launch_1d(o->dev, o->kernel, (size_t)numel);
 }
 
+/* The optimizer's state and kernel belong to o->dev: a parameter (or its
+ * gradient) moved since, by clrt_module_to, is an error the user can act
+ * on, never a launch of one device's kernel on another's buffers (which
+ * drivers answer with an abort). */
+static clrt_status check_not_moved(const clrt_optimizer *o)
+{
+    for (int i = 0; i < o->n; i++) {
+        const clrt_tensor *off = clrt__dev(o->params[i]) != o->dev  ? o->params[i]
+                                 : clrt__dev(o->grads[i]) != o->dev ? o->grads[i]
+                                                                    : NULL;
+        if (off)
+            return clrt__fail(
+                CLRT_EDEVMISMATCH,
+                "clrt_optimizer_step (%s): %s[%d] is on %s but the optimizer's state and kernels "
+                "are on %s (where the parameters were when it was made): the parameters moved "
+                "after the optimizer was created, e.g. by clrt_module_to. Create the optimizer "
+                "after moving the model (as in PyTorch), or move the model back to %s",
+                o->kind->name, off == o->params[i] ? "params" : "grads", i,
+                clrt__dev(off)->info.name, o->dev->info.name, o->dev->info.name);
+    }
+    return CLRT_OK;
+}
+
+clrt_status clrt__optim_check_device(const clrt_optimizer *o, const clrt_device *d, const char *api)
+{
+    if (d == o->dev)
+        return CLRT_OK;
+    return clrt__fail(CLRT_EDEVMISMATCH,
+                      "%s: training would run on %s but the optimizer (%s) and its state are on "
+                      "%s (where its parameters were when it was made). Move the model to %s "
+                      "(clrt_module_to) before creating the optimizer, or train on %s",
+                      api, d->info.name, o->kind->name, o->dev->info.name, d->info.name,
+                      o->dev->info.name);
+}
+
 clrt_status clrt_optimizer_step(clrt_optimizer *o)
 {
     if (!o)
         return clrt__fail(CLRT_EINVAL, "clrt_optimizer_step: optimizer is NULL");
+    clrt_status moved = check_not_moved(o);
+    if (moved != CLRT_OK)
+        return moved;
     float scalars[CLRT__OPTIM_MAX_SCALARS];
     o->steps++;
     int n_scalars = o->kind->scalars(o, scalars);

@@ -36,6 +36,10 @@ struct clrt_optimizer {
  * hyperparameters. NULL + error naming `api`. */
 clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, int n,
                                 clrt_tensor *const *params, clrt_tensor *const *grads, double lr);
+/* CLRT_OK when d is the optimizer's device (where its state lives); else
+ * CLRT_EDEVMISMATCH naming api, both devices and what to do. */
+clrt_status clrt__optim_check_device(const clrt_optimizer *o, const clrt_device *d,
+                                     const char *api);
 /* CLRT_OK when v is finite and lo <= v < hi (hi may be INFINITY); else
  * CLRT_EINVAL naming api, what and the range. */
 clrt_status clrt__check_hyper(const char *api, const char *what, double v, double lo, double hi);

@@ -1,5 +1,6 @@
 /* Tensors: creation, lifetime, host I/O, device moves and views. */
 #include "runtime/tensor/tensor_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/core/env_internal.h"
 #include "runtime/device/host_ptr_internal.h"
 
@@ -93,39 +94,26 @@ static clrt_status check_shape(const char *op, clrt_dtype t, int ndim, const int
 
 static clrt__storage *storage_new(clrt_device *d, size_t bytes)
 {
-    if (bytes > d->info.max_alloc_bytes)
-        goto too_big;
-    if (clrt__device_open(d) != CLRT_OK)
-        return NULL;
-    clrt__storage *s = malloc(sizeof *s);
+    clrt__storage *s = clrt__malloc(sizeof *s);
     if (!s) {
         clrt__fail(CLRT_ENOMEM, "out of host memory");
         return NULL;
     }
-    cl_int err = CL_SUCCESS;
-    s->mem = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 4, NULL, &err);
-    if (err != CL_SUCCESS) {
+    s->mem = clrt__buffer_new(d, bytes, "tensor storage");
+    if (!s->mem) {
         free(s);
-        clrt_status st = clrt__fail_cl(err, "clCreateBuffer");
-        clrt__fail(st, "allocating %zu bytes on %s: %s", bytes, d->info.name, clrt_last_error());
         return NULL;
     }
     atomic_init(&s->refcount, 1);
     s->dev = d;
     s->bytes = bytes;
     return s;
-too_big:
-    clrt__fail(CLRT_ENOMEM,
-               "allocating %zu bytes on %s (%s): more than the device's largest allocation "
-               "(CL_DEVICE_MAX_MEM_ALLOC_SIZE = %llu bytes)",
-               bytes, d->info.name, d->info.model, (unsigned long long)d->info.max_alloc_bytes);
-    return NULL;
 }
 
 static void storage_release(clrt__storage *s)
 {
     if (s && atomic_fetch_sub(&s->refcount, 1) == 1) {
-        clReleaseMemObject(s->mem);
+        clrt__buffer_release(s->dev, s->mem, s->bytes);
         free(s);
     }
 }
@@ -133,7 +121,7 @@ static void storage_release(clrt__storage *s)
 static clrt_tensor *tensor_new(clrt__storage *s, clrt_dtype t, int ndim, const int64_t *shape,
                                int64_t numel)
 {
-    clrt_tensor *x = calloc(1, sizeof *x);
+    clrt_tensor *x = clrt__calloc(1, sizeof *x);
     if (!x) {
         clrt__fail(CLRT_ENOMEM, "out of host memory");
         return NULL;
@@ -151,12 +139,14 @@ static clrt_tensor *tensor_new(clrt__storage *s, clrt_dtype t, int ndim, const i
 /* CLRT_POISON=1 (the tests set it): every new buffer starts as 0xFF bytes,
  * NaN in float32, so an op that leaves part of its output unwritten fails
  * its test instead of passing on leftover values. */
-static void poison(clrt_tensor *x)
+static clrt_status poison(clrt_tensor *x)
 {
     unsigned char ff = 0xFF;
+    cl_int err = CL_SUCCESS;
     if (x->storage->bytes > 0)
-        clEnqueueFillBuffer(clrt__dev(x)->queue, clrt__mem(x), &ff, 1, 0, x->storage->bytes, 0,
-                            NULL, NULL);
+        err = clEnqueueFillBuffer(clrt__dev(x)->queue, clrt__mem(x), &ff, 1, 0, x->storage->bytes,
+                                  0, NULL, NULL);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer (CLRT_POISON)");
 }
 
 clrt_tensor *clrt__alloc(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape)
@@ -174,8 +164,10 @@ clrt_tensor *clrt__alloc(clrt_device *d, clrt_dtype t, int ndim, const int64_t *
     clrt_tensor *x = tensor_new(s, t, ndim, shape, numel);
     if (!x)
         storage_release(s);
-    else if (clrt__env()->poison)
-        poison(x);
+    else if (clrt__env()->poison && poison(x) != CLRT_OK) {
+        clrt_tensor_release(x);
+        return NULL;
+    }
     return x;
 }
 

@@ -2,6 +2,7 @@
  * middle of large tensors: the same number formats, field widths, 80-column
  * line wrapping and " ..." markers, so output reads like torch's. */
 #include "runtime/tensor/tensor_internal.h"
+#include "runtime/core/alloc_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -222,7 +223,7 @@ clrt_status clrt_tensor_print(FILE *f, const clrt_tensor *t)
     if (!f || !t)
         return clrt__fail(CLRT_EINVAL, "clrt_tensor_print: NULL argument");
     size_t bytes = clrt_tensor_nbytes(t), len = 0;
-    void *data = malloc(bytes ? bytes : 1);
+    void *data = clrt__malloc(bytes ? bytes : 1);
     if (!data)
         return clrt__fail(CLRT_ENOMEM, "clrt_tensor_print: out of host memory");
     clrt_status st = clrt_to_host(t, data, bytes);

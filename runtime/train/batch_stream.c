@@ -10,6 +10,7 @@
  * from growing without bound. The label upload is enqueued after the image
  * upload, so its event completing means both have. */
 #include "runtime/train/batch_stream_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/core/clock_internal.h"
 
 #include <stdlib.h>
@@ -33,11 +34,11 @@ clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clr
     l->batch = batch < l->size ? batch : l->size;
     clrt_dataset_sample_shape(ds, l->chw);
     l->sample_numel = l->chw[0] * l->chw[1] * l->chw[2];
-    l->order = malloc((size_t)l->size * sizeof *l->order);
+    l->order = clrt__malloc((size_t)l->size * sizeof *l->order);
     int ok = l->order != NULL;
     for (int s = 0; s < 2 && ok; s++) {
-        l->host_x[s] = malloc((size_t)(l->batch * l->sample_numel) * sizeof(float));
-        l->host_y[s] = malloc((size_t)l->batch * sizeof(int32_t));
+        l->host_x[s] = clrt__malloc((size_t)(l->batch * l->sample_numel) * sizeof(float));
+        l->host_y[s] = clrt__malloc((size_t)l->batch * sizeof(int32_t));
         ok = l->host_x[s] && l->host_y[s];
     }
     if (!ok) {

@@ -2,8 +2,10 @@
  * by the batch stream, forward + cross-entropy + backward + optimizer step only
  * enqueued, loss and accuracy summed on the device and read once per pass. */
 #include "runtime/core/clock_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/nn/module_internal.h"
+#include "runtime/optim/optim_internal.h"
 
 #include <clrt/ops_loss.h>
 #include <clrt/train.h>
@@ -212,9 +214,10 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     if (check_config(model, opt, train, test, cfg) != CLRT_OK)
         return NULL;
     clrt_device *d = cfg->device ? cfg->device : model->device;
-    if (clrt_module_to(model, d) != CLRT_OK)
+    if (clrt__optim_check_device(opt, d, "clrt_trainer_new") != CLRT_OK ||
+        clrt_module_to(model, d) != CLRT_OK)
         return NULL;
-    clrt_trainer *t = calloc(1, sizeof *t);
+    clrt_trainer *t = clrt__calloc(1, sizeof *t);
     if (!t) {
         clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
         return NULL;
@@ -251,6 +254,19 @@ static void fill_stats(clrt_trainer *t, const pass_result *tr, const pass_result
                             .lr = clrt_optimizer_lr(t->opt)};
 }
 
+/* A NaN or infinite loss in any step makes the pass's loss sum NaN or
+ * infinite too, so one check when the sums are read (once per pass, no
+ * extra wait) catches it; the pass itself runs to its end. */
+static clrt_status diverged(const clrt_trainer *t, const pass_result *tr)
+{
+    return clrt__fail(CLRT_ENONFINITE,
+                      "clrt_trainer_epoch: training diverged: the mean loss of epoch %d is %g "
+                      "(%lld samples of %s on %s); lower the learning rate (it is %g) or check "
+                      "the inputs",
+                      t->epoch, tr->loss, (long long)tr->samples, clrt_dataset_name(t->train.ds),
+                      clrt_device_str(t->cfg.device), clrt_optimizer_lr(t->opt));
+}
+
 clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
 {
     if (!t)
@@ -262,6 +278,8 @@ clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
         CLRT_PHASE_TRAIN, t->epoch, &t->cfg};
     clrt_module_train(t->model, 1);
     clrt_status st = run_pass(&p, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
+    if (st == CLRT_OK && !isfinite(tr.loss))
+        st = diverged(t, &tr);
     int evaluate = t->have_test && t->cfg.evaluate;
     if (st == CLRT_OK && evaluate) {
         p.stream = &t->test;

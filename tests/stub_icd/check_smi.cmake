@@ -1,8 +1,10 @@
 # Runs clrt-smi and checks what it prints.
 #   cmake -DSMI=<clrt-smi> -DMODE=pocl|stub|none -P check_smi.cmake
 # pocl: the host's drivers (a cpu row at least); stub: the stub's two GPUs
-# then PoCL; none: no platform (a message, exit 0). JSON is parsed with
-# CMake's own parser, and also by python3 -m json.tool where python3 exists.
+# then PoCL; none: no platform; nodevice: PoCL with POCL_DEVICES=bogus (no
+# device): the friendly message and exit status 1, JSON with an "error".
+# JSON is parsed with CMake's own parser, and also by python3 -m json.tool
+# where python3 exists.
 
 function(run_smi out_var rc_var)
   execute_process(COMMAND ${SMI} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
@@ -29,18 +31,31 @@ endfunction()
 run_smi(out rc --help)
 expect("--help exits 0" "rc EQUAL 0")
 expect_match("--help prints usage" "usage: clrt-smi" "${out}")
+expect_match("--help documents the exit status" "Exit status: 0 .*1 when no OpenCL device" "${out}")
 run_smi(out rc --bogus)
 expect("a bad flag exits 2" "rc EQUAL 2")
 expect_match("a bad flag is named" "unknown option '--bogus'" "${out}")
 expect_match("a bad flag prints usage" "usage: clrt-smi" "${out}")
 
 # The table.
+set(no_device OFF)
+if(MODE STREQUAL "none" OR MODE STREQUAL "nodevice")
+  set(no_device ON)
+endif()
 run_smi(table rc)
 set(out "${table}")
-expect("exit 0" "rc EQUAL 0")
-if(MODE STREQUAL "none")
+if(no_device)
+  expect("no device: exit 1, so that scripts can tell" "rc EQUAL 1")
   expect_match("says there is no device" "no OpenCL device found" "${table}")
+else()
+  expect("exit 0" "rc EQUAL 0")
+endif()
+if(MODE STREQUAL "none")
   expect_match("names the driver to install" "pocl-opencl-icd" "${table}")
+elseif(MODE STREQUAL "nodevice")
+  expect_match("says what was asked" "Portable Computing Language.*CL_DEVICE_NOT_FOUND"
+               "${table}")
+  expect_match("names POCL_DEVICES" "POCL_DEVICES='bogus'" "${table}")
 else()
   string(CONCAT header "DEVICE +MODEL +TYPE +PLATFORM +DRIVER +MEMORY +MAX ALLOC +CUS +MHZ "
                 "+OPENCL C +FP64 +UNIFIED +GEMM")
@@ -59,7 +74,11 @@ endif()
 # JSON.
 run_smi(json rc --json)
 set(out "${json}")
-expect("--json exits 0" "rc EQUAL 0")
+if(no_device)
+  expect("--json with no device exits 1" "rc EQUAL 1")
+else()
+  expect("--json exits 0" "rc EQUAL 0")
+endif()
 string(JSON n ERROR_VARIABLE json_error LENGTH "${json}" devices)
 expect("--json is valid JSON with a devices array (${json_error})" "NOT json_error")
 find_program(PYTHON3 python3)
@@ -69,10 +88,14 @@ if(PYTHON3)
                   RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE py_error)
   expect("python3 -m json.tool accepts --json (${py_error})" "rc EQUAL 0")
 endif()
-if(MODE STREQUAL "none")
+if(no_device)
   expect("no devices in JSON" "n EQUAL 0")
   string(JSON error GET "${json}" error)
-  expect_match("JSON error" "no OpenCL platform" "${error}")
+  if(MODE STREQUAL "none")
+    expect_match("JSON error" "no OpenCL platform" "${error}")
+  else()
+    expect_match("JSON error" "no OpenCL device found.*POCL_DEVICES" "${error}")
+  endif()
 else()
   expect("at least one device in JSON" "n GREATER 0")
   math(EXPR last "${n} - 1")

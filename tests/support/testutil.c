@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 uint64_t tu_seed(void)
@@ -84,6 +85,54 @@ void tu_assert_error(clrt_status want, ...)
         ck_assert_msg(strstr(clrt_last_error(), needle) != NULL, "error message lacks '%s': %s",
                       needle, clrt_last_error());
     va_end(ap);
+}
+
+static void apply_env(const char *const *env)
+{
+    for (; env && *env; env++) {
+        const char *eq = strchr(*env, '=');
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - *env) : (int)strlen(*env), *env);
+        if (eq)
+            setenv(name, eq + 1, 1);
+        else
+            unsetenv(name);
+    }
+}
+
+int tu_run_child(const char *const *env, unsigned timeout_s, char *out, size_t cap)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        apply_env(env);
+        alarm(timeout_s);
+        execl("/proc/self/exe", "test-child", "child", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    char sink[4096]; /* what does not fit in out */
+    for (;;) {
+        int room = got + 1 < cap;
+        ssize_t r = read(fds[0], room ? out + got : sink, room ? cap - 1 - got : sizeof sink);
+        if (r <= 0)
+            break;
+        got += room ? (size_t)r : 0;
+    }
+    out[got] = '\0';
+    close(fds[0]);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return status;
 }
 
 int tu_run(Suite *s)

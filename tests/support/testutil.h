@@ -36,6 +36,13 @@ void tu_assert_error(clrt_status want, ...);
 #define TU_NONNULL(expr) tu_nonnull_((expr), #expr)
 void *tu_nonnull_(void *p, const char *what);
 
+/* Runs this test program again as `<program> child` (its main handles that
+ * argument), with the environment changed by `env`: "NAME=value" sets,
+ * "NAME" unsets; NULL-terminated, may be NULL. Its stdout and stderr go to
+ * out (NUL-terminated, truncated to cap). A child still running after
+ * timeout_s seconds is killed by SIGALRM. Returns its wait status. */
+int tu_run_child(const char *const *env, unsigned timeout_s, char *out, size_t cap);
+
 /* Runs a suite in forked mode; returns 0 when every test passed. */
 int tu_run(Suite *s);
 

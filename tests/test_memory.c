@@ -1,0 +1,122 @@
+/* The device memory budget (issue 14, defect 4): clrt counts the bytes of
+ * the buffers it creates on each device and refuses, with CLRT_ENOMEM
+ * naming the device, the bytes asked, the bytes in use and the limit, an
+ * allocation that would take the total above the device's global memory
+ * (or CLRT_MEMORY_LIMIT). Drivers that allocate lazily (PoCL) accepted
+ * five 4 GiB tensors on an 11 GiB device before.
+ *
+ * Each test sets its environment first: check runs every test in a fresh
+ * child process of main, and the library reads CLRT_* variables at its first
+ * use. Poisoning is off here: it would write every byte of gigabytes this
+ * suite only reserves. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void set_env(const char *limit)
+{
+    setenv("CLRT_POISON", "0", 1);
+    if (limit)
+        setenv("CLRT_MEMORY_LIMIT", limit, 1);
+    else
+        unsetenv("CLRT_MEMORY_LIMIT");
+}
+
+static char *ull(unsigned long long v, char *buf)
+{
+    sprintf(buf, "%llu", v);
+    return buf;
+}
+
+/* Tensors of `chunk` bytes until one is refused; returns how many were
+ * made (released before returning). The refusal must name everything. */
+static int fill_until_refused(clrt_device *d, uint64_t chunk, uint64_t limit, int max)
+{
+    clrt_tensor *held[64] = {NULL};
+    int64_t n = (int64_t)(chunk / 4);
+    int made = 0;
+    ck_assert_int_le(max, 64);
+    while (made < max && (held[made] = clrt_empty(d, CLRT_F32, 1, &n)) != NULL)
+        made++;
+    ck_assert_int_lt(made, max); /* refused before max */
+    char asked[32], used[32], lim[32];
+    tu_assert_error(CLRT_ENOMEM, clrt_device_str(d), ull(chunk, asked),
+                    ull((uint64_t)made * chunk, used), ull(limit, lim), "in use", NULL);
+    ck_assert_uint_le((uint64_t)made * chunk, limit);
+    ck_assert_uint_gt((uint64_t)(made + 1) * chunk, limit);
+    for (int i = 0; i < made; i++)
+        clrt_tensor_release(held[i]);
+    return made;
+}
+
+START_TEST(over_commit_is_refused)
+{
+    set_env(NULL);
+    clrt_device_info info;
+    TU_OK(clrt_device_info_get(tu_cpu(), &info));
+    uint64_t chunk = (uint64_t)4 << 30;
+    if (chunk > info.max_alloc_bytes)
+        chunk = info.max_alloc_bytes & ~(uint64_t)3;
+    int max = (int)(info.global_mem_bytes / chunk) + 2;
+    int made = fill_until_refused(tu_cpu(), chunk, info.global_mem_bytes, max);
+    ck_assert_int_eq(made, (int)(info.global_mem_bytes / chunk));
+    /* Released bytes are available again. */
+    int64_t n = (int64_t)(chunk / 4);
+    clrt_tensor *again = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &n));
+    clrt_tensor_release(again);
+}
+END_TEST
+
+START_TEST(limit_in_bytes)
+{
+    set_env("1000000");
+    ck_assert_int_eq(fill_until_refused(tu_cpu(), 400000, 1000000, 8), 2);
+    tu_assert_error(CLRT_ENOMEM, "CLRT_MEMORY_LIMIT", NULL);
+    /* Views share their storage: they cost nothing more. */
+    int64_t n = 100000, half[2] = {2, 50000};
+    clrt_tensor *a = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &n));
+    clrt_tensor *b = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &n));
+    clrt_tensor *va = TU_NONNULL(clrt_reshape(a, 2, half));
+    clrt_tensor *vb = TU_NONNULL(clrt_reshape(b, 2, half));
+    clrt_tensor_release(a);
+    clrt_tensor_release(va); /* a's storage goes: room for one more */
+    clrt_tensor *c = TU_NONNULL(clrt_ones(tu_cpu(), CLRT_F32, 1, &n));
+    ck_assert_ptr_null(clrt_ones(tu_cpu(), CLRT_F32, 1, &n));
+    /* An op's result counts too: refused, as an error. */
+    ck_assert_ptr_null(clrt_add(c, c));
+    tu_assert_error(CLRT_ENOMEM, "cpu", NULL);
+    clrt_tensor_release(vb);
+    clrt_tensor_release(b);
+    clrt_tensor *sum = TU_NONNULL(clrt_add(c, c));
+    float *v = tu_read(sum);
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_float_eq(v[i], 2.0f);
+    free(v);
+    clrt_tensor_release(sum);
+    clrt_tensor_release(c);
+}
+END_TEST
+
+START_TEST(limit_in_percent)
+{
+    set_env("1%");
+    clrt_device_info info;
+    TU_OK(clrt_device_info_get(tu_cpu(), &info));
+    uint64_t limit = info.global_mem_bytes / 100;
+    uint64_t chunk = (limit / 3) & ~(uint64_t)3;
+    ck_assert_int_eq(fill_until_refused(tu_cpu(), chunk, limit, 8), 3);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("memory");
+    TCase *tc = tcase_create("budget");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, over_commit_is_refused);
+    tcase_add_test(tc, limit_in_bytes);
+    tcase_add_test(tc, limit_in_percent);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
