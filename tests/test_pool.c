@@ -3,6 +3,7 @@
  * differences; argument errors. */
 #include "testutil.h"
 
+#include "runtime/ops/epilogue_internal.h"
 #include <math.h>
 
 typedef struct {
@@ -148,9 +149,17 @@ static void run_maxpool(int i, int ties)
     check_close("maxpool backward", gx, ref_gx, d.nx, AVG_TOL, i);
     clrt_tensor *alloc = TU_NONNULL(clrt_f_maxpool2d(tx, c.k, c.s));
     check_close("maxpool (allocating)", alloc, ref, d.no, MAX_TOL, i);
+    /* With a ReLU-backward epilogue masked by the input (Sequential's fused
+     * ReLU + MaxPool2d, x being the ReLU's output): only x > 0 passes. */
+    clrt_tensor *gm = tensor4(CLRT_F32, c.N, c.C, c.H, c.W, NULL);
+    const clrt__epilogue epi = {CLRT__EPI_MASK, tx};
+    TU_OK(clrt__maxpool2d_backward_fused_out(gm, tg, idx, c.k, c.s, &epi));
+    for (size_t q = 0; q < d.nx; q++)
+        ref_gx[q] = x[q] > 0 ? ref_gx[q] : 0.0;
+    check_close("maxpool backward masked", gm, ref_gx, d.nx, AVG_TOL, i);
 
-    clrt_tensor *all[] = {tx, out, idx, tg, gx, alloc};
-    for (int k = 0; k < 6; k++)
+    clrt_tensor *all[] = {tx, out, idx, tg, gx, alloc, gm};
+    for (int k = 0; k < 7; k++)
         clrt_tensor_release(all[k]);
     free(x), free(g), free(xd), free(gd), free(ref), free(ref_gx), free(ref_idx), free(got_idx);
 }

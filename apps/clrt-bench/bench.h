@@ -24,7 +24,7 @@ typedef struct {
     X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")                        \
     X(elementwise, "elementwise ops, broadcasts, reductions vs same-shape add, host loops")        \
     X(conv, "LeNet conv layers + max pooling, fwd+bwd, vs im2col + host SGEMM")                    \
-    X(train, "LeNet training steps through the trainer vs on a resident batch")                    \
+    X(train, "LeNet or the seed CNN: trainer steps vs on a resident batch; --layers")              \
     X(clblast, "SGEMM through CLBlast: its own parameters vs its tuners' (clrt_clblast_override)") \
     X(weights, "writes a model's initial parameters (for bench/torch_ref.py --init)")
 
