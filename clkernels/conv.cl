@@ -3,18 +3,19 @@
  * im2col.cl), and the bias gradient. Permutes run 2-D: dim 0 a pixel of an
  * image, dim 1 the image of the chunk; each item loops over channels. */
 
-/* out images img0.. (NCHW, `channels` = O) <- y [O, cols] (+ bias[o]). */
+/* out images img0.. (NCHW, `channels` = O) <- epi(y [O, cols] (+ bias[o])). */
 __kernel void cols_to_nchw(__global const float *y, __global const float *bias, int has_bias,
-                           __global float *out, int channels, int ohw, int img0, int n)
+                           __global float *out, int channels, int ohw, int img0, int n, int epi,
+                           __global const float *mask)
 {
     int p = get_global_id(0), i = get_global_id(1);
     if (p >= ohw || i >= n)
         return;
     ulong cols = (ulong)n * (ulong)ohw;
     __global const float *src = y + (ulong)i * (ulong)ohw + (ulong)p;
-    __global float *dst = out + (ulong)(img0 + i) * (ulong)channels * (ulong)ohw + (ulong)p;
-    for (int o = 0; o < channels; o++, src += cols, dst += ohw)
-        *dst = *src + (has_bias ? bias[o] : 0.0f);
+    ulong at = (ulong)(img0 + i) * (ulong)channels * (ulong)ohw + (ulong)p;
+    for (int o = 0; o < channels; o++, src += cols, at += ohw)
+        out[at] = epi_one(*src + (has_bias ? bias[o] : 0.0f), epi, mask, at);
 }
 
 /* gp [O, cols] <- images img0.. of g (NCHW): the inverse of cols_to_nchw. */

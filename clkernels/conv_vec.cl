@@ -52,62 +52,61 @@ __kernel void vec_weights(__global const float *w, __global const float *bias, i
     wt[t * lanes + lane] = v;
 }
 
-/* out [N, O, OH, OW] <- conv(x [N, C, H, W], wt) + bias row. Item
- * (block of PW pixels of output row oh of image n, flattened in dim 0;
- * channel block in dim 1). Rows and columns in the padding read as 0. */
-__kernel void conv_vec_fwd(__global const float *restrict x, __global const float *restrict wt,
-                           __global float *restrict out, vec_geom g, int blocks)
+/* out [N, O, OH, OW] <- epi(conv(xp, wt) + bias row). xp is the input in
+ * its zero border (H, W and pad of g describe the input inside it; with
+ * pad 0, the input itself). Item (block of PW pixels of output row oh of
+ * image n, flattened in dim 0; channel block in dim 1); blocks start at
+ * min(b * PW, OW - PW), so they overlap instead of running past the row.
+ * Rows wholly in the border are skipped; the inner loop reads each input
+ * value where an FMA can take it as a broadcast memory operand. Images:
+ * xp's from x_img0, out's (and mask's) from out_img0. */
+__kernel void conv_vec_fwd(__global const float *restrict xp, __global const float *restrict wt,
+                           __global float *restrict out, vec_geom g, int blocks, int x_img0,
+                           int out_img0, int epi, __global const float *restrict mask)
 {
     int item = get_global_id(0), ob = get_global_id(1);
     if (item >= g.N * g.OH * blocks || ob * VW >= g.lanes)
         return;
     int wb = item % blocks, row = item / blocks, oh = row % g.OH, n = row / g.OH;
-    int ow0 = wb * PW, iw0 = ow0 * STRIDE - g.pad;
+    int ow0 = min(wb * PW, g.OW - PW);
+    int HP = g.H + 2 * g.pad, WP = g.W + 2 * g.pad;
     __global const float *wcol = wt + ob * VW;
     VEC acc[PW], bv = VLOAD(0, wcol + g.C * KK * g.lanes);
     #pragma unroll
     for (int p = 0; p < PW; p++)
         acc[p] = bv;
-    __global const float *xc = x + (size_t)n * (size_t)(g.C * g.H * g.W);
-    for (int c = 0; c < g.C; c++, xc += g.H * g.W) {
+    __global const float *xc = xp + (size_t)(x_img0 + n) * (size_t)(g.C * HP * WP) + ow0 * STRIDE;
+    for (int c = 0; c < g.C; c++, xc += HP * WP) {
         #pragma unroll
         for (int kh = 0; kh < KSIZE; kh++) {
-            int ih = oh * STRIDE - g.pad + kh;
-            if (ih < 0 || ih >= g.H)
+            int ih = oh * STRIDE + kh;
+            if (ih < g.pad || ih >= g.pad + g.H)
                 continue;
-            float xin[(PW - 1) * STRIDE + KSIZE];
-            #pragma unroll
-            for (int j = 0; j < (PW - 1) * STRIDE + KSIZE; j++) {
-                int iw = iw0 + j, in = iw >= 0 && iw < g.W;
-                float v = xc[ih * g.W + (in ? iw : 0)];
-                xin[j] = in ? v : 0.0f;
-            }
+            __global const float *xr = xc + ih * WP;
             __global const float *wk = wcol + (c * KK + kh * KSIZE) * g.lanes;
             #pragma unroll
             for (int kw = 0; kw < KSIZE; kw++) {
                 VEC wv = VLOAD(0, wk + kw * g.lanes);
                 #pragma unroll
                 for (int p = 0; p < PW; p++)
-                    acc[p] = fma((VEC)(xin[p * STRIDE + kw]), wv, acc[p]);
+                    acc[p] = fma((VEC)(xr[p * STRIDE + kw]), wv, acc[p]);
             }
         }
     }
     int ohw = g.OH * g.OW, o0 = ob * VW;
-    __global float *dst = out + ((size_t)n * g.O + o0) * (size_t)ohw + oh * g.OW + ow0;
+    size_t at = ((size_t)(out_img0 + n) * g.O + o0) * (size_t)ohw + oh * g.OW + ow0;
     #pragma unroll
     for (int p = 0; p < PW; p++) {
         float lane[VW];
         VSTORE(acc[p], 0, lane);
-        if (ow0 + p < g.OW) {
-            #pragma unroll
-            for (int l = 0; l < VW; l++)
-                if (o0 + l < g.O)
-                    dst[l * ohw + p] = lane[l];
-        }
+        #pragma unroll
+        for (int l = 0; l < VW; l++)
+            if (o0 + l < g.O)
+                out[at + l * ohw + p] = epi_one(lane[l], epi, mask, at + l * ohw + p);
     }
 }
 
-/* out [N, O, OH, OW] <- conv(xp, wt) + bias row for stride 1 and few
+/* out [N, O, OH, OW] <- epi(conv(xp, wt) + bias row) for stride 1 and few
  * output channels (O <= COUT, -DCOUT=c), vectorised over output pixels
  * instead: item (VW-pixel block of output row oh of image n) keeps COUT
  * vectors and adds, per tap, one unaligned vector load of the input row
@@ -115,9 +114,11 @@ __kernel void conv_vec_fwd(__global const float *restrict x, __global const floa
  * pad of g describe the input inside it), allocated with VW floats to
  * spare; rows wholly in the border are skipped. Blocks start at
  * min(b * VW, OW - VW), so they overlap instead of running past the row;
- * an output row narrower than VW stores its first OW lanes. */
+ * an output row narrower than VW stores its first OW lanes. Images: xp's
+ * from x_img0, out's (and mask's) from out_img0. */
 __kernel void conv_px_fwd(__global const float *restrict xp, __global const float *restrict wt,
-                          __global float *restrict out, vec_geom g, int blocks)
+                          __global float *restrict out, vec_geom g, int blocks, int x_img0,
+                          int out_img0, int epi, __global const float *restrict mask)
 {
     int item = get_global_id(0);
     if (item >= g.N * g.OH * blocks)
@@ -129,7 +130,7 @@ __kernel void conv_px_fwd(__global const float *restrict xp, __global const floa
     #pragma unroll
     for (int o = 0; o < COUT; o++)
         acc[o] = (VEC)(o < g.O ? wt[g.C * KK * g.lanes + o] : 0.0f);
-    __global const float *xc = xp + (size_t)n * (size_t)(g.C * HP * WP) + ow0;
+    __global const float *xc = xp + (size_t)(x_img0 + n) * (size_t)(g.C * HP * WP) + ow0;
     for (int c = 0; c < g.C; c++, xc += HP * WP) {
         #pragma unroll
         for (int kh = 0; kh < KSIZE; kh++) {
@@ -147,17 +148,23 @@ __kernel void conv_px_fwd(__global const float *restrict xp, __global const floa
         }
     }
     int ohw = g.OH * g.OW;
-    __global float *dst = out + (size_t)n * (size_t)(g.O * ohw) + oh * g.OW + ow0;
+    size_t at = (size_t)(out_img0 + n) * (size_t)(g.O * ohw) + oh * g.OW + ow0;
     #pragma unroll
     for (int o = 0; o < COUT; o++) {
         if (o < g.O) {
+            size_t ao = at + (size_t)(o * ohw);
             if (g.OW >= VW) {
-                VSTORE(acc[o], 0, dst + o * ohw);
+                VEC v = acc[o];
+                if (epi == EPI_RELU)
+                    v = select(v, (VEC)(0.0f), isless(v, (VEC)(0.0f)));
+                else if (epi == EPI_MASK)
+                    v = select((VEC)(0.0f), v, isgreater(VLOAD(0, mask + ao), (VEC)(0.0f)));
+                VSTORE(v, 0, out + ao);
             } else {
                 float lane[VW];
                 VSTORE(acc[o], 0, lane);
                 for (int l = 0; l < g.OW; l++)
-                    dst[o * ohw + l] = lane[l];
+                    out[ao + l] = epi_one(lane[l], epi, mask, ao + l);
             }
         }
     }
@@ -179,16 +186,32 @@ __kernel void pad_planes(__global const float *restrict x, __global float *restr
     xp[(size_t)r * WP + q] = in ? v : 0.0f;
 }
 
-/* Weight-gradient partial sums of a group of images:
+/* gt [n, pixel, lanes] <- gy [gy_img0 + n, O, OH*OW], channel-minor with
+ * zero lanes past O: each pixel's output channels one vector apart, for
+ * conv_vec_wgrad. Item (pixel, image). */
+__kernel void vec_channels_last(__global const float *restrict gy, __global float *restrict gt,
+                                vec_geom g, int gy_img0)
+{
+    int pix = get_global_id(0), n = get_global_id(1), ohw = g.OH * g.OW;
+    if (pix >= ohw || n >= g.N)
+        return;
+    __global const float *src = gy + (size_t)(gy_img0 + n) * (size_t)(g.O * ohw) + pix;
+    __global float *dst = gt + ((size_t)n * (size_t)ohw + (size_t)pix) * (size_t)g.lanes;
+    for (int o = 0; o < g.lanes; o++)
+        dst[o] = o < g.O ? src[(size_t)o * (size_t)ohw] : 0.0f;
+}
+
+/* Weight- and bias-gradient partial sums of a group of images:
  *   partial[j, (c, kh, kw), o] = sum over images n of group j, pixels
- *       (oh, ow) of gy[n, o, oh, ow] * xp[n, c, oh*S + kh, ow*S + kw]
- * with xp the input in its zero border (H, W, pad of g describe x; xp
- * holds images from x_img0, gy from gy_img0; g.N images in all). Item
- * (group j, channel c, row block kb) flattened in dim 0, channel block in
- * dim 1; its K*KB accumulators stay in registers. */
-__kernel void conv_vec_wgrad(__global const float *restrict gy, __global const float *restrict xp,
-                             __global float *restrict partial, vec_geom g, int per, int gy_img0,
-                             int x_img0)
+ *       (oh, ow) of gt[n, (oh, ow), o] * xp[n, c, oh*S + kh, ow*S + kw]
+ *   partial[j, taps, o] = sum over the same of gt[n, (oh, ow), o]
+ * with gt grad_out channel-minor (vec_channels_last) and xp the input in
+ * its zero border (H, W, pad of g describe x; xp holds images from
+ * x_img0; g.N images in all). Item (group j, channel c, row block kb)
+ * flattened in dim 0, channel block in dim 1; its K*KB accumulators stay in
+ * registers; items with c = kb = 0 store the bias sums. */
+__kernel void conv_vec_wgrad(__global const float *restrict gt, __global const float *restrict xp,
+                             __global float *restrict partial, vec_geom g, int per, int x_img0)
 {
     int item = get_global_id(0), ob = get_global_id(1);
     const int row_blocks = KSIZE / KB;
@@ -197,7 +220,7 @@ __kernel void conv_vec_wgrad(__global const float *restrict gy, __global const f
         return;
     int kb = item % row_blocks, rest = item / row_blocks, c = rest % g.C, j = rest / g.C;
     int HP = g.H + 2 * g.pad, WP = g.W + 2 * g.pad, ohw = g.OH * g.OW, o0 = ob * VW;
-    VEC acc[KB * KSIZE];
+    VEC acc[KB * KSIZE], bacc = (VEC)(0.0f);
     #pragma unroll
     for (int i = 0; i < KB * KSIZE; i++)
         acc[i] = (VEC)(0.0f);
@@ -205,18 +228,11 @@ __kernel void conv_vec_wgrad(__global const float *restrict gy, __global const f
     for (int n = j * per; n < n_end; n++) {
         __global const float *xr = xp + ((size_t)(x_img0 + n) * g.C + c) * (size_t)(HP * WP) +
                                    kb * KB * WP;
-        __global const float *gn = gy + ((size_t)(gy_img0 + n) * g.O + o0) * (size_t)ohw;
-        for (int oh = 0; oh < g.OH; oh++, xr += STRIDE * WP) {
+        __global const float *gn = gt + (size_t)n * (size_t)ohw * (size_t)g.lanes + o0;
+        for (int oh = 0; oh < g.OH; oh++, xr += STRIDE * WP, gn += g.OW * g.lanes) {
             for (int ow = 0; ow < g.OW; ow++) {
-                int pix = oh * g.OW + ow;
-                float lane[VW];
-                #pragma unroll
-                for (int l = 0; l < VW; l++) {
-                    int ok = o0 + l < g.O;
-                    float v = gn[ok ? l * ohw + pix : pix];
-                    lane[l] = ok ? v : 0.0f;
-                }
-                VEC gv = VLOAD(0, lane);
+                VEC gv = VLOAD(0, gn + ow * g.lanes);
+                bacc += gv;
                 #pragma unroll
                 for (int i = 0; i < KB; i++) {
                     #pragma unroll
@@ -227,7 +243,7 @@ __kernel void conv_vec_wgrad(__global const float *restrict gy, __global const f
             }
         }
     }
-    __global float *pj = partial + (size_t)j * (size_t)(g.C * KK * g.lanes) + o0;
+    __global float *pj = partial + (size_t)j * (size_t)((g.C * KK + 1) * g.lanes) + o0;
     #pragma unroll
     for (int i = 0; i < KB; i++) {
         #pragma unroll
@@ -235,19 +251,23 @@ __kernel void conv_vec_wgrad(__global const float *restrict gy, __global const f
             VSTORE(acc[i * KSIZE + kw], 0,
                    pj + ((c * KSIZE + kb * KB + i) * KSIZE + kw) * g.lanes);
     }
+    if (c == 0 && kb == 0)
+        VSTORE(bacc, 0, pj + g.C * KK * g.lanes);
 }
 
-/* gw [O, taps] (+)= the sum over groups of partial [groups, taps, lanes].
- * Item (tap, o). */
+/* gw [O, taps] (+)= the sum over groups of partial [groups, taps + 1,
+ * lanes] (taps rows), and gb [O] (+)= that of the last row when has_bias.
+ * Item (tap or taps for the bias, o). */
 __kernel void vec_wgrad_sum(__global const float *restrict partial, __global float *restrict gw,
-                            int groups, int O, int taps, int lanes, int accumulate)
+                            __global float *restrict gb, int has_bias, int groups, int O,
+                            int taps, int lanes, int accumulate)
 {
     int t = get_global_id(0), o = get_global_id(1);
-    if (t >= taps || o >= O)
+    if (t > taps || o >= O || (t == taps && !has_bias))
         return;
     float s = 0.0f;
     for (int j = 0; j < groups; j++)
-        s += partial[((size_t)j * taps + t) * lanes + o];
-    __global float *dst = gw + (size_t)o * taps + t;
+        s += partial[((size_t)j * (taps + 1) + t) * lanes + o];
+    __global float *dst = t < taps ? gw + (size_t)o * taps + t : gb + o;
     *dst = (accumulate ? *dst : 0.0f) + s;
 }

@@ -46,11 +46,12 @@ __kernel void im2col(__global const float *x, __global float *col, conv_geom g)
     }
 }
 
-/* gx (NCHW) <- for each input pixel, the sum of the column-matrix entries
- * of every tap that read it: a gather, so no atomics are needed. Tap
- * (kh, kw) read pixel (h, w) from output (oh, ow) when
+/* gx (NCHW) <- for each input pixel, epi(the sum of the column-matrix
+ * entries of every tap that read it): a gather, so no atomics are needed.
+ * Tap (kh, kw) read pixel (h, w) from output (oh, ow) when
  * h + pad - kh == oh * STRIDE, likewise for w. */
-__kernel void col2im(__global const float *col, __global float *gx, conv_geom g)
+__kernel void col2im(__global const float *col, __global float *gx, conv_geom g, int epi,
+                     __global const float *mask)
 {
     int q = get_global_id(0), nc = get_global_id(1);
     int ohw = g.OH * g.OW, hw = g.H * g.W;
@@ -74,5 +75,6 @@ __kernel void col2im(__global const float *col, __global float *gx, conv_geom g)
             acc += ok ? v : 0.0f;
         }
     }
-    gx[((ulong)(g.img0 + n) * (ulong)g.C + (ulong)c) * (ulong)hw + (ulong)q] = acc;
+    ulong at = ((ulong)(g.img0 + n) * (ulong)g.C + (ulong)c) * (ulong)hw + (ulong)q;
+    gx[at] = epi_one(acc, epi, mask, at);
 }

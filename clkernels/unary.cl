@@ -67,3 +67,16 @@ __kernel void axpy_f32(__global float *y, __global const float *x, ulong n, floa
 DEFINE_BACKWARD(relu_backward_f32, v > 0.0f ? g : 0.0f)
 DEFINE_BACKWARD(sigmoid_backward_f32, g * v * (1.0f - v))
 DEFINE_BACKWARD(tanh_backward_f32, g * (1.0f - v * v))
+
+/* Linear's fused epilogue: out [rows, cols] <- epi(out + bias[col]), or
+ * epi(out) without a bias; mask (EPI_MASK) has out's shape. Item (col,
+ * row). */
+__kernel void bias_epi_f32(__global float *out, __global const float *bias, int has_bias,
+                           int rows, int cols, int epi, __global const float *mask)
+{
+    int c = get_global_id(0), r = get_global_id(1);
+    if (c >= cols || r >= rows)
+        return;
+    size_t i = (size_t)r * (size_t)cols + (size_t)c;
+    out[i] = epi_one(out[i] + (has_bias ? bias[c] : 0.0f), epi, mask, i);
+}

@@ -122,7 +122,7 @@ static clrt_status training(clrt_device *d)
 
 static clrt_status scenario(void)
 {
-    clrt_device *d = clrt_cpu();
+    clrt_device *d = tu_device_lookup();
     clrt_status st = d ? creation(d) : clrt_last_status();
     if (st == CLRT_OK)
         st = training(d);
@@ -169,7 +169,7 @@ static int run_failing(long n, tally *t)
 START_TEST(warm_every_allocation_fails_cleanly)
 {
     write_tiny_fashion();
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     TU_OK(scenario()); /* warm: programs built, scratch grown */
     unsigned long long baseline = atomic_load(&d->mem_used);
     clrt__alloc_fail_after(0);
@@ -196,7 +196,7 @@ END_TEST
 static clrt_status one_op(void)
 {
     int64_t n = 1000;
-    clrt_device *d = clrt_cpu();
+    clrt_device *d = tu_device_lookup();
     clrt_tensor *a = d ? clrt_rand(d, 1, &n, 9) : NULL, *b = a ? clrt_add(a, a) : NULL;
     clrt_status st = b ? CLRT_OK : clrt_last_status();
     clrt_tensor_release(a);
@@ -222,7 +222,7 @@ static int child_main(void)
     int ok = (failed || st == CLRT_OK) && (st == CLRT_OK || clrt_last_error()[0] != '\0');
     /* After a failure the library must still work: the kernels of the
      * creation scenario (most families) or of the one op. */
-    clrt_device *d = clrt_cpu();
+    clrt_device *d = tu_device_lookup();
     clrt_status again = !d ? clrt_last_status() : full ? creation(d) : one_op();
     if (d && again == CLRT_OK)
         again = clrt_device_synchronize(d);

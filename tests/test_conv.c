@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include "runtime/ops/conv_internal.h"
+#include "runtime/ops/epilogue_internal.h"
 #include <math.h>
 #include <string.h>
 
@@ -11,13 +12,17 @@ typedef struct {
     int N, C, H, W, O, K, s, p;
 } conv_case;
 
-/* Odd image sizes, kernels 1/3/5, strides 1/2, padding 0/1/2, one and
- * several channels, batches 1 and 3, LeNet's two layers, one large case. */
+/* Odd image sizes, kernels 1/3/5, strides 1/2, padding 0/1/2/3, one and
+ * several channels, batches 1 and 3, LeNet's two layers, the seed CNN's
+ * four, more output channels than one vector holds, padding beyond K-1
+ * (the input gradient crops), one large case. */
 static const conv_case cases[] = {
     {1, 1, 7, 9, 1, 1, 1, 0},   {3, 2, 7, 9, 4, 3, 1, 1},    {3, 3, 13, 13, 5, 3, 2, 1},
     {1, 1, 28, 28, 6, 5, 1, 2}, {3, 6, 14, 14, 16, 5, 1, 0}, {3, 2, 7, 9, 3, 5, 2, 2},
     {3, 4, 13, 13, 2, 1, 2, 0}, {1, 3, 28, 28, 7, 3, 2, 0},  {3, 5, 11, 8, 6, 5, 2, 1},
     {1, 2, 13, 13, 3, 3, 1, 2}, {3, 1, 7, 9, 2, 5, 1, 0},    {8, 3, 61, 67, 16, 3, 1, 1},
+    {2, 3, 32, 32, 6, 5, 1, 0}, {2, 6, 14, 14, 16, 5, 1, 3}, {2, 16, 16, 16, 16, 5, 1, 0},
+    {3, 16, 6, 6, 16, 3, 1, 0}, {2, 5, 9, 11, 20, 3, 1, 3},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -49,6 +54,10 @@ static double *to_double(const float *f, size_t n)
 
 static void data_make(conv_data *t, conv_case c, uint64_t *rng)
 {
+    if (tu_small() && (size_t)c.N * c.O * c.H * c.W > 20000) { /* large: same image size */
+        c.N = 1;
+        c.O = c.O < 4 ? c.O : 4;
+    }
     t->c = c;
     t->OH = (c.H + 2 * c.p - c.K) / c.s + 1;
     t->OW = (c.W + 2 * c.p - c.K) / c.s + 1;
@@ -120,7 +129,7 @@ static void ref_backward(const conv_data *t, const double *g, double *dx, double
 static clrt_tensor *upload(const float *data, int n0, int n1, int n2, int n3, int ndim)
 {
     int64_t shape[4] = {n0, n1, n2, n3};
-    return TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, ndim, shape, data));
+    return TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, ndim, shape, data));
 }
 
 static clrt_tensor *upload_x(const conv_data *t)
@@ -157,7 +166,7 @@ static void run_forward_case(int i, int with_bias, int use_out)
     clrt_tensor *y;
     if (use_out) {
         int64_t shape[4] = {t.c.N, t.c.O, t.OH, t.OW};
-        y = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, shape)); /* poisoned: NaN */
+        y = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, shape)); /* poisoned: NaN */
         TU_OK(clrt_f_conv2d_out(y, x, w, b, t.c.s, t.c.p));
     } else {
         y = TU_NONNULL(clrt_f_conv2d(x, w, b, t.c.s, t.c.p));
@@ -178,6 +187,32 @@ START_TEST(forward_bias) { run_forward_case(_i, 1, 0); }
 END_TEST
 
 START_TEST(forward_no_bias_out) { run_forward_case(_i, 0, 1); }
+END_TEST
+
+/* The forward with a ReLU epilogue (Sequential's fused Conv2d + ReLU)
+ * against relu of the float64 reference. */
+static void run_forward_relu_case(int i)
+{
+    uint64_t rng = tu_seed() + (uint64_t)i * 6271;
+    conv_data t;
+    data_make(&t, cases[i], &rng);
+    clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *b = upload(t.b, t.c.O, 0, 0, 0, 1);
+    int64_t shape[4] = {t.c.N, t.c.O, t.OH, t.OW};
+    clrt_tensor *y = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, shape));
+    const clrt__epilogue relu = {CLRT__EPI_RELU, NULL};
+    TU_OK(clrt__conv2d_fused_out(y, x, w, b, t.c.s, t.c.p, &relu));
+    double *ref = malloc(t.no * sizeof *ref);
+    ref_forward(&t, t.xd, t.wd, t.bd, ref);
+    for (size_t k = 0; k < t.no; k++)
+        ref[k] = ref[k] < 0 ? 0 : ref[k];
+    check_close("forward + relu", y, ref, t.no, FWD_TOL, i);
+    free(ref);
+    clrt_tensor_release(x), clrt_tensor_release(w), clrt_tensor_release(b);
+    clrt_tensor_release(y);
+    data_free(&t);
+}
+
+START_TEST(forward_relu_epilogue) { run_forward_relu_case(_i); }
 END_TEST
 
 /* --- backward --- */
@@ -202,10 +237,10 @@ static void run_backward_case(int _i)
     conv_data t;
     data_make(&t, cases[_i], &rng);
     clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
-    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
-    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
+    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(x)));
+    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(w)));
     int64_t o = t.c.O;
-    clrt_tensor *db = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &o));
+    clrt_tensor *db = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, &o));
     TU_OK(clrt_f_conv2d_backward_input_out(dx, g, w, t.c.s, t.c.p));
     TU_OK(clrt_f_conv2d_backward_weight_out(dw, g, x, t.c.s, t.c.p, 0));
     TU_OK(clrt_f_conv2d_backward_bias_out(db, g, 0));
@@ -213,9 +248,16 @@ static void run_backward_case(int _i)
     check_close("grad input", dx, r.dx, t.nx, DX_TOL, _i);
     check_close("grad weight", dw, r.dw, t.nw, DW_TOL, _i);
     check_close("grad bias", db, r.db, (size_t)t.c.O, DB_TOL, _i);
+    /* Both parameter gradients in one call (the layer's), into poisoned
+     * buffers. */
+    clrt_tensor *dw2 = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(w)));
+    clrt_tensor *db2 = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, &o));
+    TU_OK(clrt__conv2d_backward_params_out(dw2, db2, g, x, t.c.s, t.c.p, 0));
+    check_close("grad weight (with bias)", dw2, r.dw, t.nw, DW_TOL, _i);
+    check_close("grad bias (with weight)", db2, r.db, (size_t)t.c.O, DB_TOL, _i);
     grads_free(&r);
-    clrt_tensor *all[] = {x, w, g, dx, dw, db};
-    for (int k = 0; k < 6; k++)
+    clrt_tensor *all[] = {x, w, g, dx, dw, db, dw2, db2};
+    for (int k = 0; k < 8; k++)
         clrt_tensor_release(all[k]);
     data_free(&t);
 }
@@ -223,14 +265,57 @@ static void run_backward_case(int _i)
 START_TEST(backward_all) { run_backward_case(_i); }
 END_TEST
 
+/* The input gradient with a ReLU-backward epilogue (Sequential's fused
+ * ReLU + Conv2d): the float64 reference times (mask > 0), mask a random
+ * tensor of x's shape with about half its entries positive. A mask that
+ * aliases grad_x is refused. */
+static void run_backward_masked_case(int i)
+{
+    uint64_t rng = tu_seed() + (uint64_t)i * 3967;
+    conv_data t;
+    data_make(&t, cases[i], &rng);
+    float *hm = tu_random_floats(&rng, t.nx, -1, 1);
+    clrt_tensor *w = upload_w(&t), *g = upload_g(&t);
+    clrt_tensor *mask = upload(hm, t.c.N, t.c.C, t.c.H, t.c.W, 4);
+    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(mask)));
+    const clrt__epilogue epi = {CLRT__EPI_MASK, mask};
+    TU_OK(clrt__conv2d_backward_input_fused_out(dx, g, w, t.c.s, t.c.p, &epi));
+    grads r = ref_grads(&t);
+    for (size_t k = 0; k < t.nx; k++)
+        r.dx[k] = hm[k] > 0 ? r.dx[k] : 0.0;
+    check_close("grad input masked", dx, r.dx, t.nx, DX_TOL, i);
+    const clrt__epilogue self = {CLRT__EPI_MASK, dx};
+    ck_assert_int_eq(clrt__conv2d_backward_input_fused_out(dx, g, w, t.c.s, t.c.p, &self),
+                     CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "clrt_f_conv2d_backward_input_out", "mask", NULL);
+    grads_free(&r);
+    free(hm);
+    clrt_tensor_release(w), clrt_tensor_release(g), clrt_tensor_release(mask);
+    clrt_tensor_release(dx);
+    data_free(&t);
+}
+
+START_TEST(backward_input_mask_epilogue) { run_backward_masked_case(_i); }
+END_TEST
+
 /* The algorithm a case does not get by default: CPU devices take the
- * vectorised direct kernels (conv_vec.c); CLRT_CONV_ALGO=im2col gives them
- * im2col + GEMM (in this forked test only). */
+ * vectorised direct kernels (conv_vec.c), other devices im2col + GEMM;
+ * CLRT_CONV_ALGO picks the other (in this forked test only). The library
+ * reads CLRT_* once, at its first use, and finding the device's kind is a
+ * use: so each algorithm is forced in turn (loop index / N_CASES) before
+ * that, and the one that is the device's default returns at once. */
 START_TEST(other_algorithm)
 {
-    setenv("CLRT_CONV_ALGO", "im2col", 1);
-    run_forward_case(_i, 1, 0);
-    run_backward_case(_i);
+    int vec = _i >= N_CASES;
+    setenv("CLRT_CONV_ALGO", vec ? "vec" : "im2col", 1);
+    clrt_device_info info;
+    TU_OK(clrt_device_info_get(tu_device(), &info));
+    if (vec == (info.kind == CLRT_DEVICE_CPU))
+        return;
+    run_forward_case(_i % N_CASES, 1, 0);
+    run_backward_case(_i % N_CASES);
+    run_forward_relu_case(_i % N_CASES);
+    run_backward_masked_case(_i % N_CASES);
 }
 END_TEST
 
@@ -253,6 +338,16 @@ START_TEST(backward_accumulate)
         r.db[k] += b0[k];
     check_close("accumulated grad weight", dw, r.dw, t.nw, DW_TOL, _i);
     check_close("accumulated grad bias", db, r.db, (size_t)t.c.O, DB_TOL, _i);
+    /* and both at once, adding to the first sums */
+    TU_OK(clrt__conv2d_backward_params_out(dw, db, g, x, t.c.s, t.c.p, 1));
+    grads r2 = ref_grads(&t);
+    for (size_t k = 0; k < t.nw; k++)
+        r.dw[k] += r2.dw[k];
+    for (int k = 0; k < t.c.O; k++)
+        r.db[k] += r2.db[k];
+    check_close("twice accumulated grad weight", dw, r.dw, t.nw, DW_TOL, _i);
+    check_close("twice accumulated grad bias", db, r.db, (size_t)t.c.O, DB_TOL, _i);
+    grads_free(&r2);
     grads_free(&r);
     free(w0), free(b0);
     clrt_tensor_release(x), clrt_tensor_release(g), clrt_tensor_release(dw),
@@ -264,7 +359,10 @@ END_TEST
 /* The batch in chunks of one or two images (a small scratch cap) gives the
  * same results, including the weight gradient summed across chunks: once
  * with small images (the weight gradient as one GEMM per chunk on the host
- * BLAS) and once with OH*OW >= 256 (one GEMM per image, then a sum). */
+ * BLAS) and once with OH*OW >= 256 (one GEMM per image, then a sum). Caps:
+ * 40000 and 1 bytes chunk im2col (the direct kernels' padded copies fit
+ * whole, or not even one image's does); 6000 bytes chunk the direct kernels
+ * themselves (two padded images per chunk). */
 static void run_chunked_case(conv_case c, int i)
 {
     uint64_t rng = tu_seed() + 77 + (uint64_t)c.H;
@@ -273,8 +371,8 @@ static void run_chunked_case(conv_case c, int i)
     clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
     clrt_tensor *b = upload(t.b, t.c.O, 0, 0, 0, 1);
     clrt_tensor *y = TU_NONNULL(clrt_f_conv2d(x, w, b, t.c.s, t.c.p));
-    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
-    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
+    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(x)));
+    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(w)));
     TU_OK(clrt_f_conv2d_backward_input_out(dx, g, w, t.c.s, t.c.p));
     TU_OK(clrt_f_conv2d_backward_weight_out(dw, g, x, t.c.s, t.c.p, 0));
     double *ref = malloc(t.no * sizeof *ref);
@@ -293,7 +391,8 @@ static void run_chunked_case(conv_case c, int i)
 
 START_TEST(chunked_batch)
 {
-    setenv("CLRT_CONV_SCRATCH_BYTES", _i ? "1" : "40000", 1);
+    static const char *caps[] = {"40000", "1", "6000"};
+    setenv("CLRT_CONV_SCRATCH_BYTES", caps[_i], 1);
     run_chunked_case((conv_case){5, 3, 13, 11, 4, 3, 2, 1}, _i);
     run_chunked_case((conv_case){3, 2, 17, 16, 3, 3, 1, 1}, _i);
 }
@@ -373,8 +472,8 @@ START_TEST(reference_vs_finite_differences)
     ck_assert_msg(ex < FD_TOL && ew < FD_TOL && eb < FD_TOL, "fd errors %g %g %g", ex, ew, eb);
     /* and the device's gradients against the same differences */
     clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
-    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(x)));
-    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
+    clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(x)));
+    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(w)));
     TU_OK(clrt_f_conv2d_backward_input_out(dx, g, w, t.c.s, t.c.p));
     TU_OK(clrt_f_conv2d_backward_weight_out(dw, g, x, t.c.s, t.c.p, 0));
     float *hx = tu_read(dx), *hw = tu_read(dw);
@@ -417,7 +516,7 @@ END_TEST
 static clrt_tensor *zeros4(clrt_dtype dt, int a, int b, int c, int d)
 {
     int64_t s[4] = {a, b, c, d};
-    return TU_NONNULL(clrt_zeros(tu_cpu(), dt, 4, s));
+    return TU_NONNULL(clrt_zeros(tu_device(), dt, 4, s));
 }
 
 START_TEST(bad_arguments)
@@ -426,7 +525,7 @@ START_TEST(bad_arguments)
     clrt_tensor *w_ok = zeros4(CLRT_F32, 4, 3, 3, 3), *w5 = zeros4(CLRT_F32, 1, 3, 9, 9);
     clrt_tensor *w_rect = zeros4(CLRT_F32, 4, 3, 3, 2), *xi = zeros4(CLRT_I32, 2, 3, 7, 7);
     int64_t five = 5;
-    clrt_tensor *b5 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &five));
+    clrt_tensor *b5 = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, &five));
 
     ck_assert_ptr_null(clrt_f_conv2d(x, w, NULL, 1, 0));
     tu_assert_error(CLRT_ESHAPE, "clrt_f_conv2d", "[2, 3, 7, 7]", "[4, 2, 3, 3]", "channels", NULL);
@@ -468,7 +567,7 @@ START_TEST(bad_arguments)
         clrt_tensor_release(all[k]);
     /* PoCL aborts if the process exits while it still compiles a queued
      * kernel (LLVM is torn down under it): finish before leaving. */
-    TU_OK(clrt_device_synchronize(tu_cpu()));
+    TU_OK(clrt_device_synchronize(tu_device()));
 }
 END_TEST
 
@@ -477,9 +576,9 @@ START_TEST(errors_lose_nothing)
 {
     clrt_tensor *x = zeros4(CLRT_F32, 1, 2, 5, 5), *w = zeros4(CLRT_F32, 3, 2, 3, 3);
     int64_t os[4] = {1, 3, 3, 3}, four = 4;
-    clrt_tensor *out = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 4, os, 7.0));
-    clrt_tensor *b4 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &four));
-    clrt_tensor *dw = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w), 7.0));
+    clrt_tensor *out = TU_NONNULL(clrt_full(tu_device(), CLRT_F32, 4, os, 7.0));
+    clrt_tensor *b4 = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, &four));
+    clrt_tensor *dw = TU_NONNULL(clrt_full(tu_device(), CLRT_F32, 4, clrt_tensor_shape(w), 7.0));
     ck_assert_int_eq(clrt_f_conv2d_out(out, x, w, b4, 1, 0), CLRT_ESHAPE);
     ck_assert_int_eq(clrt_f_conv2d_backward_weight_out(dw, out, x, 2, 0, 1), CLRT_ESHAPE);
     float *h = tu_read(out), *hw = tu_read(dw);
@@ -500,9 +599,9 @@ START_TEST(empty_batch)
     clrt_tensor *x = zeros4(CLRT_F32, 0, 2, 5, 5), *w = zeros4(CLRT_F32, 3, 2, 3, 3);
     clrt_tensor *y = TU_NONNULL(clrt_f_conv2d(x, w, NULL, 1, 0));
     ck_assert_int_eq(clrt_tensor_numel(y), 0);
-    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 4, clrt_tensor_shape(w)));
+    clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(w)));
     int64_t three = 3;
-    clrt_tensor *db = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &three));
+    clrt_tensor *db = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, &three));
     TU_OK(clrt_f_conv2d_backward_weight_out(dw, y, x, 1, 0, 0));
     TU_OK(clrt_f_conv2d_backward_bias_out(db, y, 0));
     float *hw = tu_read(dw), *hb = tu_read(db);
@@ -523,10 +622,12 @@ static Suite *conv_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, forward_bias, 0, N_CASES);
     tcase_add_loop_test(tc, forward_no_bias_out, 0, N_CASES);
+    tcase_add_loop_test(tc, forward_relu_epilogue, 0, N_CASES);
     tcase_add_loop_test(tc, backward_all, 0, N_CASES);
+    tcase_add_loop_test(tc, backward_input_mask_epilogue, 0, N_CASES);
     tcase_add_loop_test(tc, backward_accumulate, 0, N_CASES);
-    tcase_add_loop_test(tc, other_algorithm, 0, N_CASES);
-    tcase_add_loop_test(tc, chunked_batch, 0, 2);
+    tcase_add_loop_test(tc, other_algorithm, 0, 2 * N_CASES);
+    tcase_add_loop_test(tc, chunked_batch, 0, 3);
     tcase_add_test(tc, workspace_grows_while_queued);
     tcase_add_loop_test(tc, reference_vs_finite_differences, 0, 3);
     tcase_add_test(tc, fast_division_constants);

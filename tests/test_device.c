@@ -10,15 +10,61 @@ static const char *const bad_specs[] = {"cuda0", "tpu",    "cpu:x", "gpu:-1",  "
 
 /* --- real drivers --- */
 
-START_TEST(cpu_exists_and_is_named_cpu)
+/* The first CPU device is "cpu" (= "cpu:0"), after the GPUs; a host without
+ * one says so and how to get one. */
+START_TEST(cpu_is_named_cpu)
 {
-    clrt_device *c = tu_cpu();
+    ck_assert_int_eq(clrt_device_count(), clrt_num_gpus() + clrt_num_cpus());
+    if (clrt_num_cpus() == 0) {
+        ck_assert_ptr_null(clrt_cpu());
+        tu_assert_error(CLRT_ENODEV, "no device cpu:0", "0 CPU device", "pocl-opencl-icd", NULL);
+        return;
+    }
+    clrt_device *c = TU_NONNULL(clrt_cpu());
     ck_assert_str_eq(clrt_device_str(c), "cpu");
     ck_assert_ptr_eq(clrt_device_get("cpu"), c);
     ck_assert_ptr_eq(clrt_device_get("cpu:0"), c);
     ck_assert_ptr_eq(clrt_device_at(clrt_num_gpus()), c);
-    ck_assert_int_ge(clrt_num_cpus(), 1);
-    ck_assert_int_eq(clrt_device_count(), clrt_num_gpus() + clrt_num_cpus());
+}
+END_TEST
+
+/* The default device when nothing sets it: the first CPU device, else gpu:0. */
+static clrt_device *automatic_default(void)
+{
+    return TU_NONNULL(clrt_num_cpus() > 0 ? clrt_cpu() : clrt_gpu(0));
+}
+
+/* The default device: CLRT_DEFAULT_DEVICE (tu_run sets it to the test
+ * device) or the automatic choice; settable to any of the runtime's
+ * devices, and back with NULL. */
+START_TEST(default_device)
+{
+    const char *spec = getenv("CLRT_DEFAULT_DEVICE");
+    clrt_device *automatic = spec ? TU_NONNULL(clrt_device_get(spec)) : automatic_default();
+    ck_assert_ptr_eq(TU_NONNULL(clrt_default_device()), automatic);
+    clrt_device *last = TU_NONNULL(clrt_device_at(clrt_device_count() - 1));
+    TU_OK(clrt_set_default_device(last));
+    ck_assert_ptr_eq(clrt_default_device(), last);
+    clrt_device_info bogus_storage;
+    ck_assert_int_eq(clrt_set_default_device((clrt_device *)(void *)&bogus_storage), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "clrt_set_default_device", "not one of the", NULL);
+    ck_assert_ptr_eq(clrt_default_device(), last);
+    TU_OK(clrt_set_default_device(NULL));
+    ck_assert_ptr_eq(clrt_default_device(), automatic);
+}
+END_TEST
+
+/* CLRT_DEFAULT_DEVICE names the default; one naming no device gets the
+ * automatic choice (and a warning). Read at the library's first use: these
+ * forked tests set it before any call. */
+START_TEST(default_device_from_the_environment)
+{
+    setenv("CLRT_DEFAULT_DEVICE", _i == 0 ? "gpu:9999" : "cpu", 1);
+    clrt_device *d = TU_NONNULL(clrt_default_device());
+    if (_i == 0 || clrt_num_cpus() == 0)
+        ck_assert_ptr_eq(d, automatic_default());
+    else
+        ck_assert_ptr_eq(d, clrt_cpu());
 }
 END_TEST
 
@@ -85,7 +131,7 @@ START_TEST(device_info_is_sane)
     ck_assert_int_eq(clrt_device_info_get(NULL, NULL), CLRT_EINVAL);
     clrt_device_info in;
     ck_assert_int_eq(clrt_device_info_get(NULL, &in), CLRT_EINVAL);
-    ck_assert_int_eq(clrt_device_info_get(tu_cpu(), NULL), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_device_info_get(tu_device(), NULL), CLRT_EINVAL);
     ck_assert_str_eq(clrt_device_kind_str(CLRT_DEVICE_GPU), "GPU");
     ck_assert_str_eq(clrt_device_kind_str(CLRT_DEVICE_CPU), "CPU");
     ck_assert_str_eq(clrt_device_kind_str(CLRT_DEVICE_ACCELERATOR), "ACCELERATOR");
@@ -122,7 +168,7 @@ END_TEST
  * one with GPUs, gpu:0 is the first device. */
 START_TEST(gpu_calls_match_the_host)
 {
-    clrt_device *c = tu_cpu(), *all[4] = {NULL, NULL, NULL, NULL};
+    clrt_device *c = clrt_num_cpus() > 0 ? clrt_cpu() : NULL, *all[4] = {NULL, NULL, NULL, NULL};
     int g = clrt_num_gpus();
     if (g == 0) {
         ck_assert_ptr_null(clrt_gpu(0));
@@ -149,10 +195,10 @@ END_TEST
 START_TEST(synchronize)
 {
     ck_assert_int_eq(clrt_device_synchronize(NULL), CLRT_EINVAL);
-    TU_OK(clrt_device_synchronize(tu_cpu()));
+    TU_OK(clrt_device_synchronize(tu_device()));
     int64_t shape[1] = {17};
-    clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, shape));
-    TU_OK(clrt_device_synchronize(tu_cpu()));
+    clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, shape));
+    TU_OK(clrt_device_synchronize(tu_device()));
     clrt_tensor_release(x);
 }
 END_TEST
@@ -239,7 +285,9 @@ int main(int argc, char **argv)
     } else if (argc == 2 && strcmp(argv[1], "no_device") == 0) {
         tcase_add_test(tc, no_device_fails_saying_what_was_asked);
     } else {
-        tcase_add_test(tc, cpu_exists_and_is_named_cpu);
+        tcase_add_test(tc, cpu_is_named_cpu);
+        tcase_add_test(tc, default_device);
+        tcase_add_loop_test(tc, default_device_from_the_environment, 0, 2);
         tcase_add_test(tc, names_follow_the_order);
         tcase_add_test(tc, device_info_is_sane);
         tcase_add_test(tc, bad_specs_list_the_accepted_forms);

@@ -1,21 +1,24 @@
-/* Two devices on one host: PoCL with two CPU devices (ctest sets
- * POCL_DEVICES for *_multi suites). Moves between them, the device-mismatch
- * error, and the generator's device independence. */
+/* Two devices (tu_device_pair: CLRT_TEST_DEVICES, else the first two; ctest
+ * sets POCL_DEVICES for *_multi suites, so PoCL gives two CPU devices). Moves
+ * between them, the device-mismatch error, and the generator's device
+ * independence. */
 #include "testutil.h"
 
+#include <math.h>
 #include <string.h>
 
-static clrt_device *cpu1(void) { return TU_NONNULL(clrt_device_get("cpu:1")); }
+static clrt_device *dev0(void) { return tu_device_pair(0); }
+static clrt_device *dev1(void) { return tu_device_pair(1); }
+static const char *name0(void) { return clrt_device_str(dev0()); }
+static const char *name1(void) { return clrt_device_str(dev1()); }
 
-START_TEST(two_cpu_devices)
+/* Each device is found again by its name. */
+START_TEST(two_devices)
 {
-    ck_assert_int_eq(clrt_num_cpus(), 2);
-    ck_assert_str_eq(clrt_device_str(tu_cpu()), "cpu");
-    ck_assert_str_eq(clrt_device_str(cpu1()), "cpu:1");
-    ck_assert_ptr_ne(tu_cpu(), cpu1());
-    ck_assert_ptr_eq(clrt_device_at(clrt_num_gpus() + 1), cpu1());
-    ck_assert_ptr_null(clrt_device_get("cpu:2"));
-    tu_assert_error(CLRT_ENODEV, "2 CPU device", NULL);
+    ck_assert_ptr_ne(dev0(), dev1());
+    ck_assert_ptr_eq(clrt_device_get(name0()), dev0());
+    ck_assert_ptr_eq(clrt_device_get(name1()), dev1());
+    ck_assert_int_ge(clrt_device_count(), 2);
 }
 END_TEST
 
@@ -26,18 +29,18 @@ START_TEST(to_copies_across_devices)
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         size_t n = (size_t)sizes[s];
         float *v = tu_random_floats(&rng, n, -10, 10);
-        clrt_tensor *a = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, 1, &sizes[s], v));
-        clrt_tensor *b = TU_NONNULL(clrt_tensor_to(a, cpu1()));
+        clrt_tensor *a = TU_NONNULL(clrt_from_host(dev0(), CLRT_F32, 1, &sizes[s], v));
+        clrt_tensor *b = TU_NONNULL(clrt_tensor_to(a, dev1()));
         ck_assert_ptr_ne(b, a);
-        ck_assert_ptr_eq(clrt_tensor_device(b), cpu1());
-        ck_assert_ptr_eq(clrt_tensor_device(a), tu_cpu());
+        ck_assert_ptr_eq(clrt_tensor_device(b), dev1());
+        ck_assert_ptr_eq(clrt_tensor_device(a), dev0());
         ck_assert_int_eq(clrt_tensor_refcount(a), 1);
         ck_assert_int_eq(clrt_tensor_refcount(b), 1);
         float *gb = tu_read(b), *ga = tu_read(a);
         ck_assert_mem_eq(gb, v, n * sizeof *v);
         ck_assert_mem_eq(ga, v, n * sizeof *v); /* the source is intact */
-        /* and back again, into a fresh tensor on cpu */
-        clrt_tensor *c = TU_NONNULL(clrt_tensor_to(b, tu_cpu()));
+        /* and back again, into a fresh tensor on the first device */
+        clrt_tensor *c = TU_NONNULL(clrt_tensor_to(b, dev0()));
         ck_assert_ptr_ne(c, a);
         float *gc = tu_read(c);
         ck_assert_mem_eq(gc, v, n * sizeof *v);
@@ -53,8 +56,8 @@ START_TEST(to_int_dtypes_and_shapes)
     for (int i = 0; i < 15; i++)
         bytes[i] = (uint8_t)(i * 17);
     int64_t shape[2] = {3, 5};
-    clrt_tensor *a = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_U8, 2, shape, bytes));
-    clrt_tensor *b = TU_NONNULL(clrt_tensor_to(a, cpu1()));
+    clrt_tensor *a = TU_NONNULL(clrt_from_host(dev0(), CLRT_U8, 2, shape, bytes));
+    clrt_tensor *b = TU_NONNULL(clrt_tensor_to(a, dev1()));
     ck_assert_int_eq(clrt_tensor_dtype(b), CLRT_U8);
     ck_assert_int_eq(clrt_tensor_ndim(b), 2);
     ck_assert_mem_eq(clrt_tensor_shape(b), shape, sizeof shape);
@@ -68,8 +71,8 @@ END_TEST
 START_TEST(to_same_device_is_identity)
 {
     int64_t shape[1] = {9};
-    clrt_tensor *a = TU_NONNULL(clrt_ones(cpu1(), CLRT_F32, 1, shape));
-    clrt_tensor *same = TU_NONNULL(clrt_tensor_to(a, cpu1()));
+    clrt_tensor *a = TU_NONNULL(clrt_ones(dev1(), CLRT_F32, 1, shape));
+    clrt_tensor *same = TU_NONNULL(clrt_tensor_to(a, dev1()));
     ck_assert_ptr_eq(same, a);
     ck_assert_int_eq(clrt_tensor_refcount(a), 2);
     clrt_tensor_release(same);
@@ -80,14 +83,15 @@ END_TEST
 START_TEST(add_across_devices_fails)
 {
     int64_t shape[2] = {4, 3};
-    clrt_tensor *a = TU_NONNULL(clrt_ones(tu_cpu(), CLRT_F32, 2, shape));
-    clrt_tensor *b = TU_NONNULL(clrt_ones(cpu1(), CLRT_F32, 2, shape));
+    clrt_tensor *a = TU_NONNULL(clrt_ones(dev0(), CLRT_F32, 2, shape));
+    clrt_tensor *b = TU_NONNULL(clrt_ones(dev1(), CLRT_F32, 2, shape));
     ck_assert_ptr_null(clrt_add(a, b));
-    tu_assert_error(CLRT_EDEVMISMATCH, "clrt_add", "on cpu ", "on cpu:1", "clrt_tensor_to", NULL);
+    tu_assert_error(CLRT_EDEVMISMATCH, "clrt_add", tu_fmt("on %s ", name0()),
+                    tu_fmt("on %s", name1()), "clrt_tensor_to", NULL);
     ck_assert_ptr_null(clrt_add(b, a));
-    tu_assert_error(CLRT_EDEVMISMATCH, "on cpu:1", "on cpu;", NULL);
+    tu_assert_error(CLRT_EDEVMISMATCH, tu_fmt("on %s ", name1()), tu_fmt("on %s;", name0()), NULL);
     /* moved, it works; the inputs were not touched by the failures */
-    clrt_tensor *b0 = TU_NONNULL(clrt_tensor_to(b, tu_cpu()));
+    clrt_tensor *b0 = TU_NONNULL(clrt_tensor_to(b, dev0()));
     clrt_tensor *sum = TU_NONNULL(clrt_add(a, b0));
     float v[12];
     TU_OK(clrt_to_host(sum, v, sizeof v));
@@ -104,13 +108,20 @@ START_TEST(same_seed_same_numbers_on_both)
 {
     int64_t shape[2] = {101, 7};
     uint64_t seed = tu_seed();
-    clrt_tensor *a = TU_NONNULL(clrt_rand(tu_cpu(), 2, shape, seed));
-    clrt_tensor *b = TU_NONNULL(clrt_rand(cpu1(), 2, shape, seed));
-    clrt_tensor *na = TU_NONNULL(clrt_randn(tu_cpu(), 2, shape, seed));
-    clrt_tensor *nb = TU_NONNULL(clrt_randn(cpu1(), 2, shape, seed));
+    clrt_tensor *a = TU_NONNULL(clrt_rand(dev0(), 2, shape, seed));
+    clrt_tensor *b = TU_NONNULL(clrt_rand(dev1(), 2, shape, seed));
+    clrt_tensor *na = TU_NONNULL(clrt_randn(dev0(), 2, shape, seed));
+    clrt_tensor *nb = TU_NONNULL(clrt_randn(dev1(), 2, shape, seed));
     float *va = tu_read(a), *vb = tu_read(b), *vna = tu_read(na), *vnb = tu_read(nb);
     ck_assert_mem_eq(va, vb, sizeof(float) * 707);
-    ck_assert_mem_eq(vna, vnb, sizeof(float) * 707); /* one driver: bit for bit */
+    /* One driver: bit for bit. Two: randn's log, sqrt and cos may differ by
+     * the few ulp OpenCL C allows. */
+    if (tu_same_platform(dev0(), dev1()))
+        ck_assert_mem_eq(vna, vnb, sizeof(float) * 707);
+    for (int i = 0; i < 707; i++)
+        ck_assert_msg(fabsf(vna[i] - vnb[i]) <= 1e-5f * (1 + fabsf(vna[i])),
+                      "randn element %d: %.9g on %s, %.9g on %s", i, (double)vna[i], name0(),
+                      (double)vnb[i], name1());
     free(va), free(vb), free(vna), free(vnb);
     clrt_tensor_release(a), clrt_tensor_release(b), clrt_tensor_release(na);
     clrt_tensor_release(nb);
@@ -120,9 +131,9 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("devices_multi");
-    TCase *tc = tcase_create("two_cpus");
+    TCase *tc = tcase_create("two_devices");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, two_cpu_devices);
+    tcase_add_test(tc, two_devices);
     tcase_add_test(tc, to_copies_across_devices);
     tcase_add_test(tc, to_int_dtypes_and_shapes);
     tcase_add_test(tc, to_same_device_is_identity);

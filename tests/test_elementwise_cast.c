@@ -13,8 +13,8 @@ static void *read_all(const clrt_tensor *t)
 
 START_TEST(test_fill_every_dtype)
 {
-    clrt_device *d = tu_cpu();
-    const int64_t sizes[] = {1, 7, 1009, 1000003};
+    clrt_device *d = tu_device();
+    const int64_t sizes[] = {1, 7, 1009, TU_LARGE};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         int64_t n = sizes[k];
         clrt_tensor *f = TU_NONNULL(clrt_empty(d, CLRT_F32, 1, &n));
@@ -42,7 +42,7 @@ END_TEST
 
 START_TEST(test_fill_rejects_unrepresentable)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     clrt_tensor *i = TU_NONNULL(clrt_zeros(d, CLRT_I32, 1, EU_SHAPE(3)));
     clrt_tensor *u = TU_NONNULL(clrt_zeros(d, CLRT_U8, 1, EU_SHAPE(3)));
     ck_assert_int_eq(clrt_fill_(i, 3e9), CLRT_EINVAL);
@@ -62,9 +62,9 @@ END_TEST
 
 START_TEST(test_copy)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     uint64_t rng = tu_seed() + 303;
-    const int64_t sizes[] = {1, 97, 1000003};
+    const int64_t sizes[] = {1, 97, TU_LARGE};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         int64_t n = sizes[k];
         float *hx;
@@ -109,7 +109,7 @@ static uint8_t sat_u8(double v) { return isnan(v) || v <= 0 ? 0 : v >= 255 ? 255
 
 START_TEST(test_cast_float_to_int)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     uint64_t rng = tu_seed() + 404;
     const float special[] = {-2.7f, 2.7f,     -0.5f,    0.99f,  255.9f,        256,
                              -1,    300,      1e10f,    -1e10f, 2147483520.0f, -2147483648.0f,
@@ -138,9 +138,9 @@ END_TEST
 
 START_TEST(test_cast_round_trips)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     uint64_t rng = tu_seed() + 505;
-    enum { N = 1000003 };
+    const int N = TU_LARGE;
     int32_t *hi = malloc(N * sizeof *hi);
     for (int i = 0; i < N; i++)
         hi[i] = (int32_t)(tu_next(&rng) % 2000001) - 1000000; /* exact in float32 */
@@ -211,7 +211,7 @@ static void ref_transpose(const unsigned char *src, unsigned char *dst, int ndim
 static void check_transpose(clrt_dtype t, int ndim, const int64_t *shape, int dim0, int dim1,
                             uint64_t *rng)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     size_t esize = clrt_dtype_size(t), n = (size_t)eu_numel(ndim, shape);
     unsigned char *h = malloc(n * esize + 1), *want = malloc(n * esize + 1);
     for (size_t i = 0; i < n * esize; i++)
@@ -241,7 +241,8 @@ static void check_transpose(clrt_dtype t, int ndim, const int64_t *shape, int di
 START_TEST(test_transpose_2d)
 {
     uint64_t rng = tu_seed() + 606;
-    const int64_t shapes[][2] = {{1, 1}, {1, 7}, {7, 1}, {37, 129}, {256, 1000}, {1009, 3}};
+    const int64_t shapes[][2] = {{1, 1},   {1, 7}, {7, 1}, {37, 129}, {TU_SIZED(256, 9), 1000},
+                                 {1009, 3}};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         check_transpose(CLRT_F32, 2, shapes[k], 0, 1, &rng);
         check_transpose(CLRT_U8, 2, shapes[k], 1, 0, &rng);
@@ -276,7 +277,7 @@ END_TEST
 
 START_TEST(test_transpose_errors)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     clrt_tensor *x = TU_NONNULL(clrt_zeros(d, CLRT_F32, 2, EU_SHAPE(2, 3)));
     ck_assert_ptr_null(clrt_transpose(x, 0, 2));
     tu_assert_error(CLRT_EINVAL, "clrt_transpose", "[2, 3]", NULL);

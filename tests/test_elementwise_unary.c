@@ -43,7 +43,7 @@ static void check_read(const char *what, const clrt_tensor *t, const double *ref
 
 static void check_case(const unary_case *c, int64_t n, uint64_t *rng)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     char what[96];
     float *hx;
     clrt_tensor *x = eu_random(d, rng, 1, &n, c->lo, c->hi, &hx);
@@ -75,7 +75,7 @@ static void check_case(const unary_case *c, int64_t n, uint64_t *rng)
 START_TEST(test_unary_forward)
 {
     uint64_t rng = tu_seed() + 101;
-    const int64_t sizes[] = {1, 7, 257, 1009, 1000003};
+    const int64_t sizes[] = {1, 7, 257, 1009, TU_LARGE};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
             check_case(&cases[k], sizes[s], &rng);
@@ -84,7 +84,7 @@ END_TEST
 
 START_TEST(test_extreme_inputs)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     const float x[] = {50, -50, 100, -100, 1000, -1000, 1e30f, -1e30f, INFINITY, -INFINITY, 0};
     enum { N = sizeof x / sizeof x[0] };
     clrt_tensor *t = eu_upload(d, 1, EU_SHAPE(N), x);
@@ -157,7 +157,7 @@ static float *gradient_inputs(uint64_t *rng, size_t n)
 
 static void check_backward(const backward_case *c, int64_t n, uint64_t *rng)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     char what[96];
     float *hx = gradient_inputs(rng, (size_t)n), *hg = tu_random_floats(rng, (size_t)n, -1, 1);
     clrt_tensor *x = eu_upload(d, 1, &n, hx), *g = eu_upload(d, 1, &n, hg);
@@ -199,7 +199,7 @@ static void check_backward(const backward_case *c, int64_t n, uint64_t *rng)
 START_TEST(test_activation_backward)
 {
     uint64_t rng = tu_seed() + 202;
-    const int64_t sizes[] = {1, 7, 257, 1009, 1000003};
+    const int64_t sizes[] = {1, 7, 257, 1009, TU_LARGE};
     for (size_t k = 0; k < sizeof bcases / sizeof bcases[0]; k++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
             check_backward(&bcases[k], sizes[s], &rng);
@@ -208,7 +208,7 @@ END_TEST
 
 START_TEST(test_grad_in_may_alias_grad_out)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     const float x[] = {-2, -0.5f, 0, 0.5f, 2}, g[] = {1, 2, 3, 4, 5};
     clrt_tensor *tx = eu_upload(d, 1, EU_SHAPE(5), x), *tg = eu_upload(d, 1, EU_SHAPE(5), g);
     TU_OK(clrt_f_relu_backward_out(tg, tg, tx));
@@ -224,7 +224,7 @@ END_TEST
 
 START_TEST(test_errors)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     clrt_tensor *f = TU_NONNULL(clrt_zeros(d, CLRT_F32, 2, EU_SHAPE(3, 4)));
     clrt_tensor *f2 = TU_NONNULL(clrt_zeros(d, CLRT_F32, 2, EU_SHAPE(4, 3)));
     clrt_tensor *i = TU_NONNULL(clrt_zeros(d, CLRT_I32, 2, EU_SHAPE(3, 4)));

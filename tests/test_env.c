@@ -16,7 +16,7 @@
 static int child_main(void)
 {
     int64_t n = 257;
-    clrt_device *d = clrt_cpu();
+    clrt_device *d = tu_device_lookup();
     clrt_tensor *a = d ? clrt_full(d, CLRT_F32, 1, &n, 1.5) : NULL;
     clrt_tensor *b = a ? clrt_add(a, a) : NULL;
     clrt_tensor *c = b ? clrt_mul(b, a) : NULL;

@@ -85,7 +85,7 @@ static double reference(const gemm_case *g, const float *a, const float *b, cons
 
 static clrt_tensor *upload(const float *x, int ndim, const int64_t *shape)
 {
-    return TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, ndim, shape, x));
+    return TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, ndim, shape, x));
 }
 
 static size_t count(int ndim, const int64_t *shape)
@@ -134,7 +134,8 @@ static void run_case(const gemm_case *g, int use_matmul)
         c = TU_NONNULL(clrt_matmul(a, b));
         ck_assert_int_eq(clrt_tensor_ndim(c), nc);
     } else {
-        c = g->beta != 0 ? upload(hc, nc, sc) : TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, nc, sc));
+        c = g->beta != 0 ? upload(hc, nc, sc)
+                         : TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, nc, sc));
         TU_OK(clrt_gemm(c, (clrt_trans)g->ta, (clrt_trans)g->tb, g->alpha, a, b, g->beta));
     }
     double scale = reference(g, ha, hb, use_matmul ? NULL : hc, ref);
@@ -155,15 +156,16 @@ static void setup(void) { rng = tu_seed() ^ 0x6A09E667F3BCC908ULL; }
 START_TEST(test_path_active)
 {
     clrt_device_info info;
-    TU_OK(clrt_device_info_get(tu_cpu(), &info));
+    TU_OK(clrt_device_info_get(tu_device(), &info));
     const char *choice = getenv("CLRT_GEMM");
     int want_clblast = choice && strcmp(choice, "clblast") == 0;
     clrt_gemm_path want = CLRT_GEMM_CLBLAST;
-    if (CLRT_TEST_HAVE_HOST_BLAS && !want_clblast && info.unified_memory && info.native_kernels)
+    if (CLRT_TEST_HAVE_HOST_BLAS && !want_clblast && info.kind == CLRT_DEVICE_CPU &&
+        info.unified_memory && info.native_kernels)
         want = CLRT_GEMM_HOST_BLAS;
-    ck_assert_msg(info.gemm_path == want, "cpu uses %s, expected %s",
+    ck_assert_msg(info.gemm_path == want, "%s uses %s, expected %s", info.name,
                   clrt_gemm_path_str(info.gemm_path), clrt_gemm_path_str(want));
-    fprintf(stderr, "GEMM path on cpu: %s\n", clrt_gemm_path_str(info.gemm_path));
+    fprintf(stderr, "GEMM path on %s: %s\n", info.name, clrt_gemm_path_str(info.gemm_path));
     ck_assert_str_eq(clrt_gemm_path_str(CLRT_GEMM_CLBLAST), "clblast");
     ck_assert_str_eq(clrt_gemm_path_str(CLRT_GEMM_HOST_BLAS), "host-blas");
 }
@@ -174,8 +176,11 @@ END_TEST
 START_TEST(test_matmul_sizes)
 {
     /* {m, k, n}: ones, primes, non-multiples of any work-group size, large. */
-    static const int64_t sizes[][3] = {{1, 1, 1},   {1, 7, 1},   {7, 1, 13},   {7, 13, 31},
-                                       {31, 7, 13}, {13, 31, 7}, {65, 33, 17}, {257, 129, 193}};
+    const int64_t sizes[][3] = {
+        {1, 1, 1},    {1, 7, 1},
+        {7, 1, 13},   {7, 13, 31},
+        {31, 7, 13},  {13, 31, 7},
+        {65, 33, 17}, {TU_SIZED(257, 130), TU_SIZED(129, 65), TU_SIZED(193, 97)}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         gemm_case g = {0, 0, sizes[i][0], sizes[i][2], sizes[i][1], 0, 0, 1.0f, 0.0f};
         run_case(&g, 1);
@@ -200,7 +205,8 @@ END_TEST
 
 START_TEST(test_gemm_large_transposed)
 {
-    gemm_case g = {0, 0, 257, 193, 129, 1, 1, 0.5f, 2.0f};
+    gemm_case g = {0,    0,   TU_SIZED(257, 130), TU_SIZED(193, 97), TU_SIZED(129, 65), 1, 1,
+                   0.5f, 2.0f};
     run_case(&g, 0);
 }
 END_TEST
@@ -227,7 +233,7 @@ START_TEST(test_matmul_out)
     int64_t sa[2] = {9, 11}, sb[2] = {11, 5}, so[2] = {9, 5};
     float *ha = tu_random_floats(&rng, 99, -1, 1), *hb = tu_random_floats(&rng, 55, -1, 1);
     clrt_tensor *a = upload(ha, 2, sa), *b = upload(hb, 2, sb);
-    clrt_tensor *out = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 2, so, NAN));
+    clrt_tensor *out = TU_NONNULL(clrt_full(tu_device(), CLRT_F32, 2, so, NAN));
     TU_OK(clrt_matmul_out(out, a, b));
     gemm_case g = {0, 0, 9, 5, 11, 0, 0, 1.0f, 0.0f};
     double ref[45];
@@ -249,12 +255,12 @@ START_TEST(test_empty_dims)
     gemm_case k0_beta = {2, 2, 3, 4, 0, 1, 0, 2.0f, 0.5f};
     run_case(&k0_beta, 0);
     int64_t sa[2] = {0, 5}, sb[2] = {5, 3};
-    clrt_tensor *a = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 2, sa));
-    clrt_tensor *b = TU_NONNULL(clrt_ones(tu_cpu(), CLRT_F32, 2, sb));
+    clrt_tensor *a = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 2, sa));
+    clrt_tensor *b = TU_NONNULL(clrt_ones(tu_device(), CLRT_F32, 2, sb));
     clrt_tensor *c = TU_NONNULL(clrt_matmul(a, b));
     ck_assert_int_eq(clrt_tensor_shape(c)[0], 0);
     ck_assert_int_eq(clrt_tensor_shape(c)[1], 3);
-    TU_OK(clrt_device_synchronize(tu_cpu()));
+    TU_OK(clrt_device_synchronize(tu_device()));
     clrt_tensor_release(a);
     clrt_tensor_release(b);
     clrt_tensor_release(c);
@@ -267,7 +273,7 @@ START_TEST(test_inputs_may_alias)
     int64_t sa[2] = {13, 6}, sc[2] = {6, 6};
     float *ha = tu_random_floats(&rng, 78, -1, 1);
     clrt_tensor *a = upload(ha, 2, sa);
-    clrt_tensor *c = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 2, sc));
+    clrt_tensor *c = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 2, sc));
     TU_OK(clrt_gemm(c, CLRT_TRANS, CLRT_NO_TRANS, 1.0f, a, a, 0.0f));
     gemm_case g = {0, 0, 6, 6, 13, 1, 0, 1.0f, 0.0f};
     double ref[36];
@@ -308,7 +314,7 @@ START_TEST(test_internal_strided)
                          .stride_a = stride_a,
                          .stride_b = 0,
                          .stride_c = stride_c};
-    TU_OK(clrt__gemm(tu_cpu(), &g));
+    TU_OK(clrt__gemm(tu_device(), &g));
     float *got = tu_read(t);
     double *want = malloc(total * sizeof *want);
     for (size_t i = 0; i < total; i++)
@@ -347,7 +353,7 @@ static int k0_in_c(int i)
 static void k0_pass(clrt_tensor *c, const float *before, float beta)
 {
     int64_t s1[1] = {1};
-    clrt_tensor *empty = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, s1));
+    clrt_tensor *empty = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, s1));
     clrt__gemm_args g = {.m = K0_M,
                          .n = K0_N,
                          .k = 0,
@@ -362,7 +368,7 @@ static void k0_pass(clrt_tensor *c, const float *before, float beta)
                          .ldc = K0_LDC,
                          .batch = K0_B,
                          .stride_c = K0_STRIDE};
-    TU_OK(clrt__gemm(tu_cpu(), &g));
+    TU_OK(clrt__gemm(tu_device(), &g));
     double want[K0_TOTAL];
     for (int i = 0; i < K0_TOTAL; i++)
         want[i] = k0_in_c(i) ? (beta == 0.0f ? 0.0 : (double)beta * before[i]) : before[i];
@@ -394,11 +400,12 @@ END_TEST
  * were released before the work ran. */
 START_TEST(test_never_blocks)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     gemm_case warm = {0, 0, 3, 3, 3, 0, 0, 1.0f, 0.0f};
     run_case(&warm, 1); /* builds CLBlast's kernels first: that may block */
-    int64_t s[2] = {300, 300};
-    float *ha = tu_random_floats(&rng, 90000, -1, 1), *hb = tu_random_floats(&rng, 90000, -1, 1);
+    const int n = TU_SIZED(300, 96), nn = n * n;
+    int64_t s[2] = {n, n};
+    float *ha = tu_random_floats(&rng, nn, -1, 1), *hb = tu_random_floats(&rng, nn, -1, 1);
     clrt_tensor *a = upload(ha, 2, s), *b = upload(hb, 2, s);
     cl_int err;
     cl_event gate = clCreateUserEvent(d->ctx, &err);
@@ -416,12 +423,12 @@ START_TEST(test_never_blocks)
     ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
     clReleaseEvent(gate);
     /* c = 0.5 * a^T b^T + 0.5 * (a b) */
-    gemm_case g1 = {0, 0, 300, 300, 300, 0, 0, 1.0f, 0.0f};
-    gemm_case g2 = {0, 0, 300, 300, 300, 1, 1, 0.5f, 0.5f};
-    double *ab = malloc(90000 * sizeof *ab), *ref = malloc(90000 * sizeof *ref);
-    float *abf = malloc(90000 * sizeof *abf);
+    gemm_case g1 = {0, 0, n, n, n, 0, 0, 1.0f, 0.0f};
+    gemm_case g2 = {0, 0, n, n, n, 1, 1, 0.5f, 0.5f};
+    double *ab = malloc(nn * sizeof *ab), *ref = malloc(nn * sizeof *ref);
+    float *abf = malloc(nn * sizeof *abf);
     double scale1 = reference(&g1, ha, hb, NULL, ab);
-    for (int i = 0; i < 90000; i++)
+    for (int i = 0; i < nn; i++)
         abf[i] = (float)ab[i];
     double scale = reference(&g2, ha, hb, abf, ref) + 0.5 * scale1;
     check_result(&g2, c, ref, scale);
@@ -434,11 +441,52 @@ START_TEST(test_never_blocks)
 }
 END_TEST
 
+/* CLBlast's database answer for the device, and parameters of our own:
+ * products through both of CLBlast's GEMM kernels stay right after
+ * clrt_clblast_override (on the CLBlast path; the host-BLAS path ignores
+ * them). The values are valid settings away from CLBlast's defaults. The
+ * sizes here are below CLBlast's threshold for its indirect kernel (Xgemm
+ * with its copy, pad and transpose helpers), so they run once more with the
+ * threshold (GemmRoutine's XGEMM_MIN_INDIRECT_SIZE) at 1: otherwise that
+ * kernel, which large products take on GPUs, would run in no test. */
+START_TEST(test_clblast_tuning_and_override)
+{
+    clrt_device *d = tu_device();
+    clrt_clblast_tuning t = clrt_clblast_tuning_of(d);
+    ck_assert_msg(t != CLRT_CLBLAST_TUNING_UNKNOWN, "%s", clrt_last_error());
+    ck_assert_str_ne(clrt_clblast_tuning_str(t), "unknown");
+    TU_OK(clrt_clblast_override(d, "XgemmDirect",
+                                "WGD=16 MDIMCD=8 NDIMCD=8 MDIMAD=8 NDIMBD=8 KWID=2 VWMD=2 "
+                                "VWND=1 PADA=1 PADB=0"));
+    TU_OK(clrt_clblast_override(d, "Xgemm",
+                                "GEMMK=0 MWG=16 NWG=16 KWG=32 MDIMC=8 NDIMC=8 MDIMA=8 NDIMB=8 "
+                                "KWI=2 VWM=1 VWN=1 STRM=0 STRN=0 SA=0 SB=0 KREG=1 PRECISION=32"));
+    /* The last size is a multiple of every tile: CLBlast copies without padding. */
+    const int64_t sizes[][3] = {
+        {7, 13, 31}, {65, 33, 17}, {TU_SIZED(257, 130), 64, 96}, {64, 64, 64}};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            TU_OK(clrt_clblast_override(d, "GemmRoutine", "XGEMM_MIN_INDIRECT_SIZE=1"));
+        for (int i = 0; i < 4; i++) {
+            gemm_case g = {0, 0, sizes[i][0], sizes[i][2], sizes[i][1], i & 1, pass, 1.0f, 0.0f};
+            run_case(&g, 0);
+        }
+    }
+    gemm_case batched = {3, 3, 13, 5, 7, 1, 0, -1.5f, 0.25f}; /* XgemmStridedBatched */
+    run_case(&batched, 0);
+    ck_assert_int_eq(clrt_clblast_override(d, "Xgemm", "KWG=32 MWG"), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "not NAME=VALUE pairs", NULL);
+    ck_assert_int_eq(clrt_clblast_override(d, "NoSuchKernel", "KWG=32"), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "CLBlast refused", "NoSuchKernel", "KWG=32", NULL);
+    ck_assert_int_eq(clrt_clblast_override(NULL, "Xgemm", "KWG=32"), CLRT_EINVAL);
+}
+END_TEST
+
 /* --- bad input: clear errors, nothing lost --- */
 
 static clrt_tensor *filled(int ndim, const int64_t *shape, double v)
 {
-    return TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, ndim, shape, v));
+    return TU_NONNULL(clrt_full(tu_device(), CLRT_F32, ndim, shape, v));
 }
 
 static void assert_all(const clrt_tensor *t, float v)
@@ -484,7 +532,7 @@ START_TEST(test_bad_dtype_and_null)
 {
     int64_t s[2] = {3, 3};
     clrt_tensor *f = filled(2, s, 1), *out = filled(2, s, 4);
-    clrt_tensor *i32 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_I32, 2, s));
+    clrt_tensor *i32 = TU_NONNULL(clrt_zeros(tu_device(), CLRT_I32, 2, s));
     ck_assert_ptr_null(clrt_matmul(f, i32));
     tu_assert_error(CLRT_EDTYPE, "clrt_matmul", "b must be float32", "int32", NULL);
     ck_assert_int_eq(clrt_matmul_out(i32, f, f), CLRT_EDTYPE);
@@ -526,12 +574,13 @@ END_TEST
 START_TEST(test_result_too_large)
 {
     clrt_device_info info;
-    TU_OK(clrt_device_info_get(tu_cpu(), &info));
+    TU_OK(clrt_device_info_get(tu_device(), &info));
     int64_t m = (int64_t)sqrt((double)info.max_alloc_bytes) + 1024;
     int64_t sa[2] = {m, 1}, sb[2] = {1, m};
     clrt_tensor *a = filled(2, sa, 1), *b = filled(2, sb, 1);
     ck_assert_ptr_null(clrt_matmul(a, b));
-    tu_assert_error(CLRT_ENOMEM, "clrt_matmul", "largest allocation on cpu", NULL);
+    tu_assert_error(CLRT_ENOMEM, "clrt_matmul", tu_fmt("largest allocation on %s", info.name),
+                    NULL);
     clrt_tensor_release(a);
     clrt_tensor_release(b);
 }
@@ -553,22 +602,22 @@ START_TEST(test_internal_bad_args)
                          .ldc = 4,
                          .batch = 1};
     g.c_off = 60; /* 16 floats from 60 pass the 64-float buffer */
-    ck_assert_int_eq(clrt__gemm(tu_cpu(), &g), CLRT_EINVAL);
+    ck_assert_int_eq(clrt__gemm(tu_device(), &g), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "c (4 x 4", "runs past its buffer of 64 floats", NULL);
     g.c_off = 0;
     g.lda = 3;
-    ck_assert_int_eq(clrt__gemm(tu_cpu(), &g), CLRT_EINVAL);
+    ck_assert_int_eq(clrt__gemm(tu_device(), &g), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "lda=3", NULL);
     g.lda = 4;
     g.c = clrt__mem(t);
     g.c_off = 8; /* overlaps a and b at elements 0..15 */
-    ck_assert_int_eq(clrt__gemm(tu_cpu(), &g), CLRT_EINVAL);
+    ck_assert_int_eq(clrt__gemm(tu_device(), &g), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "overlaps", NULL);
     g.c = clrt__mem(u);
     g.c_off = 0;
     g.batch = 2;
     g.stride_c = 8;
-    ck_assert_int_eq(clrt__gemm(tu_cpu(), &g), CLRT_EINVAL);
+    ck_assert_int_eq(clrt__gemm(tu_device(), &g), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "stride_c 8", NULL);
     assert_all(u, 3);
     clrt_tensor_release(t);
@@ -593,6 +642,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(ok, test_internal_strided);
     tcase_add_test(ok, test_internal_k0_strided);
     tcase_add_test(ok, test_never_blocks);
+    tcase_add_test(ok, test_clblast_tuning_and_override);
     suite_add_tcase(s, ok);
     TCase *bad = tcase_create("errors");
     tcase_add_checked_fixture(bad, setup, NULL);

@@ -75,8 +75,8 @@ static batch batch_make(loss_case c, uint64_t *rng)
     for (int i = 0; i < c.N; i++)
         b.y[i] = (int)(tu_next(rng) % (uint64_t)c.K);
     int64_t ls[2] = {c.N, c.K}, ys = c.N;
-    b.logits = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, 2, ls, b.x));
-    b.labels = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_I32, 1, &ys, b.y));
+    b.logits = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 2, ls, b.x));
+    b.labels = TU_NONNULL(clrt_from_host(tu_device(), CLRT_I32, 1, &ys, b.y));
     return b;
 }
 
@@ -95,7 +95,7 @@ static double item(const clrt_tensor *t)
 
 static clrt_tensor *scalar(clrt_dtype dt, double v)
 {
-    return TU_NONNULL(clrt_full(tu_cpu(), dt, 0, NULL, v));
+    return TU_NONNULL(clrt_full(tu_device(), dt, 0, NULL, v));
 }
 
 START_TEST(values_grad_counts)
@@ -108,7 +108,8 @@ START_TEST(values_grad_counts)
     double ref = ref_loss(b.xd, b.y, b.N, b.K, ref_grad, &ref_correct);
 
     clrt_tensor *loss = scalar(CLRT_F32, 0), *correct = scalar(CLRT_I32, 0);
-    clrt_tensor *grad = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 2, clrt_tensor_shape(b.logits)));
+    clrt_tensor *grad =
+        TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 2, clrt_tensor_shape(b.logits)));
     TU_OK(clrt_cross_entropy(b.logits, b.labels, loss, grad, correct));
     double got = item(loss);
     ck_assert_msg(fabs(got - ref) <= LOSS_TOL * fmax(fabs(ref), 1.0),
@@ -171,7 +172,8 @@ START_TEST(out_of_range_labels)
     int ref_correct;
     double ref = ref_loss(b.xd, b.y, 6, 5, ref_grad, &ref_correct);
     clrt_tensor *loss = scalar(CLRT_F32, 0), *correct = scalar(CLRT_I32, 0);
-    clrt_tensor *grad = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 2, clrt_tensor_shape(b.logits)));
+    clrt_tensor *grad =
+        TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 2, clrt_tensor_shape(b.logits)));
     TU_OK(clrt_cross_entropy(b.logits, b.labels, loss, grad, correct));
     ck_assert(fabs(item(loss) - ref) <= LOSS_TOL * fmax(ref, 1.0));
     ck_assert_int_eq((int)item(correct), ref_correct);
@@ -195,7 +197,8 @@ START_TEST(gradient_vs_finite_differences)
     double *ref_grad = malloc(n * sizeof *ref_grad);
     int hits;
     ref_loss(b.xd, b.y, b.N, b.K, ref_grad, &hits);
-    clrt_tensor *grad = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 2, clrt_tensor_shape(b.logits)));
+    clrt_tensor *grad =
+        TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 2, clrt_tensor_shape(b.logits)));
     TU_OK(clrt_cross_entropy(b.logits, b.labels, NULL, grad, NULL));
     float *g = tu_read(grad);
     const double h = 1e-5;
@@ -226,8 +229,8 @@ START_TEST(correct_counts_first_max)
     float x[3 * 4] = {1, 3, 3, 0, /* argmax 1 */ 2, 2, 2, 2, /* 0 */ -1, -1, 5, 5 /* 2 */};
     int y[3] = {1, 1, 3};
     int64_t ls[2] = {3, 4}, ys = 3;
-    clrt_tensor *logits = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, 2, ls, x));
-    clrt_tensor *labels = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_I32, 1, &ys, y));
+    clrt_tensor *logits = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 2, ls, x));
+    clrt_tensor *labels = TU_NONNULL(clrt_from_host(tu_device(), CLRT_I32, 1, &ys, y));
     clrt_tensor *correct = scalar(CLRT_I32, 0);
     TU_OK(clrt_count_correct(logits, labels, correct));
     ck_assert_int_eq((int)item(correct), 1);
@@ -238,13 +241,13 @@ END_TEST
 START_TEST(bad_arguments)
 {
     int64_t ls[2] = {4, 3}, n4 = 4, n5 = 5, two = 2;
-    clrt_tensor *logits = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 2, ls));
-    clrt_tensor *labels = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_I32, 1, &n4));
-    clrt_tensor *labels_f = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &n4));
-    clrt_tensor *labels5 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_I32, 1, &n5));
-    clrt_tensor *loss2 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &two));
+    clrt_tensor *logits = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 2, ls));
+    clrt_tensor *labels = TU_NONNULL(clrt_zeros(tu_device(), CLRT_I32, 1, &n4));
+    clrt_tensor *labels_f = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, &n4));
+    clrt_tensor *labels5 = TU_NONNULL(clrt_zeros(tu_device(), CLRT_I32, 1, &n5));
+    clrt_tensor *loss2 = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, &two));
     clrt_tensor *loss = scalar(CLRT_F32, 3.0), *correct_f = scalar(CLRT_F32, 0);
-    clrt_tensor *grad_bad = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &n4));
+    clrt_tensor *grad_bad = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, &n4));
 
     ck_assert_int_eq(clrt_cross_entropy(logits, labels_f, loss, NULL, NULL), CLRT_EDTYPE);
     tu_assert_error(CLRT_EDTYPE, "labels must be int32", "float32", NULL);

@@ -54,16 +54,16 @@ START_TEST(over_commit_is_refused)
 {
     set_env(NULL);
     clrt_device_info info;
-    TU_OK(clrt_device_info_get(tu_cpu(), &info));
+    TU_OK(clrt_device_info_get(tu_device(), &info));
     uint64_t chunk = (uint64_t)4 << 30;
     if (chunk > info.max_alloc_bytes)
         chunk = info.max_alloc_bytes & ~(uint64_t)3;
     int max = (int)(info.global_mem_bytes / chunk) + 2;
-    int made = fill_until_refused(tu_cpu(), chunk, info.global_mem_bytes, max);
+    int made = fill_until_refused(tu_device(), chunk, info.global_mem_bytes, max);
     ck_assert_int_eq(made, (int)(info.global_mem_bytes / chunk));
     /* Released bytes are available again. */
     int64_t n = (int64_t)(chunk / 4);
-    clrt_tensor *again = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, &n));
+    clrt_tensor *again = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, &n));
     clrt_tensor_release(again);
 }
 END_TEST
@@ -71,21 +71,21 @@ END_TEST
 START_TEST(limit_in_bytes)
 {
     set_env("1000000");
-    ck_assert_int_eq(fill_until_refused(tu_cpu(), 400000, 1000000, 8), 2);
+    ck_assert_int_eq(fill_until_refused(tu_device(), 400000, 1000000, 8), 2);
     tu_assert_error(CLRT_ENOMEM, "CLRT_MEMORY_LIMIT", NULL);
     /* Views share their storage: they cost nothing more. */
     int64_t n = 100000, half[2] = {2, 50000};
-    clrt_tensor *a = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &n));
-    clrt_tensor *b = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, &n));
+    clrt_tensor *a = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, &n));
+    clrt_tensor *b = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, &n));
     clrt_tensor *va = TU_NONNULL(clrt_reshape(a, 2, half));
     clrt_tensor *vb = TU_NONNULL(clrt_reshape(b, 2, half));
     clrt_tensor_release(a);
     clrt_tensor_release(va); /* a's storage goes: room for one more */
-    clrt_tensor *c = TU_NONNULL(clrt_ones(tu_cpu(), CLRT_F32, 1, &n));
-    ck_assert_ptr_null(clrt_ones(tu_cpu(), CLRT_F32, 1, &n));
+    clrt_tensor *c = TU_NONNULL(clrt_ones(tu_device(), CLRT_F32, 1, &n));
+    ck_assert_ptr_null(clrt_ones(tu_device(), CLRT_F32, 1, &n));
     /* An op's result counts too: refused, as an error. */
     ck_assert_ptr_null(clrt_add(c, c));
-    tu_assert_error(CLRT_ENOMEM, "cpu", NULL);
+    tu_assert_error(CLRT_ENOMEM, clrt_device_str(tu_device()), NULL);
     clrt_tensor_release(vb);
     clrt_tensor_release(b);
     clrt_tensor *sum = TU_NONNULL(clrt_add(c, c));
@@ -102,10 +102,10 @@ START_TEST(limit_in_percent)
 {
     set_env("1%");
     clrt_device_info info;
-    TU_OK(clrt_device_info_get(tu_cpu(), &info));
+    TU_OK(clrt_device_info_get(tu_device(), &info));
     uint64_t limit = info.global_mem_bytes / 100;
     uint64_t chunk = (limit / 3) & ~(uint64_t)3;
-    ck_assert_int_eq(fill_until_refused(tu_cpu(), chunk, limit, 8), 3);
+    ck_assert_int_eq(fill_until_refused(tu_device(), chunk, limit, 8), 3);
 }
 END_TEST
 

@@ -211,8 +211,8 @@ START_TEST(lenet_gradients_match_finite_differences)
     float *rf = tu_random_floats(&rng, BATCH * 10, -1, 1);
     L.x = to_double(xf, BATCH * 784);
     L.r = to_double(rf, BATCH * 10);
-    clrt_tensor *x = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, 4, xs, xf));
-    clrt_tensor *r = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, 2, ys, rf));
+    clrt_tensor *x = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 4, xs, xf));
+    clrt_tensor *r = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 2, ys, rf));
     clrt_tensor *y = TU_NONNULL(clrt_module_forward(m, x));
     clrt_tensor *gx = TU_NONNULL(clrt_module_backward(m, r));
 

@@ -3,6 +3,7 @@
  * differences; argument errors. */
 #include "testutil.h"
 
+#include "runtime/ops/epilogue_internal.h"
 #include <math.h>
 
 typedef struct {
@@ -32,6 +33,8 @@ typedef struct {
 
 static pool_dims dims_of(pool_case c)
 {
+    if (tu_small() && c.N * c.C > 16) /* the large case: its planes, fewer of them */
+        c.N = c.C = 2;
     pool_dims d = {c, (c.H - c.k) / c.s + 1, (c.W - c.k) / c.s + 1, 0, 0};
     d.nx = (size_t)c.N * c.C * c.H * c.W;
     d.no = (size_t)c.N * c.C * d.OH * d.OW;
@@ -95,8 +98,8 @@ static double *to_double(const float *f, size_t n)
 static clrt_tensor *tensor4(clrt_dtype dt, int a, int b, int c, int e, const void *data)
 {
     int64_t s[4] = {a, b, c, e};
-    return TU_NONNULL(data ? clrt_from_host(tu_cpu(), dt, 4, s, data)
-                           : clrt_empty(tu_cpu(), dt, 4, s)); /* poisoned */
+    return TU_NONNULL(data ? clrt_from_host(tu_device(), dt, 4, s, data)
+                           : clrt_empty(tu_device(), dt, 4, s)); /* poisoned */
 }
 
 static void check_close(const char *what, const clrt_tensor *got, const double *ref, size_t n,
@@ -146,9 +149,17 @@ static void run_maxpool(int i, int ties)
     check_close("maxpool backward", gx, ref_gx, d.nx, AVG_TOL, i);
     clrt_tensor *alloc = TU_NONNULL(clrt_f_maxpool2d(tx, c.k, c.s));
     check_close("maxpool (allocating)", alloc, ref, d.no, MAX_TOL, i);
+    /* With a ReLU-backward epilogue masked by the input (Sequential's fused
+     * ReLU + MaxPool2d, x being the ReLU's output): only x > 0 passes. */
+    clrt_tensor *gm = tensor4(CLRT_F32, c.N, c.C, c.H, c.W, NULL);
+    const clrt__epilogue epi = {CLRT__EPI_MASK, tx};
+    TU_OK(clrt__maxpool2d_backward_fused_out(gm, tg, idx, c.k, c.s, &epi));
+    for (size_t q = 0; q < d.nx; q++)
+        ref_gx[q] = x[q] > 0 ? ref_gx[q] : 0.0;
+    check_close("maxpool backward masked", gm, ref_gx, d.nx, AVG_TOL, i);
 
-    clrt_tensor *all[] = {tx, out, idx, tg, gx, alloc};
-    for (int k = 0; k < 6; k++)
+    clrt_tensor *all[] = {tx, out, idx, tg, gx, alloc, gm};
+    for (int k = 0; k < 7; k++)
         clrt_tensor_release(all[k]);
     free(x), free(g), free(xd), free(gd), free(ref), free(ref_gx), free(ref_idx), free(got_idx);
 }
@@ -185,6 +196,27 @@ START_TEST(avgpool)
     for (int k = 0; k < 5; k++)
         clrt_tensor_release(all[k]);
     free(x), free(g), free(xd), free(gd), free(ref), free(ref_gx);
+}
+END_TEST
+
+/* More planes than NVIDIA's 65535 work-groups along dim 1 allow, each
+ * plane's outputs filling a work-group: the launch splits into chunks with
+ * a global offset, and every plane, the last ones too, is pooled (full size
+ * only: 150 MB of input). */
+START_TEST(more_planes_than_grid_rows)
+{
+    if (tu_small())
+        return;
+    uint64_t rng = tu_seed() + 65601;
+    pool_dims d = dims_of((pool_case){1, 65601, 24, 24, 2, 2});
+    float *x = tu_random_floats(&rng, d.nx, -1, 1);
+    double *xd = to_double(x, d.nx), *ref = malloc(d.no * sizeof *ref);
+    ref_pool(&d, xd, 0, ref, NULL);
+    clrt_tensor *tx = tensor4(CLRT_F32, 1, 65601, 24, 24, x);
+    clrt_tensor *out = TU_NONNULL(clrt_f_avgpool2d(tx, 2, 2));
+    check_close("avgpool over 65601 planes", out, ref, d.no, AVG_TOL, 0);
+    clrt_tensor_release(tx), clrt_tensor_release(out);
+    free(x), free(xd), free(ref);
 }
 END_TEST
 
@@ -251,14 +283,14 @@ END_TEST
 START_TEST(bad_arguments)
 {
     int64_t s4[4] = {2, 3, 7, 7};
-    clrt_tensor *x = TU_NONNULL(clrt_rand(tu_cpu(), 4, s4, tu_seed()));
+    clrt_tensor *x = TU_NONNULL(clrt_rand(tu_device(), 4, s4, tu_seed()));
     clrt_tensor *xi = tensor4(CLRT_I32, 2, 3, 7, 7, NULL);
     clrt_tensor *out = tensor4(CLRT_F32, 2, 3, 3, 3, NULL),
                 *idx = tensor4(CLRT_I32, 2, 3, 3, 3, NULL);
     clrt_tensor *idx_f = tensor4(CLRT_F32, 2, 3, 3, 3, NULL);
     clrt_tensor *bad = tensor4(CLRT_F32, 2, 3, 4, 3, NULL);
     int64_t s3[3] = {3, 7, 7};
-    clrt_tensor *x3 = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 3, s3));
+    clrt_tensor *x3 = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 3, s3));
 
     ck_assert_ptr_null(clrt_f_maxpool2d(x, 8, 1));
     tu_assert_error(CLRT_ESHAPE, "clrt_f_maxpool2d", "8x8", "[2, 3, 7, 7]", NULL);
@@ -304,6 +336,7 @@ static Suite *pool_suite(void)
     tcase_add_loop_test(tc, maxpool_ties_first, 0, N_CASES);
     tcase_add_loop_test(tc, avgpool, 0, N_CASES);
     tcase_add_loop_test(tc, gradients_vs_finite_differences, 0, 2);
+    tcase_add_test(tc, more_planes_than_grid_rows);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
     return s;

@@ -51,7 +51,7 @@ static int child_results_ok(clrt_device *d)
 
 static int child_main(void)
 {
-    clrt_device *d = clrt_cpu();
+    clrt_device *d = clrt_default_device(); /* the test device (tu_run: CLRT_DEFAULT_DEVICE) */
     int ok = d && child_results_ok(d);
     printf("builds=%ld ok=%d\n", clrt_program_builds(), ok);
     return ok ? 0 : 1;
@@ -589,15 +589,15 @@ START_TEST(build_failure_reports_the_log)
     setenv("CLRT_CACHE_DIR", cdir, 1);
     int64_t n = 10;
     for (int attempt = 0; attempt < 2; attempt++) { /* a failure is not cached */
-        ck_assert_ptr_null(clrt_rand(tu_cpu(), 1, &n, 1));
-        tu_assert_error(CLRT_EBUILD, "'random'", "cpu", "build log", "clrt_no_such_identifier",
-                        NULL);
+        ck_assert_ptr_null(clrt_rand(tu_device(), 1, &n, 1));
+        tu_assert_error(CLRT_EBUILD, "'random'", clrt_device_str(tu_device()), "build log",
+                        "clrt_no_such_identifier", NULL);
     }
     char names[4][512];
     ck_assert_int_eq(list_files(cdir, names, 4), 0);
     /* A family missing from the directory is an I/O error naming the file. */
     int64_t s[1] = {3};
-    clrt_tensor *a = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, s));
+    clrt_tensor *a = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, s));
     ck_assert_ptr_null(clrt_add(a, a));
     tu_assert_error(CLRT_EIO, "binary.cl", NULL);
     clrt_tensor_release(a);

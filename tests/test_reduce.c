@@ -116,9 +116,9 @@ static void check_all(clrt_tensor *x, const float *hx, int64_t n, double sum_tol
 
 START_TEST(test_all_elements)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     uint64_t rng = tu_seed() + 1;
-    const int64_t sizes[] = {1, 2, 7, 257, 1009, 4099, 65537, 1000003};
+    const int64_t sizes[] = {1, 2, 7, 257, 1009, 4099, 65537, TU_LARGE};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         float *hx;
         clrt_tensor *x = eu_random(d, &rng, 1, &sizes[k], -1, 1, &hx);
@@ -131,9 +131,9 @@ END_TEST
 
 START_TEST(test_tree_accuracy)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     uint64_t rng = tu_seed() + 2;
-    int64_t n = 1000003;
+    int64_t n = TU_SIZED(1000003, 65537);
     float *hx;
     clrt_tensor *x = eu_random(d, &rng, 1, &n, 0, 1, &hx);
     check_all(x, hx, n, TREE_BOUND);
@@ -142,7 +142,7 @@ START_TEST(test_tree_accuracy)
     clrt_tensor *s = TU_NONNULL(clrt_sum_dim(x2, 1, 0));
     reference r = reference_of(hx, 1, n, 1);
     float *got = tu_read(s);
-    assert_within("clrt_sum_dim over 1000003", got, r.sum, r.sumabs, 1, 1, TREE_BOUND);
+    assert_within("clrt_sum_dim over the long dim", got, r.sum, r.sumabs, 1, 1, TREE_BOUND);
     free(got);
     reference_free(&r);
     clrt_tensor_release(s);
@@ -155,7 +155,7 @@ END_TEST
 /* Every dim reduction of a fresh random tensor of `shape` over `dim`. */
 static void check_dim(int ndim, const int64_t *shape, int dim, int keepdim, uint64_t *rng)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     char what[160], s[96];
     float *hx;
     clrt_tensor *x = eu_random(d, rng, ndim, shape, -1, 1, &hx);
@@ -212,17 +212,17 @@ START_TEST(test_dims_2d)
 {
     uint64_t rng = tu_seed() + 3;
     /* Linear layers: bias gradients sum [N, F] over dim 0. */
-    const int64_t F[] = {1, 10, 129, 1024};
+    const int64_t F[] = {1, 10, 129, 1024}, N = TU_SIZED(256, 33), L = TU_SIZED(100003, 20011);
     for (size_t k = 0; k < sizeof F / sizeof F[0]; k++)
         for (int keep = 0; keep < 2; keep++) {
-            check_dim(2, EU_SHAPE(256, F[k]), 0, keep, &rng);
-            check_dim(2, EU_SHAPE(256, F[k]), -1, keep, &rng);
+            check_dim(2, EU_SHAPE(N, F[k]), 0, keep, &rng);
+            check_dim(2, EU_SHAPE(N, F[k]), -1, keep, &rng);
         }
     /* Short rows (one item per row), long rows and long columns (two
      * passes), a single row or column. */
-    check_dim(2, EU_SHAPE(100003, 10), 1, 0, &rng);
-    check_dim(2, EU_SHAPE(3, 100003), 1, 0, &rng);
-    check_dim(2, EU_SHAPE(100003, 3), 0, 1, &rng);
+    check_dim(2, EU_SHAPE(L, 10), 1, 0, &rng);
+    check_dim(2, EU_SHAPE(3, L), 1, 0, &rng);
+    check_dim(2, EU_SHAPE(L, 3), 0, 1, &rng);
     check_dim(2, EU_SHAPE(1, 4099), 0, 0, &rng);
     check_dim(2, EU_SHAPE(4099, 1), 1, 0, &rng);
     check_dim(1, EU_SHAPE(1), 0, 0, &rng);
@@ -256,26 +256,26 @@ static int32_t argmax_of(clrt_tensor *x)
 
 START_TEST(test_ties_and_nan)
 {
-    clrt_device *d = tu_cpu();
-    int64_t n = 1000003;
+    clrt_device *d = tu_device();
+    int64_t n = TU_LARGE;
     float *h = malloc((size_t)n * sizeof *h);
     for (int64_t i = 0; i < n; i++)
         h[i] = (float)(i % 1000) * 1e-3f;
     clrt_tensor *x = eu_upload(d, 1, &n, h);
     ck_assert_int_eq(argmax_of(x), 999); /* 0.999 repeats every 1000: the first */
-    h[900001] = 5;
+    h[n * 9 / 10] = 5;
     h[777] = 5;
-    h[500000] = 5;
+    h[n / 2] = 5;
     TU_OK(clrt_copy_from_host(x, h, (size_t)n * 4));
     ck_assert_int_eq(argmax_of(x), 777); /* across splits and passes */
     for (int64_t i = 0; i < n; i++)
         h[i] = -INFINITY;
     TU_OK(clrt_copy_from_host(x, h, (size_t)n * 4));
     ck_assert_int_eq(argmax_of(x), 0);
-    h[123456] = NAN;
-    h[654321] = NAN;
+    h[n / 8] = NAN;
+    h[n * 2 / 3] = NAN;
     TU_OK(clrt_copy_from_host(x, h, (size_t)n * 4));
-    ck_assert_int_eq(argmax_of(x), 123456); /* NaN is the max, like PyTorch */
+    ck_assert_int_eq(argmax_of(x), n / 8); /* NaN is the max, like PyTorch */
     clrt_tensor *m = TU_NONNULL(clrt_max(x));
     double v;
     TU_OK(clrt_item(m, &v));
@@ -299,7 +299,7 @@ END_TEST
 
 START_TEST(test_errors)
 {
-    clrt_device *d = tu_cpu();
+    clrt_device *d = tu_device();
     clrt_tensor *x = TU_NONNULL(clrt_zeros(d, CLRT_F32, 2, EU_SHAPE(3, 4)));
     clrt_tensor *i = TU_NONNULL(clrt_zeros(d, CLRT_I32, 2, EU_SHAPE(3, 4)));
     clrt_tensor *e = TU_NONNULL(clrt_zeros(d, CLRT_F32, 2, EU_SHAPE(3, 0)));

@@ -16,7 +16,7 @@ static const int64_t sizes[] = {1, 2, 3, 5, 7, 31, 257, 1009, 4099, (1 << 20) + 
 static clrt_tensor *vec(clrt_dtype t, int64_t n, const void *data)
 {
     int64_t shape[1] = {n};
-    return TU_NONNULL(clrt_from_host(tu_cpu(), t, 1, shape, data));
+    return TU_NONNULL(clrt_from_host(tu_device(), t, 1, shape, data));
 }
 
 /* --- creation --- */
@@ -34,14 +34,14 @@ START_TEST(zeros_ones_full)
 {
     int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 1}, {2, 3, 5}, {1009, 1, 1}, {7, 1, 129}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
-        clrt_tensor *z = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 3, shapes[s]));
-        clrt_tensor *o = TU_NONNULL(clrt_ones(tu_cpu(), CLRT_F32, 3, shapes[s]));
-        clrt_tensor *f = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 3, shapes[s], -3.25));
+        clrt_tensor *z = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 3, shapes[s]));
+        clrt_tensor *o = TU_NONNULL(clrt_ones(tu_device(), CLRT_F32, 3, shapes[s]));
+        clrt_tensor *f = TU_NONNULL(clrt_full(tu_device(), CLRT_F32, 3, shapes[s], -3.25));
         ck_assert_int_eq(clrt_tensor_numel(z), shapes[s][0] * shapes[s][1] * shapes[s][2]);
         ck_assert_int_eq(clrt_tensor_ndim(o), 3);
         ck_assert_mem_eq(clrt_tensor_shape(f), shapes[s], sizeof shapes[s]);
         ck_assert_uint_eq(clrt_tensor_nbytes(f), 4 * (size_t)clrt_tensor_numel(f));
-        ck_assert_ptr_eq(clrt_tensor_device(f), tu_cpu());
+        ck_assert_ptr_eq(clrt_tensor_device(f), tu_device());
         ck_assert_int_eq(clrt_tensor_refcount(f), 1);
         assert_filled(z, 0);
         assert_filled(o, 1);
@@ -56,8 +56,8 @@ END_TEST
 START_TEST(full_int_dtypes)
 {
     int64_t shape[2] = {3, 7};
-    clrt_tensor *i = TU_NONNULL(clrt_full(tu_cpu(), CLRT_I32, 2, shape, -123456));
-    clrt_tensor *u = TU_NONNULL(clrt_full(tu_cpu(), CLRT_U8, 2, shape, 200));
+    clrt_tensor *i = TU_NONNULL(clrt_full(tu_device(), CLRT_I32, 2, shape, -123456));
+    clrt_tensor *u = TU_NONNULL(clrt_full(tu_device(), CLRT_U8, 2, shape, 200));
     int32_t vi[21];
     uint8_t vu[21];
     TU_OK(clrt_to_host(i, vi, sizeof vi));
@@ -69,11 +69,11 @@ START_TEST(full_int_dtypes)
     ck_assert_int_eq(clrt_tensor_dtype(u), CLRT_U8);
     ck_assert_uint_eq(clrt_tensor_nbytes(u), 21);
     /* Values the dtype cannot hold are refused, not wrapped. */
-    ck_assert_ptr_null(clrt_full(tu_cpu(), CLRT_U8, 2, shape, 256));
+    ck_assert_ptr_null(clrt_full(tu_device(), CLRT_U8, 2, shape, 256));
     tu_assert_error(CLRT_EINVAL, "256", "uint8", NULL);
-    ck_assert_ptr_null(clrt_full(tu_cpu(), CLRT_I32, 2, shape, 3e9));
+    ck_assert_ptr_null(clrt_full(tu_device(), CLRT_I32, 2, shape, 3e9));
     tu_assert_error(CLRT_EINVAL, "int32", NULL);
-    ck_assert_ptr_null(clrt_full(tu_cpu(), CLRT_I32, 2, shape, NAN));
+    ck_assert_ptr_null(clrt_full(tu_device(), CLRT_I32, 2, shape, NAN));
     tu_assert_error(CLRT_EINVAL, NULL);
     clrt_tensor_release(i);
     clrt_tensor_release(u);
@@ -82,14 +82,14 @@ END_TEST
 
 START_TEST(scalar_and_empty_shapes)
 {
-    clrt_tensor *s = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 0, NULL, 2.5));
+    clrt_tensor *s = TU_NONNULL(clrt_full(tu_device(), CLRT_F32, 0, NULL, 2.5));
     ck_assert_int_eq(clrt_tensor_ndim(s), 0);
     ck_assert_int_eq(clrt_tensor_numel(s), 1);
     double v = 0;
     TU_OK(clrt_item(s, &v));
     ck_assert_double_eq(v, 2.5);
     int64_t zero[2] = {4, 0};
-    clrt_tensor *e = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 2, zero));
+    clrt_tensor *e = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 2, zero));
     ck_assert_int_eq(clrt_tensor_numel(e), 0);
     ck_assert_uint_eq(clrt_tensor_nbytes(e), 0);
     float dummy;
@@ -107,7 +107,7 @@ START_TEST(empty_is_poisoned)
     if (!p || strcmp(p, "1") != 0)
         return;
     int64_t shape[1] = {37};
-    clrt_tensor *x = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 1, shape));
+    clrt_tensor *x = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, shape));
     float *v = tu_read(x);
     for (int i = 0; i < 37; i++)
         ck_assert(isnan(v[i]));
@@ -159,13 +159,13 @@ START_TEST(copy_from_host_forms)
     uint64_t rng = tu_seed() ^ 0x77;
     int64_t shape[2] = {13, 11};
     float *a = tu_random_floats(&rng, 143, -5, 5), *b = tu_random_floats(&rng, 143, -5, 5);
-    clrt_tensor *x = TU_NONNULL(clrt_empty(tu_cpu(), CLRT_F32, 2, shape));
+    clrt_tensor *x = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 2, shape));
     TU_OK(clrt_copy_from_host(x, a, 143 * 4));
     float *got = tu_read(x);
     ck_assert_mem_eq(got, a, 143 * 4);
     free(got);
     TU_OK(clrt_copy_from_host_async(x, b, 143 * 4));
-    TU_OK(clrt_device_synchronize(tu_cpu()));
+    TU_OK(clrt_device_synchronize(tu_device()));
     got = tu_read(x);
     ck_assert_mem_eq(got, b, 143 * 4);
     free(got);
@@ -227,14 +227,46 @@ END_TEST
 
 /* --- printing --- */
 
-static void assert_prints(clrt_tensor *x, const char *want)
+/* Joins the suffixes (", device=...", ", dtype=...", ", size=...") that
+ * printing put on a line of their own back onto the line before, in place,
+ * after checking that each was moved only because the joined line would
+ * pass 80 columns (as PyTorch wraps them). */
+static void join_suffix_lines(char *text)
 {
-    char *text = NULL;
+    static const char *const breaks[] = {
+        ",\n       device=", ",\n       dtype=", ",\n       size="};
+    for (size_t k = 0; k < 3; k++)
+        for (char *at; (at = strstr(text, breaks[k])) != NULL;) {
+            const char *line = at;
+            while (line > text && line[-1] != '\n')
+                line--;
+            size_t suffix = strcspn(at + 9, ",)");
+            ck_assert_msg((size_t)(at - line) + 2 + suffix + 2 > 80,
+                          "a suffix moved to a new line though it fits: %s", text);
+            at[1] = ' ';
+            memmove(at + 2, at + 9, strlen(at + 9) + 1);
+        }
+}
+
+/* want is written for a tensor on "cpu"; the test device's name replaces
+ * "cpu", and where that is longer, the suffixes' line breaks may move, so
+ * they are compared joined (join_suffix_lines). */
+static void assert_prints(clrt_tensor *x, const char *want_on_cpu)
+{
+    char *text = NULL, want[4096];
     size_t len = 0;
+    const char *tag = "device='cpu'", *at = strstr(want_on_cpu, tag);
+    ck_assert_ptr_nonnull(at);
+    snprintf(want, sizeof want, "%.*sdevice='%s'%s", (int)(at - want_on_cpu), want_on_cpu,
+             clrt_device_str(clrt_tensor_device(x)), at + strlen(tag));
     FILE *f = open_memstream(&text, &len);
     ck_assert_ptr_nonnull(f);
     TU_OK(clrt_tensor_print(f, x));
     fclose(f);
+    if (strcmp(clrt_device_str(clrt_tensor_device(x)), "cpu") != 0) {
+        join_suffix_lines(want);
+        join_suffix_lines(text);
+    }
     ck_assert_msg(strcmp(text, want) == 0, "printed\n%s\nwanted\n%s", text, want);
     free(text);
     clrt_tensor_release(x);
@@ -243,7 +275,7 @@ static void assert_prints(clrt_tensor *x, const char *want)
 START_TEST(print_small)
 {
     int64_t s22[2] = {2, 2}, s23[2] = {2, 3}, s20[2] = {2, 0};
-    assert_prints(TU_NONNULL(clrt_ones(tu_cpu(), CLRT_F32, 2, s22)),
+    assert_prints(TU_NONNULL(clrt_ones(tu_device(), CLRT_F32, 2, s22)),
                   "tensor([[1., 1.],\n        [1., 1.]], device='cpu')\n");
     float fixed[3] = {0.5f, -1.25f, 3};
     assert_prints(vec(CLRT_F32, 3, fixed), "tensor([ 0.5000, -1.2500,  3.0000], device='cpu')\n");
@@ -254,15 +286,15 @@ START_TEST(print_small)
     float odd[3] = {NAN, 1.5f, INFINITY};
     assert_prints(vec(CLRT_F32, 3, odd), "tensor([   nan, 1.5000,    inf], device='cpu')\n");
     int32_t ints[6] = {1, -20, 300, 4, 5, 6};
-    assert_prints(TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_I32, 2, s23, ints)),
+    assert_prints(TU_NONNULL(clrt_from_host(tu_device(), CLRT_I32, 2, s23, ints)),
                   "tensor([[  1, -20, 300],\n        [  4,   5,   6]], device='cpu', "
                   "dtype=int32)\n");
     uint8_t bytes[4] = {0, 7, 255, 10};
     assert_prints(vec(CLRT_U8, 4, bytes),
                   "tensor([  0,   7, 255,  10], device='cpu', dtype=uint8)\n");
-    assert_prints(TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 0, NULL, 2.5)),
+    assert_prints(TU_NONNULL(clrt_full(tu_device(), CLRT_F32, 0, NULL, 2.5)),
                   "tensor(2.5000, device='cpu')\n");
-    assert_prints(TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 2, s20)),
+    assert_prints(TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 2, s20)),
                   "tensor([], device='cpu', size=[2, 0])\n");
     ck_assert_int_eq(clrt_tensor_print(NULL, NULL), CLRT_EINVAL);
 }
@@ -271,7 +303,7 @@ END_TEST
 START_TEST(print_wraps_long_rows)
 {
     int64_t s30[1] = {30};
-    assert_prints(TU_NONNULL(clrt_ones(tu_cpu(), CLRT_F32, 1, s30)),
+    assert_prints(TU_NONNULL(clrt_ones(tu_device(), CLRT_F32, 1, s30)),
                   "tensor([1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., "
                   "1., 1.,\n"
                   "        1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., 1.], device='cpu')\n");
@@ -288,7 +320,7 @@ START_TEST(print_elides_large)
     }
     assert_prints(vec(CLRT_F32, 2000, f), "tensor([0., 1., 2.,  ..., 7., 8., 9.], device='cpu')\n");
     int64_t s2[2] = {40, 50};
-    assert_prints(TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_I32, 2, s2, i)),
+    assert_prints(TU_NONNULL(clrt_from_host(tu_device(), CLRT_I32, 2, s2, i)),
                   "tensor([[   0,    1,    2,  ...,   47,   48,   49],\n"
                   "        [  50,   51,   52,  ...,   97,   98,   99],\n"
                   "        [ 100,  101,  102,  ...,  147,  148,  149],\n"
@@ -298,7 +330,7 @@ START_TEST(print_elides_large)
                   "        [1950, 1951, 1952,  ..., 1997, 1998, 1999]], device='cpu', "
                   "dtype=int32)\n");
     int64_t s3[3] = {10, 2, 100};
-    assert_prints(TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_I32, 3, s3, i)),
+    assert_prints(TU_NONNULL(clrt_from_host(tu_device(), CLRT_I32, 3, s3, i)),
                   "tensor([[[   0,    1,    2,  ...,   97,   98,   99],\n"
                   "         [ 100,  101,  102,  ...,  197,  198,  199]],\n\n"
                   "        [[ 200,  201,  202,  ...,  297,  298,  299],\n"
@@ -321,12 +353,12 @@ END_TEST
 START_TEST(refcounts)
 {
     int64_t shape[2] = {2, 6};
-    clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 2, shape));
+    clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 2, shape));
     clrt_tensor_retain(x);
     ck_assert_int_eq(clrt_tensor_refcount(x), 2);
     clrt_tensor_release(x);
     ck_assert_int_eq(clrt_tensor_refcount(x), 1);
-    clrt_tensor *same = TU_NONNULL(clrt_tensor_to(x, tu_cpu()));
+    clrt_tensor *same = TU_NONNULL(clrt_tensor_to(x, tu_device()));
     ck_assert_ptr_eq(same, x);
     ck_assert_int_eq(clrt_tensor_refcount(x), 2);
     clrt_tensor_release(same);
@@ -343,7 +375,7 @@ START_TEST(reshape_views_share_storage)
     uint64_t rng = tu_seed() ^ 0x5151;
     float *a = tu_random_floats(&rng, 24, -1, 1), *b = tu_random_floats(&rng, 24, -1, 1);
     int64_t s234[3] = {2, 3, 4}, s_inf[2] = {-1, 6};
-    clrt_tensor *x = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, 3, s234, a));
+    clrt_tensor *x = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 3, s234, a));
     clrt_tensor *v = TU_NONNULL(clrt_reshape(x, 2, s_inf));
     ck_assert_int_eq(clrt_tensor_shape(v)[0], 4);
     ck_assert_int_eq(clrt_tensor_shape(v)[1], 6);
@@ -370,7 +402,7 @@ END_TEST
 START_TEST(reshape_errors_show_shapes)
 {
     int64_t s6[1] = {6}, s_bad[2] = {4, -1}, s_big[2] = {4, 2}, s_neg[2] = {-2, 3};
-    clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, s6));
+    clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, s6));
     ck_assert_ptr_null(clrt_reshape(x, 2, s_bad));
     tu_assert_error(CLRT_ESHAPE, "[6]", "[4, -1]", NULL);
     ck_assert_ptr_null(clrt_reshape(x, 2, s_big));
@@ -398,6 +430,11 @@ START_TEST(names_and_accessors)
     int64_t shape[3] = {2, 0, 17};
     ck_assert_str_eq(clrt_shape_str(3, shape, buf, sizeof buf), "[2, 0, 17]");
     ck_assert_str_eq(clrt_shape_str(0, NULL, buf, sizeof buf), "[]");
+    int64_t extremes[3] = {-7, INT64_MAX, INT64_MIN};
+    ck_assert_str_eq(clrt_shape_str(3, extremes, buf, sizeof buf),
+                     "[-7, 9223372036854775807, -9223372036854775808]");
+    ck_assert_str_eq(clrt_shape_str(3, shape, buf, 6), "[2, 0"); /* cut to fit, terminated */
+    ck_assert_str_eq(clrt_shape_str(3, shape, buf, 1), "");
     ck_assert_ptr_null(clrt_tensor_device(NULL));
     ck_assert_ptr_null(clrt_tensor_shape(NULL));
     ck_assert_int_eq(clrt_tensor_numel(NULL), 0);
@@ -430,7 +467,7 @@ START_TEST(rand_matches_host_philox)
     for (size_t s = 0; s < N_SIZES; s++) {
         uint64_t seed = tu_next(&rng);
         size_t n = (size_t)sizes[s];
-        clrt_tensor *x = TU_NONNULL(clrt_rand(tu_cpu(), 1, &sizes[s], seed));
+        clrt_tensor *x = TU_NONNULL(clrt_rand(tu_device(), 1, &sizes[s], seed));
         float *got = tu_read(x);
         for (size_t k = 0; k < n; k++) {
             float want = tu_philox_uniform(seed, k);
@@ -448,9 +485,9 @@ START_TEST(rand_same_seed_same_numbers)
 {
     int64_t shape[2] = {33, 17};
     uint64_t seed = tu_seed();
-    clrt_tensor *a = TU_NONNULL(clrt_rand(tu_cpu(), 2, shape, seed));
-    clrt_tensor *b = TU_NONNULL(clrt_rand(tu_cpu(), 2, shape, seed));
-    clrt_tensor *c = TU_NONNULL(clrt_rand(tu_cpu(), 2, shape, seed + 1));
+    clrt_tensor *a = TU_NONNULL(clrt_rand(tu_device(), 2, shape, seed));
+    clrt_tensor *b = TU_NONNULL(clrt_rand(tu_device(), 2, shape, seed));
+    clrt_tensor *c = TU_NONNULL(clrt_rand(tu_device(), 2, shape, seed + 1));
     float *va = tu_read(a), *vb = tu_read(b), *vc = tu_read(c);
     ck_assert_mem_eq(va, vb, sizeof(float) * 33 * 17);
     int same = 0;
@@ -483,7 +520,7 @@ START_TEST(randn_matches_box_muller)
     for (size_t s = 0; s < N_SIZES - 1; s++) {
         uint64_t seed = tu_next(&rng);
         size_t n = (size_t)sizes[s];
-        clrt_tensor *x = TU_NONNULL(clrt_randn(tu_cpu(), 1, &sizes[s], seed));
+        clrt_tensor *x = TU_NONNULL(clrt_randn(tu_device(), 1, &sizes[s], seed));
         float *got = tu_read(x);
         for (size_t k = 0; k < n; k++) {
             double want = host_normal(seed, k);
@@ -500,7 +537,7 @@ END_TEST
 START_TEST(randn_statistics)
 {
     int64_t n = 100000;
-    clrt_tensor *x = TU_NONNULL(clrt_randn(tu_cpu(), 1, &n, tu_seed()));
+    clrt_tensor *x = TU_NONNULL(clrt_randn(tu_device(), 1, &n, tu_seed()));
     float *v = tu_read(x);
     double sum = 0, sq = 0;
     for (int64_t k = 0; k < n; k++)
@@ -523,23 +560,23 @@ START_TEST(bad_shapes_and_devices)
 {
     int64_t neg[2] = {3, -1}, ok[1] = {4}, nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     int64_t huge[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
-    ck_assert_ptr_null(clrt_empty(tu_cpu(), CLRT_F32, 2, neg));
+    ck_assert_ptr_null(clrt_empty(tu_device(), CLRT_F32, 2, neg));
     tu_assert_error(CLRT_EINVAL, "[3, -1]", "negative", NULL);
-    ck_assert_ptr_null(clrt_zeros(tu_cpu(), CLRT_F32, 2, NULL));
+    ck_assert_ptr_null(clrt_zeros(tu_device(), CLRT_F32, 2, NULL));
     tu_assert_error(CLRT_EINVAL, "shape is NULL", NULL);
-    ck_assert_ptr_null(clrt_ones(tu_cpu(), CLRT_F32, 9, nine));
+    ck_assert_ptr_null(clrt_ones(tu_device(), CLRT_F32, 9, nine));
     tu_assert_error(CLRT_EINVAL, "ndim 9", NULL);
-    ck_assert_ptr_null(clrt_ones(tu_cpu(), CLRT_F32, -1, ok));
+    ck_assert_ptr_null(clrt_ones(tu_device(), CLRT_F32, -1, ok));
     tu_assert_error(CLRT_EINVAL, "ndim -1", NULL);
     ck_assert_ptr_null(clrt_zeros(NULL, CLRT_F32, 1, ok));
     tu_assert_error(CLRT_EINVAL, "device is NULL", NULL);
     ck_assert_ptr_null(clrt_rand(NULL, 1, ok, 1));
     tu_assert_error(CLRT_EINVAL, "device is NULL", NULL);
-    ck_assert_ptr_null(clrt_zeros(tu_cpu(), (clrt_dtype)7, 1, ok));
+    ck_assert_ptr_null(clrt_zeros(tu_device(), (clrt_dtype)7, 1, ok));
     tu_assert_error(CLRT_EDTYPE, "dtype 7", NULL);
-    ck_assert_ptr_null(clrt_empty(tu_cpu(), CLRT_U8, 2, huge));
+    ck_assert_ptr_null(clrt_empty(tu_device(), CLRT_U8, 2, huge));
     tu_assert_error(CLRT_ENOMEM, "[1099511627776, 1099511627776]", "overflow", NULL);
-    ck_assert_ptr_null(clrt_from_host(tu_cpu(), CLRT_F32, 1, ok, NULL));
+    ck_assert_ptr_null(clrt_from_host(tu_device(), CLRT_F32, 1, ok, NULL));
     tu_assert_error(CLRT_EINVAL, "data is NULL", NULL);
 }
 END_TEST
@@ -547,13 +584,14 @@ END_TEST
 START_TEST(allocation_beyond_the_device_limit)
 {
     clrt_device_info info;
-    TU_OK(clrt_device_info_get(tu_cpu(), &info));
+    TU_OK(clrt_device_info_get(tu_device(), &info));
     int64_t n = (int64_t)(info.max_alloc_bytes / 4 + 1);
     char limit[64];
     snprintf(limit, sizeof limit, "%llu", (unsigned long long)info.max_alloc_bytes);
-    ck_assert_ptr_null(clrt_empty(tu_cpu(), CLRT_F32, 1, &n));
-    tu_assert_error(CLRT_ENOMEM, "CL_DEVICE_MAX_MEM_ALLOC_SIZE", limit, "cpu", NULL);
-    ck_assert_ptr_null(clrt_rand(tu_cpu(), 1, &n, 3));
+    ck_assert_ptr_null(clrt_empty(tu_device(), CLRT_F32, 1, &n));
+    tu_assert_error(CLRT_ENOMEM, "CL_DEVICE_MAX_MEM_ALLOC_SIZE", limit, info.name, info.model,
+                    NULL);
+    ck_assert_ptr_null(clrt_rand(tu_device(), 1, &n, 3));
     tu_assert_error(CLRT_ENOMEM, "CL_DEVICE_MAX_MEM_ALLOC_SIZE", NULL);
 }
 END_TEST
@@ -583,8 +621,8 @@ static void check_add(int64_t m, int64_t n, int64_t am, int64_t an, int64_t bm, 
     float *b = tu_random_floats(rng, (size_t)(bm * bn), -100, 100);
     int64_t as[2] = {am, an}, bs[2] = {bm, bn};
     /* a 1-D operand is its last dim; a 0-D one a single value */
-    clrt_tensor *ta = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, a_ndim, as + 2 - a_ndim, a));
-    clrt_tensor *tb = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_F32, b_ndim, bs + 2 - b_ndim, b));
+    clrt_tensor *ta = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, a_ndim, as + 2 - a_ndim, a));
+    clrt_tensor *tb = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, b_ndim, bs + 2 - b_ndim, b));
     clrt_tensor *out = TU_NONNULL(clrt_add(ta, tb));
     ck_assert_int_eq(clrt_tensor_numel(out), m * n);
     double *ref = malloc(sizeof(double) * (size_t)(m * n));
@@ -628,8 +666,8 @@ START_TEST(add_int32)
     for (int k = 0; k < 77; k++)
         want[k] = a[k] + b[k % 7];
     int64_t sa[2] = {11, 7}, sb[1] = {7};
-    clrt_tensor *ta = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_I32, 2, sa, a));
-    clrt_tensor *tb = TU_NONNULL(clrt_from_host(tu_cpu(), CLRT_I32, 1, sb, b));
+    clrt_tensor *ta = TU_NONNULL(clrt_from_host(tu_device(), CLRT_I32, 2, sa, a));
+    clrt_tensor *tb = TU_NONNULL(clrt_from_host(tu_device(), CLRT_I32, 1, sb, b));
     clrt_tensor *out = TU_NONNULL(clrt_add(ta, tb));
     ck_assert_int_eq(clrt_tensor_dtype(out), CLRT_I32);
     TU_OK(clrt_to_host(out, got, sizeof got));
@@ -641,10 +679,10 @@ END_TEST
 START_TEST(add_errors)
 {
     int64_t s34[2] = {3, 4}, s5[1] = {5};
-    clrt_tensor *a = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 2, s34));
-    clrt_tensor *b = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_F32, 1, s5));
-    clrt_tensor *i = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_I32, 2, s34));
-    clrt_tensor *u = TU_NONNULL(clrt_zeros(tu_cpu(), CLRT_U8, 2, s34));
+    clrt_tensor *a = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 2, s34));
+    clrt_tensor *b = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, s5));
+    clrt_tensor *i = TU_NONNULL(clrt_zeros(tu_device(), CLRT_I32, 2, s34));
+    clrt_tensor *u = TU_NONNULL(clrt_zeros(tu_device(), CLRT_U8, 2, s34));
     ck_assert_ptr_null(clrt_add(a, b));
     tu_assert_error(CLRT_ESHAPE, "clrt_add", "[3, 4]", "[5]", NULL);
     ck_assert_ptr_null(clrt_add(a, i));

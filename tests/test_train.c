@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#define SUBSET 1000
-#define BATCH 64 /* 1000 = 15 * 64 + 40: the last batch is short */
+#define SUBSET TU_SIZED(1000, 296) /* small: for simulators */
+#define BATCH 64                   /* 1000 = 15 * 64 + 40, 296 = 4 * 64 + 40: a short last batch */
 
 static clrt_dataset *fashion(int train, int64_t n)
 {
@@ -77,12 +77,16 @@ START_TEST(training_lowers_the_loss_and_beats_chance)
         ck_assert_double_eq_tol(s[e].data_share, s[e].data_seconds / s[e].train_seconds, 1e-12);
         ck_assert_double_eq_tol(s[e].lr, 0.05, 1e-12);
     }
-    /* Chance is ln(10) = 2.30 and 10%. */
-    ck_assert_msg(s[3].train_loss < 0.6 * s[0].train_loss, "loss %.4f -> %.4f", s[0].train_loss,
+    /* Chance is ln(10) = 2.30 and 10%; the small size sees 30% of the
+     * images, so it gets as far in training as the full size's first epochs. */
+    fprintf(stderr, "loss %.4f -> %.4f, train acc %.3f, test acc %.3f\n", s[0].train_loss,
+            s[3].train_loss, s[3].train_acc, s[3].test_acc);
+    ck_assert_msg(s[3].train_loss < TU_SIZED(0.6, 0.7) * s[0].train_loss, "loss %.4f -> %.4f",
+                  s[0].train_loss, s[3].train_loss);
+    ck_assert_msg(s[3].train_loss < TU_SIZED(0.8, 1.4), "final training loss %.4f",
                   s[3].train_loss);
-    ck_assert_msg(s[3].train_loss < 0.8, "final training loss %.4f", s[3].train_loss);
-    ck_assert_msg(s[3].test_acc > 0.65, "test accuracy %.3f", s[3].test_acc);
-    ck_assert_double_gt(s[3].train_acc, 0.7);
+    ck_assert_msg(s[3].test_acc > TU_SIZED(0.65, 0.45), "test accuracy %.3f", s[3].test_acc);
+    ck_assert_double_gt(s[3].train_acc, TU_SIZED(0.7, 0.45));
 }
 END_TEST
 
@@ -90,9 +94,10 @@ START_TEST(same_seed_same_loss_curve)
 {
     uint64_t seed = tu_seed();
     clrt_epoch_stats a[2], b[2], c[2];
-    train_run(lenet, seed, 2, 500, a);
-    train_run(lenet, seed, 2, 500, b);
-    train_run(lenet, seed + 1, 2, 500, c);
+    const int64_t subset = TU_SIZED(500, 100);
+    train_run(lenet, seed, 2, subset, a);
+    train_run(lenet, seed, 2, subset, b);
+    train_run(lenet, seed + 1, 2, subset, c);
     for (int e = 0; e < 2; e++) {
         ck_assert_msg(a[e].train_loss == b[e].train_loss && a[e].test_acc == b[e].test_acc,
                       "epoch %d: %.9g vs %.9g", e + 1, a[e].train_loss, b[e].train_loss);
@@ -199,7 +204,7 @@ START_TEST(bad_setups_are_clear_errors)
     tu_assert_error(CLRT_EINVAL, NULL);
     /* The failed epoch left a forward pass queued: let it finish before the
      * process exits (PoCL aborts if it is still compiling then). */
-    TU_OK(clrt_device_synchronize(tu_cpu()));
+    TU_OK(clrt_device_synchronize(tu_device()));
     clrt_optimizer_free(opt);
     clrt_module_free(m);
     clrt_dataset_free(train);

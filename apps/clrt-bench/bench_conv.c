@@ -195,18 +195,6 @@ static clrt_status dev_phase(dev_layer *t, phase p)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Median seconds of one phase; the device waits before the clock stops. */
 static double time_phase(dev_layer *dt, host_layer *ht, phase p, int runs)
 {
@@ -226,7 +214,7 @@ static double time_phase(dev_layer *dt, host_layer *ht, phase p, int runs)
         if (r >= 0)
             s[r] = bench_now() - t0;
     }
-    double m = median(s, runs);
+    double m = bench_median(s, runs);
     free(s);
     return m;
 }

@@ -1,9 +1,10 @@
-/* clrt-bench launch: what one small op costs to enqueue. clrt_add on N
- * floats, called back to back with one synchronize at the end, against bare
+/* clrt-bench launch: what one small op costs to enqueue. clrt_add (a new
+ * output tensor per call) and clrt_add_out (a fixed output) on N floats,
+ * called back to back with one synchronize at the end, against bare
  * clEnqueueNDRangeKernel loops of the same add kernel on the same device
- * and queue: with a fixed output, and with a fresh output buffer per call
- * as clrt_add makes. A loop that waits after every launch shows what a host
- * sync per op would cost. */
+ * and queue: with a fresh output buffer per call (as clrt_add makes) and
+ * with a fixed output. A loop that waits after every launch shows what a
+ * host sync per op would cost. */
 #include "bench.h"
 
 #include "runtime/core/env_internal.h"
@@ -36,11 +37,12 @@ typedef enum { RAW_FIXED_OUT, RAW_NEW_OUT, RAW_WAIT_EACH } raw_mode;
 
 static int usage(FILE *f, int code)
 {
-    fprintf(f, "usage: clrt-bench launch [--device SPEC] [--n N] [--iters K] [--repeats R]\n"
-               "  clrt_add on N floats (default 1000), K calls back to back (default 2000)\n"
-               "  then one clrt_device_synchronize, against bare clEnqueueNDRangeKernel\n"
-               "  loops of the same kernel on SPEC (default: gpu:0 if any, else cpu);\n"
-               "  the median of R rounds (default 9).\n");
+    fprintf(f, "usage: clrt-bench launch [--device SPEC] [--n N] [--iters K] [--repeats R] "
+               "[--json]\n"
+               "  clrt_add and clrt_add_out on N floats (default 1000), K calls back to back\n"
+               "  (default 2000) then one clrt_device_synchronize, against bare\n"
+               "  clEnqueueNDRangeKernel loops of the same kernel on SPEC (default: gpu:0\n"
+               "  if any, else cpu); the median of R rounds (default 9).\n");
     return code;
 }
 
@@ -133,14 +135,16 @@ static per_call time_raw(raw_add *r, raw_mode mode, int iters)
     return t;
 }
 
-static per_call time_clrt(clrt_device *d, clrt_tensor *a, clrt_tensor *b, int iters)
+/* clrt_add when out is NULL, else clrt_add_out into out. */
+static per_call time_clrt(clrt_device *d, clrt_tensor *a, clrt_tensor *b, clrt_tensor *out,
+                          int iters)
 {
     per_call t = {-1, -1};
     double t0 = bench_now();
     for (int i = 0; i < iters; i++) {
-        clrt_tensor *c = clrt_add(a, b);
-        if (!c) {
-            fprintf(stderr, "clrt-bench launch: clrt_add: %s\n", clrt_last_error());
+        clrt_tensor *c = out ? NULL : clrt_add(a, b);
+        if (out ? clrt_add_out(out, a, b) != CLRT_OK : !c) {
+            fprintf(stderr, "clrt-bench launch: %s\n", clrt_last_error());
             return t;
         }
         clrt_tensor_release(c);
@@ -153,88 +157,85 @@ static per_call time_clrt(clrt_device *d, clrt_tensor *a, clrt_tensor *b, int it
     return t;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 #define MAX_REPEATS 101
 
 typedef struct {
     const char *spec;
-    int64_t n;
-    int iters, repeats;
+    int n, iters, repeats, json;
 } launch_opts;
 
 /* -1 when the options are good, else the exit code. */
 static int parse(int argc, char **argv, launch_opts *o)
 {
-    for (int i = 1; i < argc; i += 2) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return usage(stdout, 0);
-        if (!v)
-            return usage(stderr, 2);
-        if (strcmp(argv[i], "--device") == 0)
-            o->spec = v;
-        else if (strcmp(argv[i], "--n") == 0)
-            o->n = atoll(v);
-        else if (strcmp(argv[i], "--iters") == 0)
-            o->iters = atoi(v);
-        else if (strcmp(argv[i], "--repeats") == 0)
-            o->repeats = atoi(v);
-        else
-            return usage(stderr, 2);
-    }
-    if (o->n < 1 || o->iters < 1 || o->repeats < 1 || o->repeats > MAX_REPEATS)
-        return usage(stderr, 2);
-    return -1;
+    const bench_opt opts[] = {{"--device", BENCH_STR, &o->spec, 0, 0},
+                              {"--n", BENCH_INT, &o->n, 1, 1L << 30},
+                              {"--iters", BENCH_INT, &o->iters, 1, 10000000},
+                              {"--repeats", BENCH_INT, &o->repeats, 1, MAX_REPEATS},
+                              {"--json", BENCH_FLAG, &o->json, 0, 0},
+                              {NULL, BENCH_FLAG, NULL, 0, 0}};
+    return bench_parse_opts(argc, argv, opts, usage);
 }
 
-#define N_LOOPS 4
+enum { BARE_FIXED, BARE_NEW, CLRT_NEW, CLRT_FIXED, BARE_WAIT, N_LOOPS };
+static const char *const loop_key[N_LOOPS] = {"bare_fixed_out", "bare_new_out", "clrt_add",
+                                              "clrt_add_out", "bare_wait_each"};
 
 /* Round r of each loop, interleaved so drift hits all alike. */
 static int measure(const launch_opts *o, clrt_device *d, clrt_tensor *a, clrt_tensor *b,
                    raw_add *raw, per_call t[N_LOOPS][MAX_REPEATS])
 {
     int wait_iters = o->iters / 10 > 0 ? o->iters / 10 : 1;
-    if (time_clrt(d, a, b, 200).total < 0 || time_raw(raw, RAW_NEW_OUT, 200).total < 0)
-        return 0; /* warm-up */
-    for (int r = 0; r < o->repeats; r++) {
-        t[0][r] = time_raw(raw, RAW_FIXED_OUT, o->iters);
-        t[1][r] = time_raw(raw, RAW_NEW_OUT, o->iters);
-        t[2][r] = time_clrt(d, a, b, o->iters);
-        t[3][r] = time_raw(raw, RAW_WAIT_EACH, wait_iters);
+    int64_t n = o->n;
+    clrt_tensor *out = clrt_empty(d, CLRT_F32, 1, &n);
+    int ok = out && time_clrt(d, a, b, NULL, 200).total >= 0 &&
+             time_clrt(d, a, b, out, 200).total >= 0 && time_raw(raw, RAW_NEW_OUT, 200).total >= 0;
+    for (int r = 0; ok && r < o->repeats; r++) { /* after the warm-up above */
+        t[BARE_FIXED][r] = time_raw(raw, RAW_FIXED_OUT, o->iters);
+        t[BARE_NEW][r] = time_raw(raw, RAW_NEW_OUT, o->iters);
+        t[CLRT_NEW][r] = time_clrt(d, a, b, NULL, o->iters);
+        t[CLRT_FIXED][r] = time_clrt(d, a, b, out, o->iters);
+        t[BARE_WAIT][r] = time_raw(raw, RAW_WAIT_EACH, wait_iters);
         for (int k = 0; k < N_LOOPS; k++)
-            if (t[k][r].total < 0)
-                return 0;
+            ok &= t[k][r].total >= 0;
     }
-    return 1;
+    clrt_tensor_release(out);
+    return ok;
+}
+
+static void report_json(const launch_opts *o, clrt_device *d, const double *enq, const double *tot)
+{
+    bench_json j;
+    char dev[1024];
+    bench_json_begin(&j, 1, "launch");
+    for (int k = 0; k < N_LOOPS; k++)
+        bench_json_row(&j,
+                       "%s, \"loop\": \"%s\", \"n\": %lld, \"enqueue_seconds\": %.9g, "
+                       "\"seconds\": %.9g",
+                       bench_json_device(d, dev, sizeof dev), loop_key[k], (long long)o->n, enq[k],
+                       tot[k]);
+    bench_json_end(&j, "\"iters\": %d, \"repeats\": %d, \"poison\": %d", o->iters, o->repeats,
+                   clrt__env()->poison);
 }
 
 static void report(const launch_opts *o, clrt_device *d, per_call t[N_LOOPS][MAX_REPEATS])
 {
     static const char *const what[N_LOOPS] = {
-        "bare clEnqueueNDRangeKernel, fixed output",
-        "bare, new output buffer per call",
-        "clrt_add (new output tensor per call)",
+        "bare clEnqueueNDRangeKernel, fixed output", "bare, new output buffer per call",
+        "clrt_add (new output tensor per call)",     "clrt_add_out (fixed output)",
         "bare, clFinish after every launch",
     };
     double enq[N_LOOPS], tot[N_LOOPS], v[MAX_REPEATS];
     for (int k = 0; k < N_LOOPS; k++) {
         for (int r = 0; r < o->repeats; r++)
             v[r] = t[k][r].enqueue;
-        enq[k] = median(v, o->repeats);
+        enq[k] = bench_median(v, o->repeats);
         for (int r = 0; r < o->repeats; r++)
             v[r] = t[k][r].total;
-        tot[k] = median(v, o->repeats);
+        tot[k] = bench_median(v, o->repeats);
+    }
+    if (o->json) {
+        report_json(o, d, enq, tot);
+        return;
     }
     clrt_device_info info;
     clrt_device_info_get(d, &info);
@@ -243,23 +244,27 @@ static void report(const launch_opts *o, clrt_device *d, per_call t[N_LOOPS][MAX
     printf("  %-44s %12s %12s\n", "us per call", "enqueue", "enq.+run");
     for (int k = 0; k < N_LOOPS; k++)
         printf("  %-44s %12.2f %12.2f\n", what[k], enq[k] * 1e6, tot[k] * 1e6);
-    printf("  %-44s %11.2fx %11.2fx\n", "clrt_add / bare fixed output", enq[2] / enq[0],
-           tot[2] / tot[0]);
-    printf("  %-44s %11.2fx %11.2fx\n", "clrt_add / bare new output", enq[2] / enq[1],
-           tot[2] / tot[1]);
-    printf("  %-44s %11.2fx %11.2fx\n", "clFinish each / bare back to back", enq[3] / enq[0],
-           tot[3] / tot[0]);
+    static const int ratios[4][2] = {{CLRT_NEW, BARE_NEW},
+                                     {CLRT_FIXED, BARE_FIXED},
+                                     {CLRT_NEW, BARE_FIXED},
+                                     {BARE_WAIT, BARE_FIXED}};
+    static const char *const ratio_what[4] = {
+        "clrt_add / bare new output", "clrt_add_out / bare fixed output",
+        "clrt_add / bare fixed output", "clFinish each / bare back to back"};
+    for (int i = 0; i < 4; i++)
+        printf("  %-44s %11.2fx %11.2fx\n", ratio_what[i], enq[ratios[i][0]] / enq[ratios[i][1]],
+               tot[ratios[i][0]] / tot[ratios[i][1]]);
     if (clrt__env()->poison)
         printf("  note: CLRT_POISON=1 adds a fill to every new clrt tensor\n");
 }
 
 int bench_launch(int argc, char **argv)
 {
-    launch_opts o = {NULL, 1000, 2000, 9};
+    launch_opts o = {NULL, 1000, 2000, 9, 0};
     int code = parse(argc, argv, &o);
     if (code >= 0)
         return code;
-    clrt_device *d = o.spec ? clrt_device_get(o.spec) : clrt_try_gpu(0);
+    clrt_device *d = bench_device("launch", o.spec);
     float *host = malloc((size_t)o.n * sizeof *host);
     clrt_tensor *a = NULL, *b = NULL;
     raw_add raw = {0};
@@ -269,8 +274,9 @@ int bench_launch(int argc, char **argv)
         goto done;
     for (int64_t i = 0; i < o.n; i++)
         host[i] = (float)i;
-    a = clrt_from_host(d, CLRT_F32, 1, &o.n, host);
-    b = clrt_from_host(d, CLRT_F32, 1, &o.n, host);
+    int64_t n = o.n;
+    a = clrt_from_host(d, CLRT_F32, 1, &n, host);
+    b = clrt_from_host(d, CLRT_F32, 1, &n, host);
     ok = a && b && raw_setup(&raw, d, host, o.n) && measure(&o, d, a, b, &raw, t);
     if (ok)
         report(&o, d, t);

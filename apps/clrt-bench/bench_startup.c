@@ -94,12 +94,6 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return remove(path);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* Medians, field by field. */
 static startup_run median_run(const startup_run *runs, int n)
 {
@@ -109,9 +103,8 @@ static startup_run median_run(const startup_run *runs, int n)
         v[1][i] = runs[i].enumerate;
         v[2][i] = runs[i].first_kernel;
     }
-    for (int k = 0; k < 3; k++)
-        qsort(v[k], (size_t)n, sizeof v[k][0], cmp_double);
-    startup_run m = {v[0][n / 2], v[1][n / 2], v[2][n / 2], runs[n / 2].builds};
+    startup_run m = {bench_median(v[0], n), bench_median(v[1], n), bench_median(v[2], n),
+                     runs[n / 2].builds};
     return m;
 }
 

@@ -1,8 +1,9 @@
-/* clrt-bench train: LeNet training steps on Fashion-MNIST through the
- * trainer (each batch gathered on the host and uploaded, double-buffered)
- * against the same steps on one batch already on the device, in the same
- * run: the ratio is what the data pipeline and the loop cost. --layers adds
- * forward and backward time per layer. */
+/* clrt-bench train: training steps of LeNet on Fashion-MNIST (SGD) or the
+ * seed notebook's CNN on CIFAR-10 (Adam) through the trainer (each batch
+ * gathered on the host and uploaded, double-buffered) against the same
+ * steps on one batch already on the device, in the same run: the ratio is
+ * what the data pipeline and the loop cost. --layers adds forward and
+ * backward time per layer, the loss and the optimizer step. */
 #include "bench.h"
 
 #include <clrt/clrt.h>
@@ -10,62 +11,78 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_PARAMS 32
+#define MAX_LAYERS 32
+
 typedef struct {
     clrt_device *dev;
-    int batch, steps, layers;
+    const char *device, *model, *data_dir;
+    int batch, steps, layers, seed_cnn;
 } options;
 
 static int usage(FILE *f, int code)
 {
-    fprintf(f, "usage: clrt-bench train [--device SPEC] [--batch N] [--steps N] [--layers]\n"
-               "  LeNet, SGD (momentum 0.9): N steps (default 20) of batch N (default 256)\n"
-               "  through the trainer vs on a batch resident on the device, on SPEC\n"
-               "  (default: gpu:0 if any, else cpu), best of 4. --layers: time per layer.\n");
+    fprintf(f, "usage: clrt-bench train [--device SPEC] [--model lenet|seed-cnn] [--data-dir DIR]\n"
+               "                        [--batch N] [--steps N] [--layers]\n"
+               "  lenet (default): LeNet on Fashion-MNIST, SGD (momentum 0.9); seed-cnn: the\n"
+               "  seed notebook's CNN on CIFAR-10 (binary files in --data-dir), Adam. N steps\n"
+               "  (default 20) of batch N (default 256) through the trainer vs on a batch\n"
+               "  resident on the device, on SPEC (default: gpu:0 if any, else cpu), best of 4.\n"
+               "  --layers: time per layer, the loss and the optimizer step.\n");
     return code;
 }
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){clrt_try_gpu(0), 256, 20, 0};
-    for (int i = 1; i < argc; i++) {
-        int more = i + 1 < argc;
-        if (strcmp(argv[i], "--device") == 0 && more)
-            o->dev = clrt_device_get(argv[++i]);
-        else if (strcmp(argv[i], "--batch") == 0 && more)
-            o->batch = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--steps") == 0 && more)
-            o->steps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--layers") == 0)
-            o->layers = 1;
-        else
-            return usage(strcmp(argv[i], "--help") == 0 ? stdout : stderr,
-                         strcmp(argv[i], "--help") == 0 ? 0 : 2);
-    }
-    if (!o->dev || o->batch < 1 || o->steps < 1) {
-        fprintf(stderr, "clrt-bench train: %s\n",
-                o->dev ? "--batch and --steps must be >= 1" : clrt_last_error());
+    *o = (options){NULL, NULL, "lenet", NULL, 256, 20, 0, 0};
+    const bench_opt opts[] = {{"--device", BENCH_STR, &o->device, 0, 0},
+                              {"--model", BENCH_STR, &o->model, 0, 0},
+                              {"--data-dir", BENCH_STR, &o->data_dir, 0, 0},
+                              {"--batch", BENCH_INT, &o->batch, 1, 1 << 20},
+                              {"--steps", BENCH_INT, &o->steps, 1, 1 << 20},
+                              {"--layers", BENCH_FLAG, &o->layers, 0, 0},
+                              {NULL, BENCH_FLAG, NULL, 0, 0}};
+    int rc = bench_parse_opts(argc, argv, opts, usage);
+    if (rc >= 0)
+        return rc;
+    o->seed_cnn = strcmp(o->model, "seed-cnn") == 0;
+    if (!o->seed_cnn && strcmp(o->model, "lenet") != 0) {
+        fprintf(stderr, "clrt-bench train: --model %s: choose lenet or seed-cnn\n", o->model);
         return 2;
     }
-    return -1;
+    if (o->seed_cnn && !o->data_dir) {
+        fprintf(stderr, "clrt-bench train: seed-cnn needs CIFAR-10's binary files: --data-dir "
+                        "DIR (bench/make_cifar10.py writes some)\n");
+        return 2;
+    }
+    o->dev = bench_device("train", o->device);
+    return o->dev ? -1 : 1;
 }
 
-/* A LeNet on the device with its SGD optimizer. */
+/* The model on the device with its optimizer (clrt-cnn's recipes). */
 typedef struct {
     clrt_module *model;
     clrt_optimizer *opt;
 } net;
 
-static int net_new(net *n, clrt_device *d)
+static clrt_module *build_model(const options *o)
 {
     const int64_t chw[3] = {1, 28, 28};
-    clrt_tensor *p[16], *g[16];
+    return o->seed_cnn ? clrt_seed_cnn(10) : clrt_lenet(chw, 10);
+}
+
+static int net_new(net *n, const options *o)
+{
+    clrt_tensor *p[MAX_PARAMS], *g[MAX_PARAMS];
     n->opt = NULL;
-    n->model = clrt_lenet(chw, 10);
+    n->model = build_model(o);
     if (!n->model || clrt_module_init(n->model, 1) != CLRT_OK ||
-        clrt_module_to(n->model, d) != CLRT_OK)
+        clrt_module_to(n->model, o->dev) != CLRT_OK)
         return -1;
-    int count = clrt_module_parameters(n->model, NULL, p, g, 16);
-    n->opt = count > 0 ? clrt_sgd(count, p, g, 0.01, 0.9, 0) : NULL;
+    int count = clrt_module_parameters(n->model, NULL, p, g, MAX_PARAMS);
+    if (count > 0)
+        n->opt = o->seed_cnn ? clrt_adam(count, p, g, 0.001, 0.9, 0.999, 1e-8, 0.0)
+                             : clrt_sgd(count, p, g, 0.01, 0.9, 0);
     return n->opt ? 0 : -1;
 }
 
@@ -93,9 +110,12 @@ static int resident_step(net *n, clrt_tensor *x, clrt_tensor *y, clrt_tensor *gr
 static double resident_seconds(const options *o, const clrt_dataset *ds)
 {
     net n;
-    int64_t xs[4] = {o->batch, 1, 28, 28}, ls[2] = {o->batch, 10};
+    int64_t chw[3];
+    clrt_dataset_sample_shape(ds, chw);
+    int64_t xs[4] = {o->batch, chw[0], chw[1], chw[2]}, ls[2] = {o->batch, 10};
+    size_t per = (size_t)(chw[0] * chw[1] * chw[2]);
     int64_t *idx = malloc((size_t)o->batch * sizeof *idx);
-    float *hx = malloc((size_t)o->batch * 784 * sizeof *hx);
+    float *hx = malloc((size_t)o->batch * per * sizeof *hx);
     int32_t *hy = malloc((size_t)o->batch * sizeof *hy);
     double seconds = -1;
     for (int i = 0; idx && i < o->batch; i++)
@@ -105,7 +125,7 @@ static double resident_seconds(const options *o, const clrt_dataset *ds)
     clrt_tensor *grad = clrt_empty(o->dev, CLRT_F32, 2, ls);
     clrt_tensor *loss = clrt_zeros(o->dev, CLRT_F32, 0, NULL);
     clrt_tensor *correct = clrt_zeros(o->dev, CLRT_I32, 0, NULL);
-    if (net_new(&n, o->dev) == 0 && hx && hy && idx && x && y && grad && loss && correct &&
+    if (net_new(&n, o) == 0 && hx && hy && idx && x && y && grad && loss && correct &&
         clrt_dataset_gather(ds, idx, o->batch, hx, hy) == CLRT_OK &&
         clrt_copy_from_host(x, hx, clrt_tensor_nbytes(x)) == CLRT_OK &&
         clrt_copy_from_host(y, hy, clrt_tensor_nbytes(y)) == CLRT_OK &&
@@ -134,7 +154,7 @@ static int trainer_run(const options *o, clrt_dataset *ds, clrt_epoch_stats *s)
     cfg.batch_size = o->batch;
     cfg.device = o->dev;
     int rc = -1;
-    if (net_new(&n, o->dev) == 0 && clrt_dataset_limit(ds, (int64_t)o->batch * o->steps) == 0) {
+    if (net_new(&n, o) == 0 && clrt_dataset_limit(ds, (int64_t)o->batch * o->steps) == 0) {
         clrt_trainer *t = clrt_trainer_new(n.model, n.opt, ds, NULL, &cfg);
         if (t && clrt_trainer_epoch(t, NULL) == CLRT_OK && clrt_trainer_epoch(t, s) == CLRT_OK)
             rc = 0;
@@ -144,54 +164,128 @@ static int trainer_run(const options *o, clrt_dataset *ds, clrt_epoch_stats *s)
     return rc;
 }
 
-/* Forward and backward of each layer with a synchronize after each, on a
- * random batch, averaged over `steps` passes after a warm-up: where a
- * step's time goes (the syncs make it a little slower than the real one). */
-static int layer_times(const options *o)
+/* Per-layer seconds summed over the timed passes: forward and backward of
+ * each layer, then the loss and the optimizer step. */
+typedef struct {
+    double fwd[MAX_LAYERS], bwd[MAX_LAYERS], loss, opt;
+} layer_sums;
+
+/* Synchronizes and adds the seconds since *t0 to *sum when timed. */
+static int lap(clrt_device *d, double *t0, double *sum, int timed)
 {
-    const int64_t chw[3] = {1, 28, 28};
-    int64_t xs[4] = {o->batch, 1, 28, 28};
-    clrt_module *m = clrt_lenet(chw, 10);
-    clrt_tensor *x = clrt_rand(o->dev, 4, xs, 1);
-    int n = clrt_module_num_children(m), ok = m && x && clrt_module_to(m, o->dev) == CLRT_OK;
-    double fwd[16] = {0}, bwd[16] = {0};
-    for (int pass = 0; pass <= o->steps && ok; pass++) {
-        clrt_tensor *act[17] = {x}, *g = NULL;
-        clrt_tensor_retain(x);
-        for (int i = 0; i < n && ok; i++) {
-            double t0 = bench_now();
-            act[i + 1] = clrt_module_forward(clrt_module_child(m, i), act[i]);
-            ok = act[i + 1] && clrt_device_synchronize(o->dev) == CLRT_OK;
-            fwd[i] += pass ? bench_now() - t0 : 0;
-        }
-        g = ok ? clrt_ones(o->dev, CLRT_F32, 2, clrt_tensor_shape(act[n])) : NULL;
-        ok = ok && g;
-        for (int i = n - 1; i >= 0 && ok; i--) {
-            double t0 = bench_now();
-            clrt_module *child = clrt_module_child(m, i);
-            /* As in the trainer, the input's gradient is not computed. */
-            clrt_tensor *gi = i ? clrt_module_backward(child, g) : NULL;
-            ok = (i ? gi != NULL : clrt_module_backward_params(child, g) == CLRT_OK) &&
-                 clrt_device_synchronize(o->dev) == CLRT_OK;
-            bwd[i] += pass ? bench_now() - t0 : 0;
-            clrt_tensor_release(g);
-            g = gi;
-        }
-        clrt_tensor_release(g);
-        for (int i = 0; i <= n; i++)
-            clrt_tensor_release(act[i]);
+    if (clrt_device_synchronize(d) != CLRT_OK)
+        return 0;
+    double t = bench_now();
+    *sum += timed ? t - *t0 : 0;
+    *t0 = t;
+    return 1;
+}
+
+/* One pass over the layers with a synchronize after each piece. */
+static int layer_pass(const options *o, net *m, clrt_tensor *x, clrt_tensor *y, layer_sums *s,
+                      int timed)
+{
+    int n = clrt_module_num_children(m->model), ok = 1;
+    clrt_tensor *act[MAX_LAYERS + 1] = {x}, *g = NULL;
+    clrt_tensor_retain(x);
+    double t0 = bench_now();
+    for (int i = 0; i < n && ok; i++) {
+        act[i + 1] = clrt_module_forward(clrt_module_child(m->model, i), act[i]);
+        ok = act[i + 1] && lap(o->dev, &t0, &s->fwd[i], timed);
     }
-    char desc[128];
-    double total = 0;
-    for (int i = 0; i < n && ok; i++)
-        total += fwd[i] + bwd[i];
-    for (int i = 0; i < n && ok; i++)
-        printf("  %-52s fwd %7.2f ms  bwd %7.2f ms  %5.1f%%\n",
-               clrt_module_str(clrt_module_child(m, i), desc, sizeof desc), 1e3 * fwd[i] / o->steps,
-               1e3 * bwd[i] / o->steps, 100 * (fwd[i] + bwd[i]) / total);
-    clrt_module_free(m);
-    clrt_tensor_release(x);
+    g = ok ? clrt_empty(o->dev, CLRT_F32, 2, clrt_tensor_shape(act[n])) : NULL;
+    ok = ok && g && lap(o->dev, &t0, &s->loss, 0) &&
+         clrt_cross_entropy(act[n], y, NULL, g, NULL) == CLRT_OK &&
+         lap(o->dev, &t0, &s->loss, timed) && clrt_module_zero_grad(m->model) == CLRT_OK &&
+         lap(o->dev, &t0, &s->opt, timed);
+    for (int i = n - 1; i >= 0 && ok; i--) {
+        clrt_module *child = clrt_module_child(m->model, i);
+        /* As in the trainer, the input's gradient is not computed. */
+        clrt_tensor *gi = i ? clrt_module_backward(child, g) : NULL;
+        ok = (i ? gi != NULL : clrt_module_backward_params(child, g) == CLRT_OK) &&
+             lap(o->dev, &t0, &s->bwd[i], timed);
+        clrt_tensor_release(g);
+        g = gi;
+    }
+    ok = ok && clrt_optimizer_step(m->opt) == CLRT_OK && lap(o->dev, &t0, &s->opt, timed);
+    clrt_tensor_release(g);
+    for (int i = 0; i <= n; i++)
+        clrt_tensor_release(act[i]);
     return ok ? 0 : -1;
+}
+
+static void print_layers(const options *o, net *m, const layer_sums *s)
+{
+    char desc[128];
+    int n = clrt_module_num_children(m->model);
+    double total = s->loss + s->opt, k = 1e3 / o->steps;
+    for (int i = 0; i < n; i++)
+        total += s->fwd[i] + s->bwd[i];
+    for (int i = 0; i < n; i++)
+        printf("  %-52s fwd %7.2f ms  bwd %7.2f ms  %5.1f%%\n",
+               clrt_module_str(clrt_module_child(m->model, i), desc, sizeof desc), k * s->fwd[i],
+               k * s->bwd[i], 100 * (s->fwd[i] + s->bwd[i]) / total);
+    printf("  %-52s     %7.2f ms               %5.1f%%\n", "cross-entropy (loss and gradient)",
+           k * s->loss, 100 * s->loss / total);
+    printf("  %-52s     %7.2f ms               %5.1f%%\n", "zero_grad + optimizer step", k * s->opt,
+           100 * s->opt / total);
+    printf("  %-52s     %7.2f ms\n", "sum (synchronized after each piece)", k * total);
+}
+
+/* Where a step's time goes: each piece of a step on a random batch with a
+ * synchronize after it, summed over `steps` passes after a warm-up (the
+ * syncs make the sum a little more than a real step). */
+static int layer_times(const options *o, const clrt_dataset *ds)
+{
+    int64_t chw[3];
+    clrt_dataset_sample_shape(ds, chw);
+    int64_t xs[4] = {o->batch, chw[0], chw[1], chw[2]};
+    int32_t *hy = malloc((size_t)o->batch * sizeof *hy);
+    for (int i = 0; hy && i < o->batch; i++)
+        hy[i] = (int32_t)(i % 10);
+    net m;
+    layer_sums s = {{0}, {0}, 0, 0};
+    clrt_tensor *x = clrt_rand(o->dev, 4, xs, 1), *y = clrt_empty(o->dev, CLRT_I32, 1, xs);
+    int ok = net_new(&m, o) == 0 && x && y && hy &&
+             clrt_module_num_children(m.model) <= MAX_LAYERS &&
+             clrt_copy_from_host(y, hy, (size_t)o->batch * sizeof *hy) == CLRT_OK;
+    for (int pass = 0; pass <= o->steps && ok; pass++)
+        ok = layer_pass(o, &m, x, y, &s, pass > 0) == 0;
+    if (ok)
+        print_layers(o, &m, &s);
+    net_free(&m);
+    clrt_tensor_release(x), clrt_tensor_release(y);
+    free(hy);
+    return ok ? 0 : -1;
+}
+
+static int run_all(const options *o, clrt_dataset *ds)
+{
+    /* Best of four, alternating which goes first (the second of a pair runs
+     * measurably slower on PoCL), against other load on the machine. */
+    double resident = 1e30;
+    clrt_epoch_stats s = {.train_seconds = 1e30}, run;
+    for (int rep = 0; rep < 4; rep++) {
+        int trained = rep % 2 ? trainer_run(o, ds, &run) : 0;
+        double r = resident_seconds(o, ds);
+        if (rep % 2 == 0)
+            trained = trainer_run(o, ds, &run);
+        if (r < 0 || trained != 0)
+            return -1;
+        resident = r < resident ? r : resident;
+        s = run.train_seconds < s.train_seconds ? run : s;
+    }
+    double step = s.train_seconds / o->steps;
+    printf("  resident batch (reference) %8.2f ms/step  %8.0f samples/s\n", resident * 1e3,
+           o->batch / resident);
+    printf("  trainer                    %8.2f ms/step  %8.0f samples/s  ratio %.3f\n", step * 1e3,
+           s.samples_per_s, step / resident);
+    printf("  trainer time: data (gather + upload enqueue) %.1f%%, waiting for the device "
+           "%.1f%%\n",
+           100 * s.data_share, 100 * s.wait_seconds / s.train_seconds);
+    printf("  projected epoch of %d images: %.1f s\n", o->seed_cnn ? 50000 : 60000,
+           (o->seed_cnn ? 50000.0 : 60000.0) / s.samples_per_s);
+    return o->layers ? layer_times(o, ds) : 0;
 }
 
 int bench_train(int argc, char **argv)
@@ -200,44 +294,17 @@ int bench_train(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    clrt_dataset *ds = clrt_dataset_fashion_mnist(NULL, 1);
+    clrt_dataset *ds = o.seed_cnn ? clrt_dataset_cifar10(o.data_dir, 1)
+                                  : clrt_dataset_fashion_mnist(o.data_dir, 1);
     if (!ds) {
         fprintf(stderr, "clrt-bench train: %s\n", clrt_last_error());
         return 1;
     }
-    printf("LeNet on Fashion-MNIST, batch %d, %d steps, on %s\n", o.batch, o.steps,
-           clrt_device_str(o.dev));
-    /* Best of four, alternating which goes first (the second of a pair runs
-     * measurably slower on PoCL), against other load on the machine. */
-    double resident = 1e30;
-    clrt_epoch_stats s = {.train_seconds = 1e30}, run;
-    for (int rep = 0; rep < 4; rep++) {
-        int trained = rep % 2 ? trainer_run(&o, ds, &run) : 0;
-        double r = resident_seconds(&o, ds);
-        if (rep % 2 == 0)
-            trained = trainer_run(&o, ds, &run);
-        if (r < 0 || trained != 0) {
-            fprintf(stderr, "clrt-bench train: %s\n", clrt_last_error());
-            clrt_dataset_free(ds);
-            return 1;
-        }
-        resident = r < resident ? r : resident;
-        s = run.train_seconds < s.train_seconds ? run : s;
-    }
-    double step = s.train_seconds / o.steps;
-    printf("  resident batch (reference) %8.2f ms/step  %8.0f samples/s\n", resident * 1e3,
-           o.batch / resident);
-    printf("  trainer                    %8.2f ms/step  %8.0f samples/s  ratio %.3f\n", step * 1e3,
-           s.samples_per_s, step / resident);
-    printf("  trainer time: data (gather + upload enqueue) %.1f%%, waiting for the device "
-           "%.1f%%\n",
-           100 * s.data_share, 100 * s.wait_seconds / s.train_seconds);
-    printf("  projected epoch of 60000 images: %.1f s\n", 60000.0 / s.samples_per_s);
-    if (o.layers && layer_times(&o) != 0) {
+    printf("%s on %s, batch %d, %d steps, on %s\n", o.seed_cnn ? "seed CNN (Adam)" : "LeNet (SGD)",
+           clrt_dataset_name(ds), o.batch, o.steps, clrt_device_str(o.dev));
+    rc = run_all(&o, ds) == 0 ? 0 : 1;
+    if (rc)
         fprintf(stderr, "clrt-bench train: %s\n", clrt_last_error());
-        rc = 1;
-    } else
-        rc = 0;
     clrt_dataset_free(ds);
     return rc;
 }

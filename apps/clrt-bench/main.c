@@ -1,9 +1,7 @@
 /* clrt-bench: measurements, each against a reference in the same run. */
 #include "bench.h"
 
-#include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 static const bench_command commands[] = {
 #define ENTRY(name, help) {#name, help, bench_##name},
@@ -11,19 +9,13 @@ static const bench_command commands[] = {
 #undef ENTRY
         {NULL, NULL, NULL}};
 
-double bench_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: clrt-bench COMMAND [options]\n\ncommands:\n");
     for (const bench_command *c = commands; c->name; c++)
-        fprintf(f, "  %-10s %s\n", c->name, c->help);
-    fprintf(f, "\nclrt-bench COMMAND --help for each command's options.\n");
+        fprintf(f, "  %-12s %s\n", c->name, c->help);
+    fprintf(f, "\nclrt-bench COMMAND --help for each command's options; most take --device\n"
+               "SPEC and --json (one JSON object on stdout, for bench/benchmarks.sh).\n");
 }
 
 int main(int argc, char **argv)

@@ -21,7 +21,8 @@ typedef struct {
     double momentum;
     int cosine; /* cosine learning-rate schedule */
     uint64_t seed;
-    int64_t limit; /* 0: all training images */
+    int64_t limit;      /* 0: all training images */
+    int64_t test_limit; /* 0: all test images */
     int compare;
     const char *save;   /* --save PATH: model to PATH, optimizer to PATH.optim */
     const char *resume; /* --resume PATH: the same pair, read before training */

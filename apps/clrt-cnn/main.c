@@ -15,7 +15,8 @@ static int load_data(const cnn_options *o, cnn_data *data)
     clrt_dataset *test = !train  ? NULL
                          : cifar ? clrt_dataset_cifar10(o->data_dir, 0)
                                  : clrt_dataset_fashion_mnist(o->data_dir, 0);
-    if (!test || (o->limit && clrt_dataset_limit(train, o->limit) != CLRT_OK)) {
+    if (!test || (o->limit && clrt_dataset_limit(train, o->limit) != CLRT_OK) ||
+        (o->test_limit && clrt_dataset_limit(test, o->test_limit) != CLRT_OK)) {
         fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
         if (cifar && !o->data_dir)
             fprintf(stderr, "clrt-cnn: give CIFAR-10's binary files (data_batch_1.bin ... "

@@ -29,6 +29,7 @@ void cnn_usage(FILE *f)
                "                              from --lr towards 0 (default), or constant\n"
                "  --seed N                    default 1\n"
                "  --limit N                   use the first N training images\n"
+               "  --test-limit N              use the first N test images\n"
                "  --save PATH                 after each epoch, save the model to PATH\n"
                "                              (safetensors, PyTorch state_dict names) and the\n"
                "                              optimizer's state to PATH.optim\n"
@@ -101,9 +102,10 @@ static int one_of(const char *flag, const char *v, const char *a, const char *b)
 }
 
 static const char *const valued_flags[] = {
-    "--model",      "--dataset", "--optimizer", "--device", "--data-dir", "--epochs",
-    "--batch-size", "--seed",    "--limit",     "--lr",     "--momentum", "--batch-sweep",
-    "--schedule",   "--save",    "--resume",    "--logdir", "--plot",     NULL};
+    "--model",    "--dataset",     "--optimizer",  "--device", "--data-dir",
+    "--epochs",   "--batch-size",  "--seed",       "--limit",  "--lr",
+    "--momentum", "--batch-sweep", "--schedule",   "--save",   "--resume",
+    "--logdir",   "--plot",        "--test-limit", NULL};
 
 static int is_valued_flag(const char *flag)
 {
@@ -138,6 +140,8 @@ static int apply(const char *flag, const char *v, cnn_options *o)
         return parse_long(flag, v, 0, 0x7fffffffL, &n) ? -1 : (o->seed = (uint64_t)n, 0);
     if (strcmp(flag, "--limit") == 0)
         return parse_long(flag, v, 1, 1L << 40, &n) ? -1 : (o->limit = n, 0);
+    if (strcmp(flag, "--test-limit") == 0)
+        return parse_long(flag, v, 1, 1L << 40, &n) ? -1 : (o->test_limit = n, 0);
     if (strcmp(flag, "--lr") == 0)
         return parse_double(flag, v, 0, 1e6, &o->lr);
     if (strcmp(flag, "--momentum") == 0)

@@ -6,12 +6,12 @@
 #include <string.h>
 
 #define MAX_ROWS 64
-#define N_COLS 13
+#define N_COLS 14
 #define CELL 160
 
-static const char *const headers[N_COLS] = {"DEVICE", "MODEL",     "TYPE", "PLATFORM", "DRIVER",
-                                            "MEMORY", "MAX ALLOC", "CUS",  "MHZ",      "OPENCL C",
-                                            "FP64",   "UNIFIED",   "GEMM"};
+static const char *const headers[N_COLS] = {
+    "DEVICE", "MODEL", "TYPE",     "PLATFORM", "DRIVER",  "MEMORY", "MAX ALLOC",
+    "CUS",    "MHZ",   "OPENCL C", "FP64",     "UNIFIED", "GEMM",   "CLBLAST TUNED"};
 
 static const char *gemm_name(clrt_gemm_path p)
 {
@@ -33,6 +33,13 @@ static void human_bytes(unsigned long long b, char *out, size_t cap)
     snprintf(out, cap, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
 }
 
+/* CLBlast's database entry for the device: "device", "architecture",
+ * "defaults" or "unknown" (clrt_clblast_tuning_of). */
+static const char *clblast_tuning(const clrt_device_info *in)
+{
+    return clrt_clblast_tuning_str(clrt_clblast_tuning_of(clrt_device_get(in->name)));
+}
+
 static void table_row(const clrt_device_info *in, char row[N_COLS][CELL])
 {
     const char *cells[N_COLS] = {in->name, in->model, clrt_device_kind_str(in->kind), in->platform,
@@ -50,6 +57,7 @@ static void table_row(const clrt_device_info *in, char row[N_COLS][CELL])
     snprintf(row[10], CELL, "%s", yes_no(in->has_fp64));
     snprintf(row[11], CELL, "%s", yes_no(in->unified_memory));
     snprintf(row[12], CELL, "%s", gemm_name(in->gemm_path));
+    snprintf(row[13], CELL, "%s", clblast_tuning(in));
 }
 
 static void print_row(char row[N_COLS][CELL], const int *width)
@@ -125,7 +133,8 @@ static void print_json_device(const clrt_device_info *in, int index, int last)
     json_number("max_work_group_size", in->max_work_group_size);
     json_bool("fp64", in->has_fp64);
     json_bool("unified_memory", in->unified_memory);
-    json_field("gemm_path", gemm_name(in->gemm_path), 1);
+    json_field("gemm_path", gemm_name(in->gemm_path), 0);
+    json_field("clblast_tuning", clblast_tuning(in), 1);
     printf(last ? "    }\n" : "    },\n");
 }
 
@@ -148,6 +157,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: clrt-smi [--json] [--help]\n\n"
                "Lists the OpenCL devices clrt sees, in its order and with its names\n"
                "(gpu:N, cpu, cpu:N), as a table or, with --json, as JSON.\n"
+               "CLBLAST TUNED: whether CLBlast's database has GEMM parameters tuned for\n"
+               "the device model ('device'), its architecture, or only defaults.\n"
                "CLRT_VISIBLE_DEVICES selects and orders GPUs as in every clrt program.\n\n"
                "Exit status: 0 when devices were listed; 1 when no OpenCL device was found\n"
                "(no platform, or platforms without devices): the message on stderr, or with\n"

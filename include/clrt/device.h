@@ -35,6 +35,17 @@ CLRT_API int clrt_try_all_gpus(clrt_device **out, int capacity);
 CLRT_API clrt_device *clrt_device_get(const char *spec);
 CLRT_API const char *clrt_device_str(const clrt_device *d); /* "cpu", "gpu:0", "cpu:1" */
 
+/* The process-wide default device, like torch.set_default_device: where
+ * module constructors put their parameters (clrt/nn.h). Unless set here or
+ * by CLRT_DEFAULT_DEVICE (a spec such as "gpu:0"), the first CPU device if
+ * the host has one (PyTorch's default), else gpu:0, so every host with any
+ * OpenCL device has one. NULL + error only when there is no device at all.
+ * clrt_set_default_device(NULL) restores that choice;
+ * a pointer that is not one of the runtime's devices is refused (CLRT_EINVAL).
+ * Thread-safe (an atomic pointer); the setting applies to later calls. */
+CLRT_API clrt_device *clrt_default_device(void);
+CLRT_API clrt_status clrt_set_default_device(clrt_device *d);
+
 /* All devices in enumeration order. Returns count (>= 0) or negative status. */
 CLRT_API int clrt_device_count(void);
 CLRT_API clrt_device *clrt_device_at(int index);

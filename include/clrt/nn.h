@@ -5,8 +5,11 @@
  * clrt_conv2d, clrt_relu... The tensor ops they call are the functional forms
  * of clrt/ops.h, clrt_f_<op> (torch.nn.functional: F.relu, F.conv2d).
  *
- * Where parameters live. A constructor creates its parameters on clrt_cpu()
- * (PyTorch's default device), initialised as PyTorch does (see
+ * Where parameters live. A constructor creates its parameters on
+ * clrt_default_device() (clrt/device.h; like torch.set_default_device: the
+ * first CPU device, else gpu:0, or the device given to
+ * clrt_set_default_device), so a model builds on every host with an OpenCL
+ * device, GPU-only hosts included. Parameters are initialised as PyTorch does (see
  * clrt_module_init), from a process-wide seed sequence, so two layers built
  * one after the other differ. clrt_module_to(m, d) moves every parameter and
  * gradient to d IN PLACE: the clrt_tensor objects keep their identity, so
@@ -14,8 +17,8 @@
  * valid. Build optimizers after clrt_module_to, as in PyTorch, because their
  * state lives on the device the parameters had when they were built.
  * A lazy clrt_linear(0, n) has no parameters until its first forward,
- * which creates them on the module's device (clrt_cpu(), or the device of the
- * last clrt_module_to) from its init seed.
+ * which creates them on the module's device (the default device when it was
+ * built, or the device of the last clrt_module_to) from its init seed.
  *
  * Ownership. Constructors return a module the caller frees with
  * clrt_module_free; clrt_sequential takes ownership of its children (also

@@ -3,7 +3,7 @@
  * GEMM runs through CLBlast on GPUs. On CPU devices with host-unified memory
  * and native-kernel support it runs the host's BLAS (OpenBLAS) on the
  * device's buffers in queue order, without blocking the caller, an order of
- * magnitude faster than CLBlast on PoCL (clrt-bench gemm); CLRT_GEMM=clblast
+ * magnitude faster than CLBlast on PoCL (clrt-bench matmul); CLRT_GEMM=clblast
  * picks CLBlast there too. A CPU driver without native kernels,
  * or a build without OpenBLAS, stays on CLBlast. clrt_device_info.gemm_path
  * (shown by clrt-smi) says which path a device uses.
@@ -40,6 +40,30 @@ CLRT_API clrt_status clrt_gemm(clrt_tensor *c, clrt_trans trans_a, clrt_trans tr
                                clrt_tensor *a, clrt_tensor *b, float beta);
 
 CLRT_API const char *clrt_gemm_path_str(clrt_gemm_path p); /* "clblast" "host-blas" */
+
+/* CLBlast's tuning for a device (shown by clrt-smi): its built-in database
+ * has parameters tuned for this device model, or for its architecture
+ * (NVIDIA's compute capability), or it runs the vendor's or CLBlast's own
+ * defaults. UNKNOWN when libclblast cannot be read (then also an error). */
+typedef enum {
+    CLRT_CLBLAST_TUNED_DEVICE,
+    CLRT_CLBLAST_TUNED_ARCHITECTURE,
+    CLRT_CLBLAST_DEFAULTS,
+    CLRT_CLBLAST_TUNING_UNKNOWN
+} clrt_clblast_tuning;
+CLRT_API clrt_clblast_tuning clrt_clblast_tuning_of(const clrt_device *d);
+/* "device" "architecture" "defaults" "unknown" */
+CLRT_API const char *clrt_clblast_tuning_str(clrt_clblast_tuning t);
+
+/* Hands CLBlast tuned float32 parameters for one of its kernels on d, as
+ * CLBlast's tuners print them: kernel "Xgemm" (clblast_tuner_xgemm) or
+ * "XgemmDirect" (clblast_tuner_xgemm_direct), params their JSON file's
+ * best_parameters, e.g. "GEMMK=0 KREG=1 KWG=32 ... VWN=2" (PRECISION=32 is
+ * skipped). The next GEMM recompiles CLBlast's kernel with them, for the
+ * rest of the process (CLBlastOverrideParameters). CLRT_EINVAL when the text
+ * is not NAME=VALUE pairs or CLBlast refuses them (a kernel it does not know,
+ * a parameter missing). clrt-bench clblast compares the two. */
+CLRT_API clrt_status clrt_clblast_override(clrt_device *d, const char *kernel, const char *params);
 
 #ifdef __cplusplus
 }

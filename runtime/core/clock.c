@@ -1,6 +1,8 @@
-/* The monotonic clock behind every reported timing (clock_internal.h). */
+/* The monotonic clock behind every reported timing, and the host's sleep
+ * (clock_internal.h). */
 #include "runtime/core/clock_internal.h"
 
+#include <errno.h>
 #include <time.h>
 
 double clrt__now(void)
@@ -8,4 +10,13 @@ double clrt__now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void clrt__sleep(double seconds)
+{
+    if (!(seconds > 0))
+        return;
+    struct timespec left = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
 }

@@ -4,8 +4,11 @@
  * GPUs (NVIDIA's platform first, then other GPUs, then accelerators), CPUs
  * last. GPUs and accelerators are named gpu:N, CPUs cpu:N. */
 #include "runtime/device/device_internal.h"
+#include "runtime/device/host_ptr_internal.h"
 #include "runtime/core/env_internal.h"
+#include "runtime/device/wait_internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +109,7 @@ static void query_info(clrt_device *d)
     query_limits(d);
     in->gemm_path = CLRT_GEMM_CLBLAST;
 #ifdef CLRT_HAVE_HOST_BLAS
-    if (in->kind == CLRT_DEVICE_CPU && in->unified_memory && in->native_kernels &&
-        !clrt__env()->gemm_clblast)
+    if (clrt__device_host_addressable(d) && !clrt__env()->gemm_clblast)
         in->gemm_path = CLRT_GEMM_HOST_BLAS;
 #endif
 }
@@ -313,6 +315,46 @@ static clrt_device *cpu_at(int i)
 
 clrt_device *clrt_cpu(void) { return cpu_at(0); }
 
+static _Atomic(clrt_device *) default_device; /* NULL: CLRT_DEFAULT_DEVICE or automatic */
+static clrt_device *env_default;              /* CLRT_DEFAULT_DEVICE's device, or NULL */
+static pthread_once_t env_default_once = PTHREAD_ONCE_INIT;
+
+/* Looks CLRT_DEFAULT_DEVICE up once; a spec naming no device gets one
+ * warning (as every bad CLRT_* value does) and the automatic choice. */
+static void lookup_env_default(void)
+{
+    const char *spec = clrt__env()->default_device;
+    if (spec && !(env_default = clrt_device_get(spec)))
+        fprintf(stderr, "clrt: warning: CLRT_DEFAULT_DEVICE='%s': %s; using the default\n", spec,
+                clrt_last_error());
+}
+
+clrt_device *clrt_default_device(void)
+{
+    clrt_device *d = atomic_load(&default_device);
+    if (d)
+        return d;
+    if (ensure_enumerated() != CLRT_OK)
+        return NULL;
+    pthread_once(&env_default_once, lookup_env_default);
+    if (env_default)
+        return env_default;
+    if (n_devices == 0) {
+        clrt__fail(CLRT_ENODEV, "no default device: the OpenCL platforms list no device");
+        return NULL;
+    }
+    return n_devices > n_gpus ? &devices[n_gpus] : &devices[0];
+}
+
+clrt_status clrt_set_default_device(clrt_device *d)
+{
+    if (d && (ensure_enumerated() != CLRT_OK || d < devices || d >= devices + n_devices))
+        return clrt__fail(CLRT_EINVAL, "clrt_set_default_device: %p is not one of the %d devices",
+                          (void *)d, n_devices);
+    atomic_store(&default_device, d);
+    return CLRT_OK;
+}
+
 clrt_device *clrt_try_gpu(int i)
 {
     if (ensure_enumerated() != CLRT_OK)
@@ -391,12 +433,27 @@ done:
     return st;
 }
 
+cl_command_queue clrt__device_copy_queue(clrt_device *d)
+{
+    if (clrt__device_open(d) != CLRT_OK)
+        return NULL;
+    cl_int err = CL_SUCCESS;
+    pthread_mutex_lock(&d->lock);
+    if (!d->copy_queue)
+        d->copy_queue = clCreateCommandQueue(d->ctx, d->id, 0, &err);
+    cl_command_queue q = d->copy_queue;
+    pthread_mutex_unlock(&d->lock);
+    if (!q)
+        clrt__fail(clrt__fail_cl(err, "clCreateCommandQueue"), "the copy queue of %s: %s",
+                   d->info.name, clrt_last_error());
+    return q;
+}
+
 clrt_status clrt_device_synchronize(clrt_device *d)
 {
     if (!d)
         return clrt__fail(CLRT_EINVAL, "clrt_device_synchronize: device is NULL");
     if (!d->opened)
         return CLRT_OK;
-    cl_int err = clFinish(d->queue); /* the caller asked to wait */
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clFinish");
+    return clrt__device_drain(d); /* the caller asked to wait */
 }

@@ -14,8 +14,9 @@ typedef struct clrt__program clrt__program; /* program cache entry */
 struct clrt_device {
     cl_platform_id platform;
     cl_device_id id;
-    cl_context ctx;         /* created lazily by clrt__device_open */
-    cl_command_queue queue; /* in-order; one per device */
+    cl_context ctx;              /* created lazily by clrt__device_open */
+    cl_command_queue queue;      /* in-order; one per device: every op runs on it */
+    cl_command_queue copy_queue; /* in-order, for uploads beside compute; created on first use */
     clrt_device_info info;
     size_t max_item_sizes[3]; /* CL_DEVICE_MAX_WORK_ITEM_SIZES, queried once */
     unsigned vector_width;    /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, >= 1 */
@@ -41,6 +42,10 @@ int clrt__parse_visible(const char *list, int n, int *order, const char **bad);
 
 /* Creates the context and queue on first use. CLRT_OK or error. */
 clrt_status clrt__device_open(clrt_device *d);
+/* d's second in-order queue, for host-to-device copies that overlap the
+ * compute queue's work (ordered against it with events); created on first
+ * use. NULL + error. */
+cl_command_queue clrt__device_copy_queue(clrt_device *d);
 
 /* A read-write buffer of `bytes` (0 makes 4) on d, for `what` ("tensor
  * storage", "scratch buffer": named in errors). The one place clrt creates

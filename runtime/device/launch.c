@@ -37,13 +37,14 @@ size_t clrt__wg_size(clrt_device *d, cl_kernel k)
     return wg;
 }
 
-clrt_status clrt__launch(clrt_device *d, cl_kernel k, cl_uint dims, const size_t *global,
-                         const size_t *local)
+/* clrt__launch with a global work offset (may be NULL). */
+static clrt_status launch_at(clrt_device *d, cl_kernel k, cl_uint dims, const size_t *offset,
+                             const size_t *global, const size_t *local)
 {
     for (cl_uint i = 0; i < dims; i++)
         if (global[i] == 0)
             return CLRT_OK; /* nothing to do: an empty tensor */
-    cl_int err = clEnqueueNDRangeKernel(d->queue, k, dims, NULL, global, local, 0, NULL, NULL);
+    cl_int err = clEnqueueNDRangeKernel(d->queue, k, dims, offset, global, local, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         char name[128] = "?";
         clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
@@ -53,6 +54,12 @@ clrt_status clrt__launch(clrt_device *d, cl_kernel k, cl_uint dims, const size_t
                           clrt_last_error());
     }
     return CLRT_OK;
+}
+
+clrt_status clrt__launch(clrt_device *d, cl_kernel k, cl_uint dims, const size_t *global,
+                         const size_t *local)
+{
+    return launch_at(d, k, dims, NULL, global, local);
 }
 
 clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n)
@@ -107,9 +114,18 @@ clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_
     size_t l1 = clrt__min_size(clrt__min_size(wg / l0, planes), d->max_item_sizes[1]);
     if (l1 == 0)
         l1 = 1;
-    size_t global[2] = {clrt__round_up(items, l0), clrt__round_up(planes, l1)};
-    size_t local[2] = {l0, l1};
-    return clrt__launch(d, k, 2, global, local);
+    /* At most CLRT__MAX_GROUPS_YZ groups along dim 1 per launch: more
+     * planes take several launches, each offset to its first plane (kernels
+     * see the plane's global id and guard against the total). */
+    size_t per_launch = CLRT__MAX_GROUPS_YZ * l1;
+    clrt_status st = CLRT_OK;
+    for (size_t first = 0; first < planes && st == CLRT_OK; first += per_launch) {
+        size_t n = clrt__min_size(planes - first, per_launch);
+        size_t offset[2] = {0, first}, local[2] = {l0, l1};
+        size_t global[2] = {clrt__round_up(items, l0), clrt__round_up(n, l1)};
+        st = launch_at(d, k, 2, first ? offset : NULL, global, local);
+    }
+    return st;
 }
 
 clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes, int nargs,

@@ -43,7 +43,8 @@ clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options
  * item in its plane, dim 1 the plane; both rounded up to the work-group
  * (kernels guard both). Work-groups are sized from device queries and span
  * several small planes, so there are neither tiny work-groups nor much
- * rounding waste. */
+ * rounding waste. Planes beyond NVIDIA's 65535 groups along dim 1 take
+ * further launches with a global offset. */
 clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes);
 /* Sets k's arguments and launches it as clrt__launch_planes does; a NULL k
  * (a failed clrt__kernel) returns the error it set. */

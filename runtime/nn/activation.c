@@ -1,17 +1,24 @@
 /* Elementwise activations without parameters: ReLU and Sigmoid. Each keeps
- * its output and input-gradient buffers across steps. */
+ * its output and input-gradient buffers across steps. Both differentiate
+ * from their output (ReLU's mask y > 0 is its input's x > 0, NaN included),
+ * so a ReLU fused into the layer before it (fuse.c), whose input is never
+ * stored, keeps a working backward. */
 #include "runtime/nn/module_internal.h"
 
 #include <clrt/ops_elementwise.h>
 
 /* Shared shape of both: out = f(x); grad_in = grad_out * f'(from), where
- * `from` is the saved input (ReLU) or the output (Sigmoid). */
+ * `from` is the output. */
 typedef clrt_status (*act_forward_fn)(clrt_tensor *out, clrt_tensor *x);
 typedef clrt_status (*act_backward_fn)(clrt_tensor *grad_in, clrt_tensor *grad_out,
                                        clrt_tensor *from);
 
 static clrt_tensor *act_forward(clrt_module *m, clrt_tensor *x, act_forward_fn f)
 {
+    if (m->out && m->out->storage == x->storage) { /* left by a fused forward: not ours */
+        clrt_tensor_release(m->out);
+        m->out = NULL;
+    }
     if (clrt__tensor_reuse(&m->out, m->device, CLRT_F32, x->ndim, x->shape) != CLRT_OK ||
         f(m->out, x) != CLRT_OK)
         return NULL;
@@ -41,7 +48,7 @@ static clrt_module *act_new(const clrt__module_vt *vt)
     return clrt__module_new(vt, sizeof(clrt_module));
 }
 
-/* --- ReLU: f'(x) = x > 0 --- */
+/* --- ReLU: f'(x) = x > 0 = relu(x) > 0 --- */
 
 static clrt_tensor *relu_forward(clrt_module *m, clrt_tensor *x)
 {
@@ -50,13 +57,15 @@ static clrt_tensor *relu_forward(clrt_module *m, clrt_tensor *x)
 
 static clrt_status relu_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
 {
-    return act_backward(m, grad_out, grad_in, clrt_f_relu_backward_out, m->saved);
+    return act_backward(m, grad_out, grad_in, clrt_f_relu_backward_out, m->out);
 }
 
-static const clrt__module_vt relu_vt = {"ReLU",         relu_forward, relu_backward,
-                                        no_description, NULL,         NULL};
+static const clrt__module_vt relu_vt = {
+    .kind = "ReLU", .forward = relu_forward, .backward = relu_backward, .describe = no_description};
 
 clrt_module *clrt_relu(void) { return act_new(&relu_vt); }
+
+int clrt__is_relu(const clrt_module *m) { return m && m->vt == &relu_vt; }
 
 /* --- Sigmoid: f'(x) = y (1 - y) --- */
 
@@ -70,7 +79,9 @@ static clrt_status sigmoid_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
     return act_backward(m, grad_out, grad_in, clrt_f_sigmoid_backward_out, m->out);
 }
 
-static const clrt__module_vt sigmoid_vt = {
-    "Sigmoid", sigmoid_forward, sigmoid_backward, no_description, NULL, NULL};
+static const clrt__module_vt sigmoid_vt = {.kind = "Sigmoid",
+                                           .forward = sigmoid_forward,
+                                           .backward = sigmoid_backward,
+                                           .describe = no_description};
 
 clrt_module *clrt_sigmoid(void) { return act_new(&sigmoid_vt); }

@@ -43,33 +43,42 @@ static clrt_status output_shape(const conv2d *c, const clrt_tensor *x, int64_t o
     return CLRT_OK;
 }
 
-static clrt_tensor *conv2d_forward(clrt_module *m, clrt_tensor *x)
+static clrt_tensor *conv2d_forward_epi(clrt_module *m, clrt_tensor *x, const clrt__epilogue *epi)
 {
     conv2d *c = (conv2d *)m;
     int64_t shape[4];
     if (output_shape(c, x, shape) != CLRT_OK ||
         clrt__tensor_reuse(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
-        clrt_f_conv2d_out(m->out, x, WEIGHT(m).value, BIAS(m).value, c->stride, c->padding) !=
-            CLRT_OK)
+        clrt__conv2d_fused_out(m->out, x, WEIGHT(m).value, BIAS(m).value, c->stride, c->padding,
+                               epi) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
 }
 
-static clrt_status conv2d_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
+static clrt_tensor *conv2d_forward(clrt_module *m, clrt_tensor *x)
+{
+    return conv2d_forward_epi(m, x, &CLRT__NO_EPILOGUE);
+}
+
+static clrt_status conv2d_backward_epi(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in,
+                                       const clrt__epilogue *epi)
 {
     conv2d *c = (conv2d *)m;
     clrt_tensor *x = m->saved;
-    clrt_status st =
-        clrt_f_conv2d_backward_weight_out(WEIGHT(m).grad, grad_out, x, c->stride, c->padding, 1);
-    if (st == CLRT_OK)
-        st = clrt_f_conv2d_backward_bias_out(BIAS(m).grad, grad_out, 1);
+    clrt_status st = clrt__conv2d_backward_params_out(WEIGHT(m).grad, BIAS(m).grad, grad_out, x,
+                                                      c->stride, c->padding, 1);
     if (st != CLRT_OK || !grad_in)
         return st;
     if ((st = clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, 4, x->shape)) != CLRT_OK)
         return st;
-    st = clrt_f_conv2d_backward_input_out(m->grad_in, grad_out, WEIGHT(m).value, c->stride,
-                                          c->padding);
+    st = clrt__conv2d_backward_input_fused_out(m->grad_in, grad_out, WEIGHT(m).value, c->stride,
+                                               c->padding, epi);
     return clrt__nn_give_grad_in(m, st, grad_in);
+}
+
+static clrt_status conv2d_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
+{
+    return conv2d_backward_epi(m, grad_out, grad_in, &CLRT__NO_EPILOGUE);
 }
 
 static void conv2d_describe(const clrt_module *m, char *buf, size_t cap)
@@ -79,8 +88,13 @@ static void conv2d_describe(const clrt_module *m, char *buf, size_t cap)
              c->kernel, c->stride, c->padding);
 }
 
-static const clrt__module_vt conv2d_vt = {"Conv2d",        conv2d_forward, conv2d_backward,
-                                          conv2d_describe, conv2d_init,    NULL};
+static const clrt__module_vt conv2d_vt = {.kind = "Conv2d",
+                                          .forward = conv2d_forward,
+                                          .backward = conv2d_backward,
+                                          .describe = conv2d_describe,
+                                          .init = conv2d_init,
+                                          .forward_epi = conv2d_forward_epi,
+                                          .backward_epi = conv2d_backward_epi};
 
 clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding)
 {

@@ -22,7 +22,9 @@ static void flatten_describe(const clrt_module *m, char *buf, size_t cap)
     snprintf(buf, cap, "(start_dim=1, end_dim=-1)");
 }
 
-static const clrt__module_vt flatten_vt = {
-    "Flatten", flatten_forward, flatten_backward, flatten_describe, NULL, NULL};
+static const clrt__module_vt flatten_vt = {.kind = "Flatten",
+                                           .forward = flatten_forward,
+                                           .backward = flatten_backward,
+                                           .describe = flatten_describe};
 
 clrt_module *clrt_flatten(void) { return clrt__module_new(&flatten_vt, sizeof(clrt_module)); }

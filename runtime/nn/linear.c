@@ -4,8 +4,6 @@
 #include "runtime/nn/module_internal.h"
 #include "runtime/ops/gemm_internal.h"
 
-#include <clrt/ops_elementwise.h>
-
 #include <math.h>
 
 typedef struct {
@@ -75,20 +73,25 @@ static clrt_status materialize(clrt_module *m, const clrt_tensor *x)
     return st;
 }
 
-static clrt_tensor *linear_forward(clrt_module *m, clrt_tensor *x)
+static clrt_tensor *linear_forward_epi(clrt_module *m, clrt_tensor *x, const clrt__epilogue *epi)
 {
     linear *l = (linear *)m;
     if (check_input(m, x) != CLRT_OK || materialize(m, x) != CLRT_OK)
         return NULL;
     int64_t shape[2] = {x->shape[0], l->out};
-    /* y [N, out] = x [N, in] W^T [in, out], then + b broadcast over rows */
+    /* y [N, out] = epi(x [N, in] W^T [in, out] + b broadcast over rows) */
     if (clrt__tensor_reuse(&m->out, m->device, CLRT_F32, 2, shape) != CLRT_OK ||
         clrt__gemm_whole(m->device, 0, 1, (size_t)shape[0], (size_t)l->out, (size_t)l->in,
                          clrt__mem(x), clrt__mem(WEIGHT(m).value), 0,
                          clrt__mem(m->out)) != CLRT_OK ||
-        clrt_add_(m->out, BIAS(m).value) != CLRT_OK)
+        clrt__bias_epilogue(m->out, BIAS(m).value, epi) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
+}
+
+static clrt_tensor *linear_forward(clrt_module *m, clrt_tensor *x)
+{
+    return linear_forward_epi(m, x, &CLRT__NO_EPILOGUE);
 }
 
 /* A [N] vector of ones, rebuilt only when the batch size changes. */
@@ -100,7 +103,8 @@ static clrt_status ensure_ones(linear *l, int64_t n)
     return l->ones == old ? CLRT_OK : clrt__fill(l->ones, 1.0);
 }
 
-static clrt_status linear_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
+static clrt_status linear_backward_epi(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in,
+                                       const clrt__epilogue *epi)
 {
     linear *l = (linear *)m;
     clrt_tensor *x = m->saved;
@@ -116,12 +120,19 @@ static clrt_status linear_backward(clrt_module *m, clrt_tensor *grad_out, clrt_t
                               clrt__mem(BIAS(m).grad));
     if (st != CLRT_OK || !grad_in)
         return st;
-    /* grad_x [N, in] = g [N, out] W [out, in] */
+    /* grad_x [N, in] = epi(g [N, out] W [out, in]) */
     st = clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, 2, x->shape);
     if (st == CLRT_OK)
         st = clrt__gemm_whole(m->device, 0, 0, n, in, out, g, clrt__mem(WEIGHT(m).value), 0,
                               clrt__mem(m->grad_in));
+    if (st == CLRT_OK)
+        st = clrt__bias_epilogue(m->grad_in, NULL, epi);
     return clrt__nn_give_grad_in(m, st, grad_in);
+}
+
+static clrt_status linear_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
+{
+    return linear_backward_epi(m, grad_out, grad_in, &CLRT__NO_EPILOGUE);
 }
 
 static void linear_describe(const clrt_module *m, char *buf, size_t cap)
@@ -132,8 +143,14 @@ static void linear_describe(const clrt_module *m, char *buf, size_t cap)
 
 static void linear_free_fields(clrt_module *m) { clrt_tensor_release(((linear *)m)->ones); }
 
-static const clrt__module_vt linear_vt = {"Linear",        linear_forward, linear_backward,
-                                          linear_describe, linear_init,    linear_free_fields};
+static const clrt__module_vt linear_vt = {.kind = "Linear",
+                                          .forward = linear_forward,
+                                          .backward = linear_backward,
+                                          .describe = linear_describe,
+                                          .init = linear_init,
+                                          .free_fields = linear_free_fields,
+                                          .forward_epi = linear_forward_epi,
+                                          .backward_epi = linear_backward_epi};
 
 clrt_module *clrt_linear(int in_features, int out_features)
 {

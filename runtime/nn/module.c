@@ -26,7 +26,7 @@ static uint64_t next_default_seed(void)
 
 clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size)
 {
-    clrt_device *d = clrt_cpu();
+    clrt_device *d = clrt_default_device();
     if (!d)
         return NULL;
     clrt_module *m = clrt__calloc(1, size);
@@ -71,8 +71,7 @@ clrt_status clrt__nn_give_grad_in(clrt_module *m, clrt_status st, clrt_tensor **
     return st;
 }
 
-/* Replaces *slot with t (retaining it), releasing the previous value. */
-static void keep(clrt_tensor **slot, clrt_tensor *t)
+void clrt__module_keep(clrt_tensor **slot, clrt_tensor *t)
 {
     clrt_tensor_retain(t);
     clrt_tensor_release(*slot);
@@ -138,8 +137,8 @@ void clrt_module_train(clrt_module *m, int training)
 
 int clrt_module_is_training(const clrt_module *m) { return m ? m->training : 0; }
 
-static clrt_status check_input(const char *op, const clrt_module *m, const clrt_tensor *t,
-                               const char *what)
+clrt_status clrt__module_check_input(const char *op, const clrt_module *m, const clrt_tensor *t,
+                                     const char *what)
 {
     char desc[160];
     if (!m || !t)
@@ -158,13 +157,13 @@ static clrt_status check_input(const char *op, const clrt_module *m, const clrt_
 
 clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x)
 {
-    if (check_input("clrt_module_forward", m, x, "input") != CLRT_OK)
+    if (clrt__module_check_input("clrt_module_forward", m, x, "input") != CLRT_OK)
         return NULL;
     clrt_tensor *y = m->vt->forward(m, x);
     if (y) {
-        keep(&m->out, y);
+        clrt__module_keep(&m->out, y);
         if (m->training)
-            keep(&m->saved, x);
+            clrt__module_keep(&m->saved, x);
     }
     return y;
 }
@@ -182,12 +181,12 @@ static clrt_status check_saved(const clrt_module *m, const char *op)
 }
 
 clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int want_grad_in,
-                                   clrt_status *status)
+                                   const clrt__epilogue *epi, clrt_status *status)
 {
     const char *op = "clrt_module_backward";
     char desc[160], a[64], b[64];
     clrt_tensor *grad_in = NULL;
-    clrt_status st = check_input(op, m, grad_out, "gradient");
+    clrt_status st = clrt__module_check_input(op, m, grad_out, "gradient");
     if (st == CLRT_OK)
         st = check_saved(m, op);
     if (st == CLRT_OK && !clrt__shape_equal(grad_out, m->out))
@@ -195,7 +194,9 @@ clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int wa
                         clrt__module_brief(m, desc, sizeof desc),
                         clrt_shape_str(grad_out->ndim, grad_out->shape, a, sizeof a),
                         clrt_shape_str(m->out->ndim, m->out->shape, b, sizeof b));
-    if (st == CLRT_OK)
+    if (st == CLRT_OK && epi)
+        st = m->vt->backward_epi(m, grad_out, want_grad_in ? &grad_in : NULL, epi);
+    else if (st == CLRT_OK)
         st = m->vt->backward(m, grad_out, want_grad_in ? &grad_in : NULL);
     *status = st;
     return grad_in;
@@ -204,13 +205,13 @@ clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int wa
 clrt_tensor *clrt_module_backward(clrt_module *m, clrt_tensor *grad_out)
 {
     clrt_status st;
-    return clrt__module_backward(m, grad_out, 1, &st);
+    return clrt__module_backward(m, grad_out, 1, NULL, &st);
 }
 
 clrt_status clrt_module_backward_params(clrt_module *m, clrt_tensor *grad_out)
 {
     clrt_status st;
-    clrt__module_backward(m, grad_out, 0, &st);
+    clrt__module_backward(m, grad_out, 0, NULL, &st);
     return st;
 }
 

@@ -3,6 +3,7 @@
 #ifndef CLRT_MODULE_INTERNAL_H
 #define CLRT_MODULE_INTERNAL_H
 
+#include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/tensor_internal.h"
 #include <clrt/nn.h>
 
@@ -29,6 +30,13 @@ typedef struct {
     clrt_status (*init)(clrt_module *m);
     /* Optional: releases the kind's own fields (not the common ones). */
     void (*free_fields)(clrt_module *m);
+    /* Optional, for Sequential's fusions (fuse.c): forward with the output
+     * through epi (CLRT__EPI_RELU: a ReLU after the layer), and backward
+     * with the input gradient through epi (CLRT__EPI_MASK by the layer's
+     * input: a ReLU before it). Otherwise like forward and backward. */
+    clrt_tensor *(*forward_epi)(clrt_module *m, clrt_tensor *x, const clrt__epilogue *epi);
+    clrt_status (*backward_epi)(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in,
+                                const clrt__epilogue *epi);
 } clrt__module_vt;
 
 /* The common part, first member of every kind's struct. */
@@ -49,7 +57,7 @@ struct clrt_module {
 };
 
 /* Allocates a zeroed module of `size` bytes (>= sizeof(clrt_module)) on
- * clrt_cpu() in training mode with the next default seed. NULL + error. */
+ * clrt_default_device() in training mode with the next default seed. NULL + error. */
 clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
 
 /* Adds a float32 parameter of the given shape on m->device with a zeroed
@@ -73,9 +81,28 @@ clrt_status clrt__nn_give_grad_in(clrt_module *m, clrt_status st, clrt_tensor **
 void clrt__module_forget(clrt_module *m);
 
 /* Public entry points reused by Sequential on its children (they check
- * devices and shapes, so a child's error names the child). */
+ * devices and shapes, so a child's error names the child); epi (NULL for
+ * none) goes to the kind's backward_epi, which it must have. */
 clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int want_grad_in,
-                                   clrt_status *status);
+                                   const clrt__epilogue *epi, clrt_status *status);
+/* The checks of clrt_module_forward: m and x non-NULL, x on m's device and
+ * float32. */
+clrt_status clrt__module_check_input(const char *op, const clrt_module *m, const clrt_tensor *t,
+                                     const char *what);
+/* Replaces *slot with t (retaining it), releasing the previous value. */
+void clrt__module_keep(clrt_tensor **slot, clrt_tensor *t);
+
+/* Sequential's fusions (fuse.c). clrt__fused_forward runs children i.. of
+ * m from x, fusing a ReLU into the layer before it where it can; stores
+ * how many children it ran in *ran (1 or 2) and returns the output (new
+ * reference) or NULL + error. clrt__fused_backward runs the backward of
+ * child i, fusing the ReLU before it (child i-1) into its input gradient
+ * where it can; stores how many children it covered in *ran (1 or 2). */
+clrt_tensor *clrt__fused_forward(clrt_module *m, int i, clrt_tensor *x, int *ran);
+clrt_tensor *clrt__fused_backward(clrt_module *m, int i, clrt_tensor *grad_out, int want_grad_in,
+                                  int *ran, clrt_status *status);
+/* 1 if m is a ReLU module. */
+int clrt__is_relu(const clrt_module *m);
 
 /* The module for error messages: a layer's full description, a container's
  * kind and size ("Sequential(12 modules)"). Returns buf. */

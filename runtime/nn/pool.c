@@ -71,21 +71,32 @@ static clrt_tensor *maxpool_forward(clrt_module *m, clrt_tensor *x)
     return clrt__nn_share(m->out);
 }
 
-static clrt_status maxpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
+static clrt_status maxpool_backward_epi(clrt_module *m, clrt_tensor *grad_out,
+                                        clrt_tensor **grad_in, const clrt__epilogue *epi)
 {
     pool2d *p = (pool2d *)m;
     if (!grad_in)
         return CLRT_OK;
     clrt_status st = grad_in_buffer(m);
     if (st == CLRT_OK)
-        st = clrt_f_maxpool2d_backward_out(m->grad_in, grad_out, p->indices, p->kernel, p->stride);
+        st = clrt__maxpool2d_backward_fused_out(m->grad_in, grad_out, p->indices, p->kernel,
+                                                p->stride, epi);
     return clrt__nn_give_grad_in(m, st, grad_in);
+}
+
+static clrt_status maxpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
+{
+    return maxpool_backward_epi(m, grad_out, grad_in, &CLRT__NO_EPILOGUE);
 }
 
 static void maxpool_free_fields(clrt_module *m) { clrt_tensor_release(((pool2d *)m)->indices); }
 
-static const clrt__module_vt maxpool_vt = {
-    "MaxPool2d", maxpool_forward, maxpool_backward, pool_describe, NULL, maxpool_free_fields};
+static const clrt__module_vt maxpool_vt = {.kind = "MaxPool2d",
+                                           .forward = maxpool_forward,
+                                           .backward = maxpool_backward,
+                                           .describe = pool_describe,
+                                           .free_fields = maxpool_free_fields,
+                                           .backward_epi = maxpool_backward_epi};
 
 clrt_module *clrt_maxpool2d(int kernel, int stride)
 {
@@ -116,8 +127,10 @@ static clrt_status avgpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
     return clrt__nn_give_grad_in(m, st, grad_in);
 }
 
-static const clrt__module_vt avgpool_vt = {
-    "AvgPool2d", avgpool_forward, avgpool_backward, pool_describe, NULL, NULL};
+static const clrt__module_vt avgpool_vt = {.kind = "AvgPool2d",
+                                           .forward = avgpool_forward,
+                                           .backward = avgpool_backward,
+                                           .describe = pool_describe};
 
 clrt_module *clrt_avgpool2d(int kernel, int stride)
 {

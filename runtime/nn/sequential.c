@@ -1,6 +1,7 @@
 /* Sequential: runs its children in order; backward runs them in reverse and
  * stops below the first child with parameters when the caller does not
- * want the input gradient (the input of a network needs none). */
+ * want the input gradient (the input of a network needs none). A ReLU is
+ * fused into its neighbours where they allow (fuse.c). */
 #include "runtime/nn/module_internal.h"
 #include "runtime/core/alloc_internal.h"
 
@@ -11,8 +12,8 @@ static clrt_tensor *sequential_forward(clrt_module *m, clrt_tensor *x)
 {
     clrt_tensor *cur = x;
     clrt_tensor_retain(cur);
-    for (int i = 0; i < m->nchildren && cur; i++) {
-        clrt_tensor *next = clrt_module_forward(m->children[i], cur);
+    for (int i = 0, ran = 1; i < m->nchildren && cur; i += ran) {
+        clrt_tensor *next = clrt__fused_forward(m, i, cur, &ran);
         clrt_tensor_release(cur);
         cur = next;
     }
@@ -34,9 +35,9 @@ static clrt_status sequential_backward(clrt_module *m, clrt_tensor *grad_out, cl
     int stop = grad_in ? 0 : first_with_params(m);
     clrt_tensor *g = grad_out;
     clrt_tensor_retain(g);
-    for (int i = m->nchildren - 1; i >= stop && st == CLRT_OK; i--) {
+    for (int i = m->nchildren - 1, ran = 1; i >= stop && st == CLRT_OK; i -= ran) {
         int want = grad_in || i > stop;
-        clrt_tensor *next = clrt__module_backward(m->children[i], g, want, &st);
+        clrt_tensor *next = clrt__fused_backward(m, i, g, want, &ran, &st);
         clrt_tensor_release(g);
         g = next;
     }
@@ -60,8 +61,10 @@ static void sequential_describe(const clrt_module *m, char *buf, size_t cap)
         snprintf(buf + used, cap - used, ")");
 }
 
-static const clrt__module_vt sequential_vt = {
-    "Sequential", sequential_forward, sequential_backward, sequential_describe, NULL, NULL};
+static const clrt__module_vt sequential_vt = {.kind = "Sequential",
+                                              .forward = sequential_forward,
+                                              .backward = sequential_backward,
+                                              .describe = sequential_describe};
 
 static void free_all(int n, clrt_module **mods)
 {

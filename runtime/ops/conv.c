@@ -33,9 +33,11 @@ static clrt_status check_forward(const char *op, clrt_tensor *out, clrt_tensor *
 typedef struct {
     cl_mem out, x, w, bias; /* bias may be NULL */
     const clrt__conv_dims *cd;
+    const clrt__epilogue *epi;
 } forward_args;
 
-/* One chunk: im2col, the GEMM, the permute to NCHW with the bias. */
+/* One chunk: im2col, the GEMM, the permute to NCHW with the bias and the
+ * epilogue. */
 static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
 {
     const forward_args *f = ctx;
@@ -49,32 +51,46 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
     clrt_status st = clrt__im2col(d, f->x, col, cd, img0, n);
     if (st == CLRT_OK)
         st = clrt__gemm_whole(d, 0, 0, (size_t)cd->O, cols, ckk, f->w, col, 0.0f, y);
-    return st != CLRT_OK ? st : clrt__cols_to_nchw(d, y, f->bias, f->out, cd, img0, n);
+    return st != CLRT_OK ? st : clrt__cols_to_nchw(d, y, f->bias, f->out, cd, img0, n, f->epi);
 }
 
 static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
-                                clrt_tensor *bias, const clrt__conv_dims *cd)
+                                clrt_tensor *bias, const clrt__conv_dims *cd,
+                                const clrt__epilogue *epi)
 {
     clrt_device *d = clrt__dev(x);
     if (cd->N == 0)
         return CLRT_OK;
-    if (clrt__conv_vec_ok(d, cd))
-        return clrt__conv_vec_forward(d, clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL,
-                                      clrt__mem(out), cd);
+    if (clrt__conv_vec_ok(d, cd)) {
+        clrt_status st = clrt__conv_vec_forward(
+            d, clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd, epi);
+        if (st != CLRT__DECLINED) /* declined: one padded image exceeds the scratch cap */
+            return st;
+    }
     int chunk = clrt__conv_chunk(op, d, cd);
-    forward_args f = {clrt__mem(out), clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL,
-                      cd};
+    forward_args f = {
+        clrt__mem(out), clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL, cd, epi};
     return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, forward_chunk, &f) : clrt_last_status();
+}
+
+clrt_status clrt__conv2d_fused_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
+                                   clrt_tensor *bias, int stride, int padding,
+                                   const clrt__epilogue *epi)
+{
+    const char *op = "clrt_f_conv2d_out";
+    clrt__conv_dims cd;
+    if (!out)
+        return clrt__fail(CLRT_EINVAL, "%s: out is NULL", op);
+    clrt_status st = check_forward(op, out, x, weight, bias, stride, padding, &cd);
+    if (st == CLRT_OK)
+        st = clrt__check_epilogue(op, epi, out);
+    return st != CLRT_OK ? st : forward_into(op, out, x, weight, bias, &cd, epi);
 }
 
 clrt_status clrt_f_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
                               clrt_tensor *bias, int stride, int padding)
 {
-    clrt__conv_dims cd;
-    if (!out)
-        return clrt__fail(CLRT_EINVAL, "clrt_f_conv2d_out: out is NULL");
-    clrt_status st = check_forward("clrt_f_conv2d_out", out, x, weight, bias, stride, padding, &cd);
-    return st != CLRT_OK ? st : forward_into("clrt_f_conv2d_out", out, x, weight, bias, &cd);
+    return clrt__conv2d_fused_out(out, x, weight, bias, stride, padding, &CLRT__NO_EPILOGUE);
 }
 
 clrt_tensor *clrt_f_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias, int stride,
@@ -85,7 +101,8 @@ clrt_tensor *clrt_f_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bia
         return NULL;
     int64_t shape[4] = {cd.N, cd.O, cd.OH, cd.OW};
     clrt_tensor *out = clrt__alloc(clrt__dev(x), CLRT_F32, 4, shape);
-    if (out && forward_into("clrt_f_conv2d", out, x, weight, bias, &cd) != CLRT_OK) {
+    if (out &&
+        forward_into("clrt_f_conv2d", out, x, weight, bias, &cd, &CLRT__NO_EPILOGUE) != CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;
     }

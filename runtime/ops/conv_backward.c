@@ -37,7 +37,8 @@ static clrt_status check_backward(const char *op, const clrt__arg *args, const c
 typedef struct {
     cl_mem dst, grad_out, src;
     const clrt__conv_dims *cd;
-    int accumulate; /* the weight gradient adds to dst */
+    int accumulate;            /* the weight gradient adds to dst */
+    const clrt__epilogue *epi; /* the input gradient's */
 } backward_args;
 
 /* Permutes grad_out's chunk to Gp [O, cols] in the workspace; NULL + error. */
@@ -62,7 +63,7 @@ static clrt_status input_chunk(clrt_device *d, void *ctx, int img0, int n)
     if (!colgrad)
         return clrt_last_status();
     clrt_status st = clrt__gemm_whole(d, 1, 0, ckk, cols, (size_t)cd->O, b->src, gp, 0.0f, colgrad);
-    return st != CLRT_OK ? st : clrt__col2im(d, colgrad, b->dst, cd, img0, n);
+    return st != CLRT_OK ? st : clrt__col2im(d, colgrad, b->dst, cd, img0, n, b->epi);
 }
 
 /* grad_w (+)= the weight gradient of the chunk's images, one GEMM per
@@ -138,49 +139,41 @@ static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
 /* Runs input_chunk or weight_chunk over the batch in chunks. */
 static clrt_status over_chunks(const char *op, clrt__conv_chunk_fn fn, clrt_tensor *dst,
                                clrt_tensor *grad_out, clrt_tensor *src, const clrt__conv_dims *cd,
-                               int accumulate)
+                               int accumulate, const clrt__epilogue *epi)
 {
     clrt_device *d = clrt__dev(dst);
     int chunk = clrt__conv_chunk(op, d, cd);
-    backward_args b = {clrt__mem(dst), clrt__mem(grad_out), clrt__mem(src), cd, accumulate};
+    backward_args b = {clrt__mem(dst), clrt__mem(grad_out), clrt__mem(src), cd, accumulate, epi};
     return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, fn, &b) : clrt_last_status();
 }
 
-clrt_status clrt_f_conv2d_backward_input_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                             clrt_tensor *weight, int stride, int padding)
+clrt_status clrt__conv2d_backward_input_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                                  clrt_tensor *weight, int stride, int padding,
+                                                  const clrt__epilogue *epi)
 {
     const char *op = "clrt_f_conv2d_backward_input_out";
     clrt__conv_dims cd;
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"weight", weight, 0}};
     clrt_status st =
         check_backward(op, args, grad_x, "grad_x", weight, "weight", stride, padding, &cd);
+    if (st == CLRT_OK)
+        st = clrt__check_epilogue(op, epi, grad_x);
     if (st != CLRT_OK || cd.N == 0)
         return st;
-    if (clrt__conv_vec_input_ok(clrt__dev(grad_x), &cd))
-        return clrt__conv_vec_input(clrt__dev(grad_x), clrt__mem(grad_out), clrt__mem(weight),
-                                    clrt__mem(grad_x), &cd);
-    return over_chunks(op, input_chunk, grad_x, grad_out, weight, &cd, 0);
-}
-
-clrt_status clrt_f_conv2d_backward_weight_out(clrt_tensor *grad_w, clrt_tensor *grad_out,
-                                              clrt_tensor *x, int stride, int padding,
-                                              int accumulate)
-{
-    const char *op = "clrt_f_conv2d_backward_weight_out";
-    clrt__conv_dims cd;
-    clrt__arg args[] = {{"grad_w", grad_w, 0}, {"grad_out", grad_out, 0}, {"x", x, 0}};
-    clrt_status st = check_backward(op, args, x, "x", grad_w, "grad_w", stride, padding, &cd);
-    if (st != CLRT_OK)
-        return st;
-    if (cd.N == 0) /* an empty batch contributes nothing */
-        return accumulate ? CLRT_OK : clrt__fill(grad_w, 0.0);
-    if (clrt__conv_vec_ok(clrt__dev(grad_w), &cd)) {
-        st = clrt__conv_vec_weight(clrt__dev(grad_w), clrt__mem(grad_out), clrt__mem(x),
-                                   clrt__mem(grad_w), &cd, accumulate);
+    if (clrt__conv_vec_input_ok(clrt__dev(grad_x), &cd)) {
+        st = clrt__conv_vec_input(clrt__dev(grad_x), clrt__mem(grad_out), clrt__mem(weight),
+                                  clrt__mem(grad_x), &cd, epi);
         if (st != CLRT__DECLINED) /* declined: one padded image exceeds the scratch cap */
             return st;
     }
-    return over_chunks(op, weight_chunk, grad_w, grad_out, x, &cd, accumulate);
+    return over_chunks(op, input_chunk, grad_x, grad_out, weight, &cd, 0, epi);
+}
+
+clrt_status clrt_f_conv2d_backward_input_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                             clrt_tensor *weight, int stride, int padding)
+{
+    return clrt__conv2d_backward_input_fused_out(grad_x, grad_out, weight, stride, padding,
+                                                 &CLRT__NO_EPILOGUE);
 }
 
 /* gb (+)= per-channel sums of g [N, O, ohw]: row sums of g as [N*O, ohw]
@@ -201,10 +194,11 @@ static clrt_status bias_sums(clrt_device *d, cl_mem g, cl_mem gb, cl_int images,
                          : clrt__run_1d(d, "conv", NULL, "bias_grad", (size_t)channels, 5, bargs);
 }
 
-clrt_status clrt_f_conv2d_backward_bias_out(clrt_tensor *grad_b, clrt_tensor *grad_out,
-                                            int accumulate)
+/* grad_b, float32 [O], against grad_out, float32 [N, O, OH, OW], sharing
+ * storage with none of `others` (n of them). */
+static clrt_status check_bias(const char *op, clrt_tensor *grad_b, clrt_tensor *grad_out, int n,
+                              const clrt__arg *others)
 {
-    const char *op = "clrt_f_conv2d_backward_bias_out";
     char sb[128], sg[128];
     clrt__arg args[] = {{"grad_b", grad_b, 0}, {"grad_out", grad_out, 0}};
     clrt_status st = clrt__check_args(op, 2, args);
@@ -225,13 +219,63 @@ clrt_status clrt_f_conv2d_backward_bias_out(clrt_tensor *grad_b, clrt_tensor *gr
     if ((double)gs[0] * (double)gs[1] > (double)INT32_MAX ||
         (double)gs[2] * (double)gs[3] > (double)INT32_MAX)
         return clrt__fail(CLRT_ENOTSUP, "%s: grad_out %s too large for 32-bit indexing", op, sg);
-    if ((st = clrt__check_no_alias(op, &args[0], 1, &args[1])) != CLRT_OK)
-        return st;
+    return n ? clrt__check_no_alias(op, &args[0], n, others) : CLRT_OK;
+}
+
+/* The bias gradient on its own: row sums, then a sum over images. */
+static clrt_status bias_into(clrt_tensor *grad_b, clrt_tensor *grad_out, int accumulate)
+{
+    const int64_t *gs = grad_out->shape;
     clrt_device *d = clrt__dev(grad_b);
-    if ((st = clrt__workspace_begin(d)) != CLRT_OK)
+    clrt_status st = clrt__workspace_begin(d);
+    if (st != CLRT_OK)
         return st;
     st = bias_sums(d, clrt__mem(grad_out), clrt__mem(grad_b), (cl_int)gs[0], (cl_int)gs[1],
                    (cl_int)(gs[2] * gs[3]), accumulate != 0);
     clrt__workspace_end(d);
     return st;
+}
+
+clrt_status clrt_f_conv2d_backward_bias_out(clrt_tensor *grad_b, clrt_tensor *grad_out,
+                                            int accumulate)
+{
+    const char *op = "clrt_f_conv2d_backward_bias_out";
+    clrt__arg g = {"grad_out", grad_out, 0};
+    clrt_status st = check_bias(op, grad_b, grad_out, 1, &g);
+    return st != CLRT_OK ? st : bias_into(grad_b, grad_out, accumulate);
+}
+
+clrt_status clrt__conv2d_backward_params_out(clrt_tensor *grad_w, clrt_tensor *grad_b,
+                                             clrt_tensor *grad_out, clrt_tensor *x, int stride,
+                                             int padding, int accumulate)
+{
+    const char *op = "clrt_f_conv2d_backward_weight_out";
+    clrt__conv_dims cd;
+    clrt__arg args[] = {{"grad_w", grad_w, 0}, {"grad_out", grad_out, 0}, {"x", x, 0}};
+    clrt_status st = check_backward(op, args, x, "x", grad_w, "grad_w", stride, padding, &cd);
+    if (st == CLRT_OK && grad_b)
+        st = check_bias("clrt_f_conv2d_backward_bias_out", grad_b, grad_out, 3, args);
+    if (st != CLRT_OK)
+        return st;
+    if (cd.N == 0) { /* an empty batch contributes nothing */
+        if (!accumulate && (st = clrt__fill(grad_w, 0.0)) == CLRT_OK && grad_b)
+            st = clrt__fill(grad_b, 0.0);
+        return st;
+    }
+    if (clrt__conv_vec_ok(clrt__dev(grad_w), &cd)) {
+        st = clrt__conv_vec_weight(clrt__dev(grad_w), clrt__mem(grad_out), clrt__mem(x),
+                                   clrt__mem(grad_w), grad_b ? clrt__mem(grad_b) : NULL, &cd,
+                                   accumulate);
+        if (st != CLRT__DECLINED) /* declined: one image's copy exceeds the scratch cap */
+            return st;
+    }
+    st = over_chunks(op, weight_chunk, grad_w, grad_out, x, &cd, accumulate, &CLRT__NO_EPILOGUE);
+    return st != CLRT_OK || !grad_b ? st : bias_into(grad_b, grad_out, accumulate);
+}
+
+clrt_status clrt_f_conv2d_backward_weight_out(clrt_tensor *grad_w, clrt_tensor *grad_out,
+                                              clrt_tensor *x, int stride, int padding,
+                                              int accumulate)
+{
+    return clrt__conv2d_backward_params_out(grad_w, NULL, grad_out, x, stride, padding, accumulate);
 }

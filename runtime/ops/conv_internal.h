@@ -4,6 +4,7 @@
 #ifndef CLRT_CONV_INTERNAL_H
 #define CLRT_CONV_INTERNAL_H
 
+#include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 /* x [N,C,H,W] * weight [O,C,K,K] -> [N,O,OH,OW]. All fit in 32-bit ints,
@@ -44,15 +45,18 @@ clrt_status clrt__conv_over_chunks(clrt_device *d, int images, int chunk, clrt__
  * n*OH*OW, the width of the column matrices. All enqueue and return.
  *   im2col:      x (NCHW)               -> col [C*K*K, cols]
  *   col2im:      col [C*K*K, cols]      -> gx (NCHW), each pixel the sum of
- *                                          its taps (a gather, no atomics)
- *   cols_to_nchw: y [O, cols] (+ bias)  -> out (NCHW); bias may be NULL
+ *                                          its taps (a gather, no atomics),
+ *                                          through the epilogue
+ *   cols_to_nchw: y [O, cols] (+ bias)  -> out (NCHW) through the epilogue;
+ *                                          bias may be NULL
  *   nchw_to_cols: g (NCHW, O channels)  -> gp [O, cols] */
 clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_dims *cd, int img0,
                          int n);
 clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv_dims *cd, int img0,
-                         int n);
+                         int n, const clrt__epilogue *epi);
 clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out,
-                               const clrt__conv_dims *cd, int img0, int n);
+                               const clrt__conv_dims *cd, int img0, int n,
+                               const clrt__epilogue *epi);
 clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,
                                int img0, int n);
 
@@ -62,15 +66,16 @@ clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__
  * (the input gradient also needs stride 1: clrt__conv_vec_input_ok);
  * CLRT_CONV_ALGO=im2col turns it off, =vec turns it on for any device (for
  * tests and benchmarks). None of them blocks; each holds the workspace
- * itself. The weight gradient returns CLRT__DECLINED when one image in its
- * zero border exceeds the scratch cap. */
+ * itself. Each returns CLRT__DECLINED when one image's scratch copy (in
+ * its zero border, or channel-minor) exceeds the scratch cap. */
 int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd);
 int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd);
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
-                                   const clrt__conv_dims *cd);
+                                   const clrt__conv_dims *cd, const clrt__epilogue *epi);
 clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
-                                 const clrt__conv_dims *cd);
-clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,
+                                 const clrt__conv_dims *cd, const clrt__epilogue *epi);
+/* gw (and gb [O] when not NULL) (+)= the weight (and bias) gradient. */
+clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw, cl_mem gb,
                                   const clrt__conv_dims *cd, int accumulate);
 /* The scratch cap of conv_launch.c (CLRT_CONV_SCRATCH_BYTES overrides). */
 size_t clrt__conv_scratch_cap(const clrt_device *d);

@@ -131,78 +131,122 @@ static cl_mem padded_copy(clrt_device *d, const clrt__conv_dims *cd, vec_opts o,
     return xp;
 }
 
-/* Few output channels at stride 1: conv_px_fwd on a padded copy, when it
- * fits the scratch cap; else CLRT__DECLINED. */
-static clrt_status run_px_forward(clrt_device *d, const clrt__conv_dims *cd, cl_mem in, cl_mem w,
-                                  cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
+/* One direct convolution: geometry g of in by w (flipped for an input
+ * gradient), optional bias, into out through the epilogue. */
+typedef struct {
+    const clrt__conv_dims *cd; /* the layer's */
+    cl_mem in, w, bias, out;
+    cl_int flip;
+    const clrt__epilogue *epi;
+} vec_call;
+
+/* The epilogue's kernel arguments: its kind and a buffer (out when there
+ * is no mask: the kernel never reads it then). */
+static void epi_args(const vec_call *c, clrt__karg *args, cl_int *kind, cl_mem *mask)
 {
-    int vw = vector_width(d, 16);
-    size_t padded = (size_t)g.N * g.C * (size_t)(g.H + 2 * g.pad) * (size_t)(g.W + 2 * g.pad);
-    if (g.O > MAX_PX_CHANNELS || cd->stride != 1 || g.pad < 0 ||
-        (padded + (size_t)vw) * sizeof(float) > clrt__conv_scratch_cap(d))
-        return CLRT__DECLINED;
-    g.lanes = g.O;
-    vec_opts o = {vw, 1, 1, g.O};
-    cl_mem wt = relay_weights(d, cd, o, w, bias, flip, &g);
-    cl_mem xp = wt ? padded_copy(d, cd, o, in, &g, 0, g.N, (size_t)vw) : NULL;
+    *kind = (cl_int)c->epi->kind;
+    *mask = c->epi->mask ? clrt__mem(c->epi->mask) : c->out;
+    args[0] = CLRT__ARG(*kind);
+    args[1] = CLRT__ARG(*mask);
+}
+
+/* How a forward-type convolution (a forward, or an input gradient on
+ * flipped weights) runs: conv_px_fwd (vectorised over output pixels) at
+ * stride 1 with at most MAX_PX_CHANNELS output channels, else
+ * conv_vec_fwd (over output channels). Both read the input in a zero
+ * border, copied per chunk of images (conv_vec_fwd reads an unpadded input
+ * in place); `spare` floats after the copy take conv_px_fwd's vector loads
+ * past the last row. */
+typedef struct {
+    const char *kernel;
+    vec_opts o;
+    cl_int blocks;
+    size_t channel_blocks, spare;
+    int copy;
+    const vec_call *call;
+    vec_geom g;
+    cl_mem wt;
+} fwd_plan;
+
+static fwd_plan plan_forward(const clrt_device *d, const clrt__conv_dims *cd, const vec_call *c,
+                             vec_geom g)
+{
+    fwd_plan p = {.call = c, .copy = g.pad != 0};
+    if (g.O <= MAX_PX_CHANNELS && cd->stride == 1 && g.pad >= 0) {
+        int vw = vector_width(d, 16);
+        g.lanes = g.O;
+        p.kernel = "conv_px_fwd";
+        p.o = (vec_opts){vw, 1, 1, g.O};
+        p.blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)vw);
+        p.channel_blocks = 1;
+        p.spare = (size_t)vw;
+        p.copy = 1;
+    } else {
+        int vw = vector_width(d, g.O);
+        g.lanes = (cl_int)(clrt__ceil_div((size_t)g.O, (size_t)vw) * (size_t)vw);
+        p.kernel = "conv_vec_fwd";
+        p.blocks = (cl_int)clrt__ceil_div((size_t)g.OW, MAX_PIXELS);
+        p.o = (vec_opts){vw, (int)clrt__ceil_div((size_t)g.OW, (size_t)p.blocks), 1, 1};
+        p.channel_blocks = (size_t)(g.lanes / vw);
+    }
+    p.g = g;
+    return p;
+}
+
+/* Images [img0, img0 + n) of a planned forward: the padded copy, then one
+ * launch. The weights are re-laid with the first chunk. */
+static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
+{
+    fwd_plan *p = ctx;
+    const vec_call *c = p->call;
+    const clrt__conv_dims *cd = c->cd;
+    vec_geom g = p->g;
+    if (img0 == 0 && !(p->wt = relay_weights(d, cd, p->o, c->w, c->bias, c->flip, &g)))
+        return clrt_last_status();
+    g.N = n;
+    cl_int x_img0 = p->copy ? 0 : img0, out_img0 = img0, kind;
+    cl_mem xp = p->copy ? padded_copy(d, cd, p->o, c->in, &g, img0, n, p->spare) : c->in, mask;
     if (!xp)
         return clrt_last_status();
-    cl_int blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)vw);
-    clrt__karg args[] = {CLRT__ARG(xp), CLRT__ARG(wt), CLRT__ARG(out), CLRT__ARG(g),
-                         CLRT__ARG(blocks)};
-    return launch_items(d, vec_kernel(d, cd, o, "conv_px_fwd"), 5, args,
-                        (size_t)g.N * (size_t)g.OH * (size_t)blocks, 1);
+    clrt__karg args[9] = {CLRT__ARG(xp),        CLRT__ARG(p->wt),  CLRT__ARG(c->out),  CLRT__ARG(g),
+                          CLRT__ARG(p->blocks), CLRT__ARG(x_img0), CLRT__ARG(out_img0)};
+    epi_args(c, &args[7], &kind, &mask);
+    return launch_items(d, vec_kernel(d, cd, p->o, p->kernel), 9, args,
+                        (size_t)n * (size_t)g.OH * (size_t)p->blocks, p->channel_blocks);
 }
 
-/* Runs geometry g's convolution: conv_px_fwd where it applies, else
- * conv_vec_fwd. The caller holds the workspace. */
-static clrt_status run_forward(clrt_device *d, const clrt__conv_dims *cd, cl_mem in, cl_mem w,
-                               cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
+/* Runs geometry g's convolution in chunks of images whose padded copies
+ * fit the scratch cap; CLRT__DECLINED when not even one image's does. */
+static clrt_status run_forward(clrt_device *d, const vec_call *c, vec_geom g)
 {
-    clrt_status st = run_px_forward(d, cd, in, w, bias, flip, out, g);
-    if (st != CLRT__DECLINED)
-        return st;
-    int vw = vector_width(d, g.O);
-    g.lanes = (cl_int)(clrt__ceil_div((size_t)g.O, (size_t)vw) * (size_t)vw);
-    cl_int blocks = (cl_int)clrt__ceil_div((size_t)g.OW, MAX_PIXELS);
-    int pw = (int)clrt__ceil_div((size_t)g.OW, (size_t)blocks);
-    vec_opts o = {vw, pw, 1, 1};
-    cl_mem wt = relay_weights(d, cd, o, w, bias, flip, &g);
-    if (!wt)
-        return clrt_last_status();
-    clrt__karg args[] = {CLRT__ARG(in), CLRT__ARG(wt), CLRT__ARG(out), CLRT__ARG(g),
-                         CLRT__ARG(blocks)};
-    size_t items = (size_t)g.N * (size_t)g.OH * (size_t)blocks;
-    return launch_items(d, vec_kernel(d, cd, o, "conv_vec_fwd"), 5, args, items,
-                        (size_t)(g.lanes / vw));
-}
-
-static clrt_status with_workspace(clrt_device *d, const clrt__conv_dims *cd, cl_mem in, cl_mem w,
-                                  cl_mem bias, cl_int flip, cl_mem out, vec_geom g)
-{
-    clrt_status st = clrt__workspace_begin(d);
-    if (st != CLRT_OK)
-        return st;
-    st = run_forward(d, cd, in, w, bias, flip, out, g);
-    clrt__workspace_end(d);
-    return st;
+    fwd_plan p = plan_forward(d, c->cd, c, g);
+    size_t image = (size_t)g.C * (size_t)(g.H + 2 * g.pad) * (size_t)(g.W + 2 * g.pad);
+    size_t room = clrt__conv_scratch_cap(d) / sizeof(float);
+    size_t chunk = !p.copy ? (size_t)g.N : room > p.spare ? (room - p.spare) / image : 0;
+    if (chunk < 1)
+        return CLRT__DECLINED;
+    return clrt__conv_over_chunks(d, g.N, chunk < (size_t)g.N ? (int)chunk : g.N, forward_chunk,
+                                  &p);
 }
 
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
-                                   const clrt__conv_dims *cd)
+                                   const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
     vec_geom g = {cd->N, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
-    return with_workspace(d, cd, x, w, bias, 0, out, g);
+    vec_call c = {cd, x, w, bias, out, 0, epi};
+    return run_forward(d, &c, g);
 }
 
 /* grad_x[h, w] = sum over o, kh, kw of gy[h + pad - kh, w + pad - kw] *
  * w[o, c, kh, kw]: a stride-1 convolution of gy with the flipped weights
- * and padding K-1-pad (negative padding crops, the bounds checks cope). */
+ * and padding K-1-pad (negative padding crops: the copy holds the inner
+ * part). */
 clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
-                                 const clrt__conv_dims *cd)
+                                 const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
     vec_geom g = {cd->N, cd->O, cd->OH, cd->OW, cd->C, cd->H, cd->W, cd->K - 1 - cd->pad, 0};
-    return with_workspace(d, cd, gy, w, NULL, 1, gx, g);
+    vec_call c = {cd, gy, w, NULL, gx, 1, epi};
+    return run_forward(d, &c, g);
 }
 
 /* Kernel rows per weight-gradient item: the largest divisor of K whose
@@ -216,63 +260,93 @@ static int row_block(int K)
     return kb;
 }
 
-/* The weight gradient of images [img0, img0 + n): pads them when needed,
- * sums per group into partials, adds the groups into gw. The caller holds
+/* The weight and bias gradients of images [img0, img0 + n): grad_out
+ * channel-minor, the images padded when needed, sums per group into
+ * partials, the groups added into gw and gb (when given). The caller holds
  * the workspace. */
 typedef struct {
     const clrt__conv_dims *cd;
-    cl_mem gy, x, gw;
+    cl_mem gy, x, gw, gb;
     int accumulate;
 } weight_args;
+
+/* gt <- images [img0, img0 + n) of gy channel-minor (vec_channels_last);
+ * NULL + error. */
+static cl_mem channels_last(clrt_device *d, const clrt__conv_dims *cd, vec_opts o, cl_mem gy,
+                            const vec_geom *g, int img0, int n)
+{
+    size_t ohw = (size_t)cd->OH * (size_t)cd->OW;
+    cl_mem gt = clrt__workspace(d, CLRT__WS_CHANNELS_LAST,
+                                (size_t)n * ohw * (size_t)g->lanes * sizeof(float));
+    cl_int gy_img0 = img0;
+    clrt__karg args[] = {CLRT__ARG(gy), CLRT__ARG(gt), CLRT__ARG(*g), CLRT__ARG(gy_img0)};
+    if (gt && clrt__run_planes(d, vec_kernel(d, cd, o, "vec_channels_last"), ohw, (size_t)n, 4,
+                               args) != CLRT_OK)
+        return NULL;
+    return gt;
+}
+
+/* Groups of images for the weight gradient's partial sums: enough items
+ * (groups x per_group) to balance the compute units. Returns images per
+ * group. */
+static cl_int images_per_group(const clrt_device *d, size_t per_group, int n)
+{
+    size_t want = ITEMS_PER_UNIT * (size_t)(d->info.compute_units ? d->info.compute_units : 1);
+    size_t groups = clrt__ceil_div(want, per_group);
+    groups = groups > (size_t)n ? (size_t)n : groups;
+    return (cl_int)clrt__ceil_div((size_t)n, groups);
+}
 
 static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
 {
     const weight_args *a = ctx;
     const clrt__conv_dims *cd = a->cd;
-    cl_mem gy = a->gy, x = a->x;
-    cl_int accumulate = a->accumulate || img0 > 0;
+    cl_mem x = a->x;
+    cl_int accumulate = a->accumulate || img0 > 0, has_bias = a->gb != NULL;
     int vw = vector_width(d, cd->O), kb = row_block(cd->K);
     vec_opts o = {vw, 1, kb, 1};
     vec_geom g = {n, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
     g.lanes = (cl_int)(clrt__ceil_div((size_t)cd->O, (size_t)vw) * (size_t)vw);
     size_t blocks = (size_t)(g.lanes / vw), per_group = (size_t)cd->C * (cd->K / kb) * blocks;
-    size_t want = ITEMS_PER_UNIT * (size_t)(d->info.compute_units ? d->info.compute_units : 1);
-    size_t groups = clrt__ceil_div(want, per_group);
-    groups = groups > (size_t)n ? (size_t)n : groups;
-    cl_int per = (cl_int)clrt__ceil_div((size_t)n, groups), x_img0 = img0, gy_img0 = img0;
-    groups = clrt__ceil_div((size_t)n, (size_t)per);
-    cl_int taps = cd->C * cd->K * cd->K, ngroups = (cl_int)groups, O = cd->O;
-    if (cd->pad > 0) {
+    cl_int per = images_per_group(d, per_group, n), x_img0 = img0;
+    cl_int ngroups = (cl_int)clrt__ceil_div((size_t)n, (size_t)per);
+    cl_int taps = cd->C * cd->K * cd->K, O = cd->O;
+    cl_mem gt = channels_last(d, cd, o, a->gy, &g, img0, n);
+    if (gt && cd->pad > 0) {
         x = padded_copy(d, cd, o, x, &g, img0, n, 0);
-        if (!x)
-            return clrt_last_status();
         x_img0 = 0;
     }
     cl_mem partial =
-        clrt__workspace(d, CLRT__WS_MAT, groups * (size_t)taps * g.lanes * sizeof(float));
+        gt && x ? clrt__workspace(d, CLRT__WS_MAT,
+                                  (size_t)ngroups * (size_t)(taps + 1) * g.lanes * sizeof(float))
+                : NULL;
     if (!partial)
         return clrt_last_status();
-    clrt__karg args[] = {CLRT__ARG(gy),  CLRT__ARG(x),       CLRT__ARG(partial), CLRT__ARG(g),
-                         CLRT__ARG(per), CLRT__ARG(gy_img0), CLRT__ARG(x_img0)};
-    clrt_status st = launch_items(d, vec_kernel(d, cd, o, "conv_vec_wgrad"), 7, args,
-                                  groups * (size_t)cd->C * (size_t)(cd->K / kb), blocks);
-    clrt__karg sargs[] = {CLRT__ARG(partial),   CLRT__ARG(a->gw), CLRT__ARG(ngroups),
-                          CLRT__ARG(O),         CLRT__ARG(taps),  CLRT__ARG(g.lanes),
-                          CLRT__ARG(accumulate)};
+    clrt__karg args[] = {CLRT__ARG(gt), CLRT__ARG(x),   CLRT__ARG(partial),
+                         CLRT__ARG(g),  CLRT__ARG(per), CLRT__ARG(x_img0)};
+    clrt_status st = launch_items(d, vec_kernel(d, cd, o, "conv_vec_wgrad"), 6, args,
+                                  (size_t)ngroups * (size_t)cd->C * (size_t)(cd->K / kb), blocks);
+    cl_mem gb = a->gb ? a->gb : a->gw; /* unwritten without a bias */
+    clrt__karg sargs[] = {CLRT__ARG(partial),  CLRT__ARG(a->gw),   CLRT__ARG(gb),
+                          CLRT__ARG(has_bias), CLRT__ARG(ngroups), CLRT__ARG(O),
+                          CLRT__ARG(taps),     CLRT__ARG(g.lanes), CLRT__ARG(accumulate)};
     return st != CLRT_OK ? st
-                         : clrt__run_planes(d, vec_kernel(d, cd, o, "vec_wgrad_sum"), (size_t)taps,
-                                            (size_t)cd->O, 7, sargs);
+                         : clrt__run_planes(d, vec_kernel(d, cd, o, "vec_wgrad_sum"),
+                                            (size_t)taps + 1, (size_t)cd->O, 9, sargs);
 }
 
-clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,
+clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw, cl_mem gb,
                                   const clrt__conv_dims *cd, int accumulate)
 {
-    size_t padded = (size_t)cd->C * (size_t)(cd->H + 2 * cd->pad) * (size_t)(cd->W + 2 * cd->pad) *
-                    sizeof(float);
+    size_t padded = (size_t)cd->C * (size_t)(cd->H + 2 * cd->pad) * (size_t)(cd->W + 2 * cd->pad);
+    size_t lanes = clrt__ceil_div((size_t)cd->O, (size_t)vector_width(d, cd->O)) *
+                   (size_t)vector_width(d, cd->O);
+    size_t gt = (size_t)cd->OH * (size_t)cd->OW * lanes;
+    size_t image = (cd->pad > 0 && padded > gt ? padded : gt) * sizeof(float);
     size_t cap = clrt__conv_scratch_cap(d);
-    if (cd->pad > 0 && padded > cap)
-        return CLRT__DECLINED; /* not even one padded image fits: im2col chunks finer */
-    int chunk = cd->pad > 0 && cap / padded < (size_t)cd->N ? (int)(cap / padded) : cd->N;
-    weight_args a = {cd, gy, x, gw, accumulate};
+    if (image > cap)
+        return CLRT__DECLINED; /* not even one image fits: im2col chunks finer */
+    int chunk = cap / image < (size_t)cd->N ? (int)(cap / image) : cd->N;
+    weight_args a = {cd, gy, x, gw, gb, accumulate};
     return clrt__conv_over_chunks(d, cd->N, chunk, weight_chunk, &a);
 }

@@ -8,7 +8,7 @@
  * A native kernel gets host pointers for the cl_mem handles in its argument
  * block, but PoCL 3.1 sorts and de-duplicates mem_list without permuting
  * args_mem_loc, so with two or more buffers the pointers can land in the
- * wrong fields. So the addresses come from a table (gemm_host_ptr.c): a
+ * wrong fields. So the addresses come from a table (device/host_ptr.c): a
  * buffer seen for the first time gets a short command of its own that
  * records its address (a single buffer cannot be mixed up). The GEMM
  * command itself lists every buffer, so that the driver keeps them alive and
@@ -18,13 +18,17 @@
  * its own context and in-order queue; should a driver move one anyway, the
  * GEMM is skipped and the next call fails instead of using a stale address.
  */
+#include "runtime/device/host_ptr_internal.h"
 #include "runtime/ops/gemm_internal.h"
 #include "runtime/core/alloc_internal.h"
 
 #ifdef CLRT_HAVE_HOST_BLAS
 
+#include "runtime/device/wait_internal.h"
+
 #include <cblas.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -33,6 +37,39 @@ enum { OP_A, OP_B, OP_C, N_OPS };
 /* Set when a GEMM command was handed addresses other than the recorded
  * ones (see the top of the file); every later call then fails. */
 static atomic_int addresses_moved;
+
+/* The devices that have run a host GEMM, drained at exit. A process that
+ * exits with a GEMM still running on a driver thread can crash inside
+ * OpenBLAS as exit() runs its finalizer (seen in test_nn's children). The
+ * handler is registered at the first GEMM, after the driver's own exit
+ * handlers, so it runs before them; only devices with native kernels get
+ * it (calling OpenCL at exit broke Oclgrind, whose handlers had run). */
+enum { MAX_EXIT_DEVICES = 16 };
+static clrt_device *exit_devices[MAX_EXIT_DEVICES];
+static int n_exit_devices;
+static pthread_mutex_t exit_devices_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void drain_at_exit(void)
+{
+    pthread_mutex_lock(&exit_devices_lock);
+    for (int i = 0; i < n_exit_devices; i++)
+        (void)clrt__device_drain(exit_devices[i]);
+    pthread_mutex_unlock(&exit_devices_lock);
+}
+
+static void drain_at_exit_too(clrt_device *d)
+{
+    pthread_mutex_lock(&exit_devices_lock);
+    int known = 0;
+    for (int i = 0; i < n_exit_devices; i++)
+        known |= exit_devices[i] == d;
+    if (!known && n_exit_devices < MAX_EXIT_DEVICES) {
+        if (n_exit_devices == 0)
+            atexit(drain_at_exit);
+        exit_devices[n_exit_devices++] = d;
+    }
+    pthread_mutex_unlock(&exit_devices_lock);
+}
 
 /* Shared by one GEMM's commands; freed by whichever finishes last. */
 typedef struct {
@@ -185,6 +222,7 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
     clrt_status st = check_host_args(d, g);
     if (st != CLRT_OK)
         return st;
+    drain_at_exit_too(d);
     int n = group_buffers(g, mems, ops);
     host_gemm_job *j = job_new(g);
     if (!j)

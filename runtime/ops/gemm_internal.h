@@ -39,13 +39,4 @@ clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g);
 /* ENOTSUP when built without CLRT_HAVE_HOST_BLAS. */
 clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g);
 
-/* Host addresses of buffers as the driver hands them to native kernels
- * (gemm_host_ptr.c). lookup: NULL when not known. track: registers the
- * buffer's destructor callback that forgets it; call before enqueueing the
- * native command that records it. record: from inside a native command
- * that received m as its only buffer. */
-void *clrt__host_ptr_lookup(cl_mem m);
-clrt_status clrt__host_ptr_track(cl_mem m);
-void clrt__host_ptr_record(cl_mem m, void *ptr);
-
 #endif

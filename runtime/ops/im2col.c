@@ -47,23 +47,30 @@ clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_
 }
 
 clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv_dims *cd, int img0,
-                         int n)
+                         int n, const clrt__epilogue *epi)
 {
     conv_geom g = geom_of(cd, img0, n);
-    clrt__karg args[] = {CLRT__ARG(col), CLRT__ARG(gx), CLRT__ARG(g)};
+    cl_int kind = (cl_int)epi->kind;
+    cl_mem mask = epi->mask ? clrt__mem(epi->mask) : gx; /* unread without a mask */
+    clrt__karg args[] = {CLRT__ARG(col), CLRT__ARG(gx), CLRT__ARG(g), CLRT__ARG(kind),
+                         CLRT__ARG(mask)};
     return clrt__run_planes(d, taps_kernel(d, cd, "col2im"), (size_t)cd->H * (size_t)cd->W,
-                            (size_t)n * (size_t)cd->C, 3, args);
+                            (size_t)n * (size_t)cd->C, 5, args);
 }
 
 clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out,
-                               const clrt__conv_dims *cd, int img0, int n)
+                               const clrt__conv_dims *cd, int img0, int n,
+                               const clrt__epilogue *epi)
 {
     cl_int has_bias = bias != NULL, channels = cd->O, ohw = cd->OH * cd->OW;
+    cl_int kind = (cl_int)epi->kind;
     cl_mem b = bias ? bias : y; /* any valid buffer: the kernel skips it */
+    cl_mem mask = epi->mask ? clrt__mem(epi->mask) : out; /* unread without a mask */
     clrt__karg args[] = {CLRT__ARG(y),        CLRT__ARG(b),   CLRT__ARG(has_bias), CLRT__ARG(out),
-                         CLRT__ARG(channels), CLRT__ARG(ohw), CLRT__ARG(img0),     CLRT__ARG(n)};
+                         CLRT__ARG(channels), CLRT__ARG(ohw), CLRT__ARG(img0),     CLRT__ARG(n),
+                         CLRT__ARG(kind),     CLRT__ARG(mask)};
     return clrt__run_planes(d, clrt__kernel(d, "conv", NULL, "cols_to_nchw"), (size_t)ohw,
-                            (size_t)n, 8, args);
+                            (size_t)n, 10, args);
 }
 
 clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,

@@ -1,4 +1,5 @@
 /* 2-D max and average pooling, forward and backward (clkernels/pool.cl). */
+#include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_conv.h>
@@ -72,10 +73,11 @@ static clrt_status check_pooled(const char *op, const char *name, const clrt_ten
     return CLRT_OK;
 }
 
-/* Runs a pool kernel, built for pd's window and stride, over planes of
- * input (backward) or output (forward) pixels. */
-static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, int over_input,
-                       int nargs, clrt__karg *args)
+/* Runs a pool kernel, built for pd's window and stride and the epilogue
+ * kind epi (maxpool_bwd's; 0 for the others), over planes of input
+ * (backward) or output (forward) pixels. */
+static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, int epi,
+                       int over_input, int nargs, clrt__karg *args)
 {
     geom_arg g = {(cl_int)pd->H,
                   (cl_int)pd->W,
@@ -85,7 +87,7 @@ static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, in
                   clrt__divisor_of((uint32_t)pd->OW),
                   clrt__divisor_of((uint32_t)pd->W)};
     char options[64];
-    snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d", pd->K, pd->stride);
+    snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DEPI=%d", pd->K, pd->stride, epi);
     args[nargs] = CLRT__ARG(g);
     cl_kernel k = clrt__kernel(d, "pool", options, name);
     if (!k)
@@ -122,7 +124,7 @@ static clrt_status maxpool_fwd(clrt_tensor *out, clrt_tensor *indices, clrt_tens
     cl_mem mi = indices ? clrt__mem(indices) : mo; /* unused when want_idx is 0 */
     cl_int want_idx = indices != NULL;
     clrt__karg args[6] = {CLRT__ARG(mx), CLRT__ARG(mo), CLRT__ARG(mi), CLRT__ARG(want_idx)};
-    return run(clrt__dev(x), "maxpool_fwd", pd, 0, 4, args);
+    return run(clrt__dev(x), "maxpool_fwd", pd, 0, 0, 4, args);
 }
 
 clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
@@ -177,18 +179,29 @@ static clrt_status check_backward(const char *op, int n, const clrt__arg *args, 
     return st;
 }
 
-clrt_status clrt_f_maxpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                          clrt_tensor *indices, int kernel, int stride)
+clrt_status clrt__maxpool2d_backward_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                               clrt_tensor *indices, int kernel, int stride,
+                                               const clrt__epilogue *epi)
 {
     const char *op = "clrt_f_maxpool2d_backward_out";
     pool_dims pd = {0};
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"indices", indices, 0}};
     clrt_status st = check_backward(op, 3, args, kernel, stride, &pd);
+    if (st == CLRT_OK)
+        st = clrt__check_epilogue(op, epi, grad_x);
     if (st != CLRT_OK)
         return st;
     cl_mem mg = clrt__mem(grad_out), mi = clrt__mem(indices), mx = clrt__mem(grad_x);
-    clrt__karg kargs[4] = {CLRT__ARG(mg), CLRT__ARG(mi), CLRT__ARG(mx)};
-    return run(clrt__dev(grad_x), "maxpool_bwd", &pd, 1, 3, kargs);
+    cl_mem mm = epi->mask ? clrt__mem(epi->mask) : mx; /* unread without a mask */
+    clrt__karg kargs[5] = {CLRT__ARG(mg), CLRT__ARG(mi), CLRT__ARG(mx), CLRT__ARG(mm)};
+    return run(clrt__dev(grad_x), "maxpool_bwd", &pd, (int)epi->kind, 1, 4, kargs);
+}
+
+clrt_status clrt_f_maxpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                          clrt_tensor *indices, int kernel, int stride)
+{
+    return clrt__maxpool2d_backward_fused_out(grad_x, grad_out, indices, kernel, stride,
+                                              &CLRT__NO_EPILOGUE);
 }
 
 /* --- average --- */
@@ -211,7 +224,7 @@ static clrt_status avgpool_fwd(clrt_tensor *out, clrt_tensor *x, const pool_dims
 {
     cl_mem mx = clrt__mem(x), mo = clrt__mem(out);
     clrt__karg args[3] = {CLRT__ARG(mx), CLRT__ARG(mo)};
-    return run(clrt__dev(x), "avgpool_fwd", pd, 0, 2, args);
+    return run(clrt__dev(x), "avgpool_fwd", pd, 0, 0, 2, args);
 }
 
 clrt_status clrt_f_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int kernel, int stride)
@@ -247,5 +260,5 @@ clrt_status clrt_f_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad
         return st;
     cl_mem mg = clrt__mem(grad_out), mx = clrt__mem(grad_x);
     clrt__karg kargs[3] = {CLRT__ARG(mg), CLRT__ARG(mx)};
-    return run(clrt__dev(grad_x), "avgpool_bwd", &pd, 1, 2, kargs);
+    return run(clrt__dev(grad_x), "avgpool_bwd", &pd, 0, 1, 2, kargs);
 }

@@ -7,11 +7,12 @@
 #include "runtime/device/device_internal.h"
 
 typedef enum {
-    CLRT__WS_COL,         /* conv: column matrix [C*K*K, cols] or its gradient */
-    CLRT__WS_MAT,         /* conv: [O, cols] output or permuted output gradient */
-    CLRT__WS_ROWS_F,      /* loss, bias gradient: float per-row partials */
-    CLRT__WS_ROWS_I,      /* loss: int per-row partials */
-    CLRT__WS_VEC_WEIGHTS, /* conv_vec: weights re-laid tap-major */
+    CLRT__WS_COL,           /* conv: column matrix [C*K*K, cols] or its gradient */
+    CLRT__WS_MAT,           /* conv: [O, cols] output or permuted output gradient */
+    CLRT__WS_ROWS_F,        /* loss, bias gradient: float per-row partials */
+    CLRT__WS_ROWS_I,        /* loss: int per-row partials */
+    CLRT__WS_VEC_WEIGHTS,   /* conv_vec: weights re-laid tap-major */
+    CLRT__WS_CHANNELS_LAST, /* conv_vec: grad_out channel-minor for the weight gradient */
     CLRT__WS_SLOTS
 } clrt__ws_slot;
 

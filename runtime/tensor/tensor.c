@@ -2,6 +2,8 @@
 #include "runtime/tensor/tensor_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/env_internal.h"
+#include "runtime/device/wait_internal.h"
+#include "runtime/device/host_ptr_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,14 +34,37 @@ const char *clrt_dtype_str(clrt_dtype t)
     return "invalid-dtype";
 }
 
+/* Appends s to buf[*used..cap), as much as fits (one byte kept for the NUL). */
+static void append(char *buf, size_t cap, size_t *used, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len && *used + 1 < cap; i++)
+        buf[(*used)++] = s[i];
+}
+
+/* Without snprintf: ops call this on every call (their checks name shapes),
+ * and a formatted print per dimension cost as much as a small GEMM's
+ * dispatch. */
 char *clrt_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap)
 {
-    size_t used = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < ndim && used < cap; i++)
-        used +=
-            (size_t)snprintf(buf + used, cap - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
-    if (used < cap)
-        snprintf(buf + used, cap - used, "]");
+    size_t used = 0;
+    if (cap == 0)
+        return buf;
+    append(buf, cap, &used, "[", 1);
+    for (int i = 0; i < ndim; i++) {
+        char digits[24];
+        size_t n = 0;
+        uint64_t v = shape[i] < 0 ? 0 - (uint64_t)shape[i] : (uint64_t)shape[i];
+        do
+            digits[sizeof digits - ++n] = (char)('0' + v % 10);
+        while ((v /= 10) != 0);
+        if (shape[i] < 0)
+            digits[sizeof digits - ++n] = '-';
+        if (i)
+            append(buf, cap, &used, ", ", 2);
+        append(buf, cap, &used, digits + sizeof digits - n, n);
+    }
+    append(buf, cap, &used, "]", 1);
+    buf[used] = '\0';
     return buf;
 }
 
@@ -266,6 +291,25 @@ clrt_tensor *clrt_from_host(clrt_device *d, clrt_dtype t, int ndim, const int64_
     return x;
 }
 
+/* A blocking copy between host memory and t's buffer on a device whose
+ * buffers live in host memory: once the queue has drained (what a blocking
+ * read or write waits for too), one memcpy on this thread. PoCL would run a
+ * read or write command on a worker thread and wake this one when done,
+ * which costs more than copying a megabyte. CLRT__DECLINED where the
+ * device's buffers have no host address. */
+static clrt_status host_copy(const clrt_tensor *t, void *host, size_t bytes, int to_device)
+{
+    clrt_device *d = clrt__dev(t);
+    void *p = clrt__host_ptr_get(d, clrt__mem(t));
+    if (!p)
+        return clrt__device_host_addressable(d) ? clrt_last_status() : CLRT__DECLINED;
+    clrt_status st = clrt__device_drain(d);
+    if (st != CLRT_OK)
+        return st;
+    memcpy(to_device ? p : host, to_device ? host : p, bytes);
+    return CLRT_OK;
+}
+
 static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl_bool blocking)
 {
     if (!t || !data)
@@ -276,9 +320,20 @@ static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl
                           bytes, need);
     if (need == 0)
         return CLRT_OK;
-    cl_int err = clEnqueueWriteBuffer(clrt__dev(t)->queue, clrt__mem(t), blocking, 0, need, data, 0,
-                                      NULL, NULL);
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueWriteBuffer");
+    clrt_status st = blocking ? host_copy(t, (void *)data, need, 1) : CLRT__DECLINED;
+    if (st != CLRT__DECLINED)
+        return st;
+    cl_command_queue q = clrt__dev(t)->queue;
+    cl_event ev = NULL;
+    cl_int err = clEnqueueWriteBuffer(q, clrt__mem(t), CL_FALSE, 0, need, data, 0, NULL,
+                                      blocking ? &ev : NULL);
+    if (err != CL_SUCCESS)
+        return clrt__fail_cl(err, "clEnqueueWriteBuffer");
+    if (!blocking) /* submitted now, so it runs beside the caller's work */
+        return (err = clFlush(q)) == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clFlush");
+    st = clrt__wait_event(q, ev, 0, "clEnqueueWriteBuffer (copy from host)");
+    clReleaseEvent(ev);
+    return st;
 }
 
 clrt_status clrt_copy_from_host(clrt_tensor *t, const void *data, size_t bytes)
@@ -301,10 +356,18 @@ clrt_status clrt_to_host(const clrt_tensor *t, void *dst, size_t dst_bytes)
                           dst_bytes, need);
     if (need == 0)
         return CLRT_OK;
-    /* A blocking read: the caller asked for the values. */
-    cl_int err = clEnqueueReadBuffer(clrt__dev(t)->queue, clrt__mem(t), CL_TRUE, 0, need, dst, 0,
-                                     NULL, NULL);
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueReadBuffer");
+    /* The caller asked for the values: wait for them (without a spin). */
+    clrt_status st = host_copy(t, dst, need, 0);
+    if (st != CLRT__DECLINED)
+        return st;
+    cl_command_queue q = clrt__dev(t)->queue;
+    cl_event ev = NULL;
+    cl_int err = clEnqueueReadBuffer(q, clrt__mem(t), CL_FALSE, 0, need, dst, 0, NULL, &ev);
+    if (err != CL_SUCCESS)
+        return clrt__fail_cl(err, "clEnqueueReadBuffer");
+    st = clrt__wait_event(q, ev, 0, "clEnqueueReadBuffer (read to host)");
+    clReleaseEvent(ev);
+    return st;
 }
 
 clrt_status clrt_item(const clrt_tensor *t, double *out)
@@ -352,22 +415,36 @@ void clrt_tensor_release(clrt_tensor *t)
 
 int clrt_tensor_refcount(const clrt_tensor *t) { return t ? atomic_load(&t->refcount) : 0; }
 
-/* Copies src's bytes to dst on another device through a mapped source
- * buffer: one blocking map (the values must exist before another queue can
- * see them), an upload, then an unmap. */
+/* Copies src's bytes to dst on another device: from src's host address
+ * when its device has one (after its queues drain), else through a mapped
+ * source buffer: a map waited for (the values must exist before another
+ * queue can see them), an upload, then an unmap. */
 static clrt_status copy_across(clrt_tensor *src, clrt_tensor *dst)
 {
     size_t bytes = clrt_tensor_nbytes(src);
     clrt_device *sd = clrt__dev(src);
     cl_int err = CL_SUCCESS;
+    cl_event ev = NULL;
     if (bytes == 0)
         return CLRT_OK;
-    void *p = clEnqueueMapBuffer(sd->queue, clrt__mem(src), CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL,
-                                 NULL, &err);
+    void *host = clrt__host_ptr_get(sd, clrt__mem(src));
+    if (!host && clrt__device_host_addressable(sd))
+        return clrt_last_status();
+    if (host) {
+        clrt_status drained = clrt__device_drain(sd);
+        return drained == CLRT_OK ? clrt_copy_from_host(dst, host, bytes) : drained;
+    }
+    void *p = clEnqueueMapBuffer(sd->queue, clrt__mem(src), CL_FALSE, CL_MAP_READ, 0, bytes, 0,
+                                 NULL, &ev, &err);
     if (err != CL_SUCCESS)
         return clrt__fail_cl(err, "clEnqueueMapBuffer");
-    clrt_status st = clrt_copy_from_host(dst, p, bytes);
+    clrt_status st = clrt__wait_event(sd->queue, ev, 0, "clEnqueueMapBuffer (copy across devices)");
+    clReleaseEvent(ev);
+    if (st == CLRT_OK)
+        st = clrt_copy_from_host(dst, p, bytes);
     err = clEnqueueUnmapMemObject(sd->queue, clrt__mem(src), p, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFlush(sd->queue);
     if (st == CLRT_OK && err != CL_SUCCESS)
         st = clrt__fail_cl(err, "clEnqueueUnmapMemObject");
     return st;

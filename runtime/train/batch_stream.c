@@ -1,21 +1,72 @@
-/* Double-buffered batch streaming from a host data set to a device.
+/* Double-buffered batch streaming from a host data set to a device
+ * (batch_stream_internal.h).
  *
- * Why the waits are safe and cheap: an upload (clEnqueueWriteBuffer, not
- * blocking) may read its host memory until the command completes, so a
- * staging buffer is refilled only after waiting for the event of the last
- * upload out of it. Slot s is refilled for batch i+1 when batch i is handed
- * out; its previous upload was batch i-1's, which on the in-order queue
- * precedes the compute of batch i-1. So the host waits only when it has run
- * more than about two steps ahead of the device, which also keeps the queue
- * from growing without bound. The label upload is enqueued after the image
- * upload, so its event completing means both have. */
+ * Why the waits are safe and cheap: an upload may read its host staging
+ * until the command completes, so a staging buffer is refilled only after
+ * the event of the last upload out of it. Slot s is refilled for batch i+1
+ * when batch i is handed out; its previous upload was batch i-1's, which
+ * follows (on the compute queue, or through a marker on it) the compute of
+ * earlier batches. So the host waits only when it has run a few steps ahead
+ * of the device, which also keeps the queues from growing without bound. The
+ * label upload is enqueued after the image upload on the same in-order
+ * queue, so its event completing means both have. */
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/clock_internal.h"
+#include "runtime/device/wait_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+/* Pinned staging: a buffer the driver allocates in page-locked host memory,
+ * mapped once for the stream's life. Host memory, so it is not counted
+ * against the device's budget (clrt__buffer_new). */
+static void *pin(clrt__batch_stream *l, size_t bytes, cl_mem *buf)
+{
+    cl_int err = CL_SUCCESS;
+    cl_event ev = NULL;
+    *buf =
+        clCreateBuffer(l->dev->ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        clrt__fail_cl(err, "clCreateBuffer (pinned batch staging)");
+        return NULL;
+    }
+    void *p =
+        clEnqueueMapBuffer(l->copy_q, *buf, CL_FALSE, CL_MAP_WRITE, 0, bytes, 0, NULL, &ev, &err);
+    if (err != CL_SUCCESS) {
+        clrt__fail_cl(err, "clEnqueueMapBuffer (pinned batch staging)");
+        return NULL;
+    }
+    clrt_status st = clrt__wait_event(l->copy_q, ev, 0, "mapping pinned batch staging");
+    clReleaseEvent(ev);
+    return st == CLRT_OK ? p : NULL;
+}
+
+static void unpin(clrt__batch_stream *l, cl_mem buf, void *p)
+{
+    if (!buf)
+        return;
+    if (p && clEnqueueUnmapMemObject(l->copy_q, buf, p, 0, NULL, NULL) == CL_SUCCESS)
+        clFlush(l->copy_q);
+    clReleaseMemObject(buf); /* freed once the unmap has run */
+}
+
+static clrt_status alloc_staging(clrt__batch_stream *l, clrt__stream_slot *s)
+{
+    size_t xbytes = (size_t)(l->batch * l->sample_numel) * sizeof(float);
+    size_t ybytes = (size_t)l->batch * sizeof(int32_t);
+    if (l->copy_q) {
+        s->host_x = pin(l, xbytes, &s->pinned_x);
+        s->host_y = s->host_x ? pin(l, ybytes, &s->pinned_y) : NULL;
+        return s->host_y ? CLRT_OK : clrt_last_status();
+    }
+    s->host_x = clrt__malloc(xbytes);
+    s->host_y = clrt__malloc(ybytes);
+    if (s->host_x && s->host_y)
+        return CLRT_OK;
+    return clrt__fail(CLRT_ENOMEM, "batch stream: out of host memory for %lld samples",
+                      (long long)l->batch);
+}
 
 clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clrt_device *dev,
                               int64_t batch)
@@ -23,8 +74,7 @@ clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clr
     memset(l, 0, sizeof *l);
     if (!ds || !dev || batch < 1)
         return clrt__fail(CLRT_EINVAL,
-                          "batch stream: NULL data set or device, or batch size "
-                          "%lld < 1",
+                          "batch stream: NULL data set or device, or batch size %lld < 1",
                           (long long)batch);
     l->ds = ds;
     l->dev = dev;
@@ -34,19 +84,18 @@ clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clr
     l->batch = batch < l->size ? batch : l->size;
     clrt_dataset_sample_shape(ds, l->chw);
     l->sample_numel = l->chw[0] * l->chw[1] * l->chw[2];
-    l->order = clrt__malloc((size_t)l->size * sizeof *l->order);
-    int ok = l->order != NULL;
-    for (int s = 0; s < 2 && ok; s++) {
-        l->host_x[s] = clrt__malloc((size_t)(l->batch * l->sample_numel) * sizeof(float));
-        l->host_y[s] = clrt__malloc((size_t)l->batch * sizeof(int32_t));
-        ok = l->host_x[s] && l->host_y[s];
-    }
-    if (!ok) {
+    clrt_status st = clrt__device_open(dev);
+    if (st == CLRT_OK && !dev->info.unified_memory && !(l->copy_q = clrt__device_copy_queue(dev)))
+        st = clrt_last_status();
+    l->order = st == CLRT_OK ? clrt__malloc((size_t)l->size * sizeof *l->order) : NULL;
+    if (st == CLRT_OK && !l->order)
+        st = clrt__fail(CLRT_ENOMEM, "batch stream: out of host memory for %lld indices",
+                        (long long)l->size);
+    for (int s = 0; s < 2 && st == CLRT_OK; s++)
+        st = alloc_staging(l, &l->slot[s]);
+    if (st != CLRT_OK)
         clrt__stream_free(l);
-        return clrt__fail(CLRT_ENOMEM, "batch stream: out of host memory for %lld samples",
-                          (long long)l->batch);
-    }
-    return CLRT_OK;
+    return st;
 }
 
 int64_t clrt__stream_batches(const clrt__batch_stream *l)
@@ -54,46 +103,59 @@ int64_t clrt__stream_batches(const clrt__batch_stream *l)
     return (l->size + l->batch - 1) / l->batch;
 }
 
-/* Waits for a staging buffer's last upload by polling its status with short
- * sleeps, not clWaitForEvents: PoCL's CPU driver spins a core in
- * clWaitForEvents, and on a CPU device that core is one the kernels need
- * (clrt-bench train shows the difference). 0.1 ms of sleep is noise beside
- * a step. A negative status is the command's error. */
-static clrt_status wait_slot(clrt__batch_stream *l, int slot)
+/* Waits until slot s's staging is free: its last upload has completed. The
+ * sleep hint is most of the last wait (a step's worth when compute-bound). */
+static clrt_status wait_slot(clrt__batch_stream *l, clrt__stream_slot *s)
 {
-    if (!l->upload[slot])
+    if (!s->uploaded)
         return CLRT_OK;
-    cl_int err, status = CL_QUEUED;
-    while ((err = clGetEventInfo(l->upload[slot], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
-                                 &status, NULL)) == CL_SUCCESS &&
-           status > CL_COMPLETE) {
-        struct timespec pause = {0, 100000};
-        nanosleep(&pause, NULL);
-    }
-    clReleaseEvent(l->upload[slot]);
-    l->upload[slot] = NULL;
-    if (err == CL_SUCCESS && status < 0)
-        err = status;
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "batch upload");
+    double t0 = clrt__now();
+    clrt_status st = clrt__wait_event(l->copy_q ? l->copy_q : l->dev->queue, s->uploaded,
+                                      0.75 * l->last_wait, "batch upload");
+    l->last_wait = clrt__now() - t0;
+    l->wait_seconds += l->last_wait;
+    clReleaseEvent(s->uploaded);
+    s->uploaded = NULL;
+    return st;
 }
 
-static clrt_status upload(clrt__batch_stream *l, int slot, int64_t count)
+/* Enqueues the copies of a slot's staging into its device batch on q, after
+ * the events in `after` (n of them), and flushes q so they start. */
+static clrt_status enqueue_copies(cl_command_queue q, clrt__stream_slot *s, cl_uint n,
+                                  const cl_event *after)
+{
+    cl_int err = clEnqueueWriteBuffer(q, clrt__mem(s->x), CL_FALSE, 0, clrt_tensor_nbytes(s->x),
+                                      s->host_x, n, after, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueWriteBuffer(q, clrt__mem(s->y), CL_FALSE, 0, clrt_tensor_nbytes(s->y),
+                                   s->host_y, 0, NULL, &s->uploaded);
+    if (err == CL_SUCCESS)
+        err = clFlush(q);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueWriteBuffer (batch upload)");
+}
+
+/* Uploads a slot's staging into its device batch. On the copy queue the
+ * copies wait for a marker on the compute queue: every step enqueued so far,
+ * the last reader of this device batch among them, has finished. The
+ * device batch is (re)allocated first, so its own initialisation (poisoning)
+ * on the compute queue precedes the marker too. */
+static clrt_status upload(clrt__batch_stream *l, clrt__stream_slot *s, int64_t count)
 {
     int64_t xshape[4] = {count, l->chw[0], l->chw[1], l->chw[2]};
-    clrt_status st = clrt__tensor_reuse(&l->x[slot], l->dev, CLRT_F32, 4, xshape);
+    clrt_status st = clrt__tensor_reuse(&s->x, l->dev, CLRT_F32, 4, xshape);
     if (st == CLRT_OK)
-        st = clrt__tensor_reuse(&l->y[slot], l->dev, CLRT_I32, 1, &count);
-    if (st != CLRT_OK)
-        return st;
-    cl_command_queue q = l->dev->queue;
-    cl_int err =
-        clEnqueueWriteBuffer(q, clrt__mem(l->x[slot]), CL_FALSE, 0, clrt_tensor_nbytes(l->x[slot]),
-                             l->host_x[slot], 0, NULL, NULL);
+        st = clrt__tensor_reuse(&s->y, l->dev, CLRT_I32, 1, &count);
+    if (st != CLRT_OK || !l->copy_q)
+        return st != CLRT_OK ? st : enqueue_copies(l->dev->queue, s, 0, NULL);
+    cl_event free_ev = NULL;
+    cl_int err = clEnqueueMarkerWithWaitList(l->dev->queue, 0, NULL, &free_ev);
     if (err == CL_SUCCESS)
-        err = clEnqueueWriteBuffer(q, clrt__mem(l->y[slot]), CL_FALSE, 0,
-                                   clrt_tensor_nbytes(l->y[slot]), l->host_y[slot], 0, NULL,
-                                   &l->upload[slot]);
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueWriteBuffer (batch upload)");
+        err = clFlush(l->dev->queue);
+    st = err == CL_SUCCESS ? enqueue_copies(l->copy_q, s, 1, &free_ev)
+                           : clrt__fail_cl(err, "clEnqueueMarkerWithWaitList (batch upload)");
+    if (free_ev)
+        clReleaseEvent(free_ev);
+    return st;
 }
 
 /* Gathers batch b into its slot's staging buffer and enqueues the upload.
@@ -101,17 +163,15 @@ static clrt_status upload(clrt__batch_stream *l, int slot, int64_t count)
  * not data work. */
 static clrt_status stage(clrt__batch_stream *l, int64_t b)
 {
-    int slot = (int)(b & 1);
+    clrt__stream_slot *s = &l->slot[b & 1];
     int64_t first = b * l->batch;
     int64_t count = l->size - first < l->batch ? l->size - first : l->batch;
-    double t0 = clrt__now();
-    clrt_status st = wait_slot(l, slot);
+    clrt_status st = wait_slot(l, s);
     double t1 = clrt__now();
-    l->wait_seconds += t1 - t0;
     if (st == CLRT_OK)
-        st = clrt_dataset_gather(l->ds, l->order + first, count, l->host_x[slot], l->host_y[slot]);
+        st = clrt_dataset_gather(l->ds, l->order + first, count, s->host_x, s->host_y);
     if (st == CLRT_OK)
-        st = upload(l, slot, count);
+        st = upload(l, s, count);
     if (st == CLRT_OK)
         l->staged = b + 1;
     l->data_seconds += clrt__now() - t1;
@@ -133,24 +193,45 @@ clrt_status clrt__stream_start(clrt__batch_stream *l, int shuffle, uint64_t seed
     return stage(l, 0);
 }
 
+/* On the copy queue: work enqueued on the compute queue from now on waits
+ * for batch i's upload. */
+static clrt_status hand_out(clrt__batch_stream *l, const clrt__stream_slot *s)
+{
+    if (!l->copy_q)
+        return CLRT_OK;
+    cl_int err = clEnqueueBarrierWithWaitList(l->dev->queue, 1, &s->uploaded, NULL);
+    return err == CL_SUCCESS ? CLRT_OK
+                             : clrt__fail_cl(err, "clEnqueueBarrierWithWaitList (batch upload)");
+}
+
 clrt_status clrt__stream_next(clrt__batch_stream *l, int64_t i, clrt_tensor **x, clrt_tensor **y)
 {
     if (i != l->staged - 1)
         return clrt__fail(CLRT_ESTATE, "batch stream: batch %lld asked, %lld staged", (long long)i,
                           (long long)l->staged);
-    *x = l->x[i & 1];
-    *y = l->y[i & 1];
+    const clrt__stream_slot *s = &l->slot[i & 1];
+    clrt_status st = hand_out(l, s);
+    if (st != CLRT_OK)
+        return st;
+    *x = s->x;
+    *y = s->y;
     return i + 1 < clrt__stream_batches(l) ? stage(l, i + 1) : CLRT_OK;
 }
 
 void clrt__stream_free(clrt__batch_stream *l)
 {
-    for (int s = 0; s < 2; s++) {
+    for (int i = 0; i < 2; i++) {
+        clrt__stream_slot *s = &l->slot[i];
         wait_slot(l, s);
-        free(l->host_x[s]);
-        free(l->host_y[s]);
-        clrt_tensor_release(l->x[s]);
-        clrt_tensor_release(l->y[s]);
+        if (l->copy_q) {
+            unpin(l, s->pinned_x, s->host_x);
+            unpin(l, s->pinned_y, s->host_y);
+        } else {
+            free(s->host_x);
+            free(s->host_y);
+        }
+        clrt_tensor_release(s->x);
+        clrt_tensor_release(s->y);
     }
     free(l->order);
     memset(l, 0, sizeof *l);

@@ -57,8 +57,9 @@ expect_rc("bad device" 1)
 expect("bad device lists the forms" "unknown device 'tpu'; accepted forms")
 
 # A short real run: loss printed per epoch, the test set evaluated.
-run_cnn(--limit 2048 --epochs 2 --device cpu:1)
+run_cnn(--limit 2048 --test-limit 1000 --epochs 2 --device cpu:1)
 expect_rc("training run" 0)
+expect("both limits" "train \\(2048 images\\), fashion-mnist/test \\(1000 images\\)")
 expect("two epoch lines on cpu:1" "cpu:1 +epoch +1 .*cpu:1 +epoch +2 ")
 expect("final accuracy" "final test accuracy 0\\.[0-9]+ on cpu:1")
 

@@ -58,16 +58,17 @@ elseif(MODE STREQUAL "nodevice")
   expect_match("names POCL_DEVICES" "POCL_DEVICES='bogus'" "${table}")
 else()
   string(CONCAT header "DEVICE +MODEL +TYPE +PLATFORM +DRIVER +MEMORY +MAX ALLOC +CUS +MHZ "
-                "+OPENCL C +FP64 +UNIFIED +GEMM")
+                "+OPENCL C +FP64 +UNIFIED +GEMM +CLBLAST TUNED")
   expect_match("header" "${header}" "${table}")
   expect_match("a cpu row" "\ncpu +[^\n]+ CPU +Portable Computing Language" "${table}")
-  expect_match("a GEMM path" "\ncpu [^\n]+(clblast|host-blas)\n" "${table}")
+  expect_match("a GEMM path and CLBlast's tuning"
+               "\ncpu [^\n]+(clblast|host-blas) +(device|architecture|defaults)\n" "${table}")
 endif()
 if(MODE STREQUAL "stub")
   string(CONCAT rows "^DEVICE[^\n]*\n"
          "gpu:0 +Stub GPU 0 +GPU +NVIDIA CUDA +535.104.05 +40.0 GiB +10.0 GiB +108 +1410 +1.2 "
-         "+yes +no +clblast\n"
-         "gpu:1 +Stub GPU 1 +GPU")
+         "+yes +no +clblast +architecture\n" # compute capability 8.0: CLBlast has SM8.0
+         "gpu:1 +Stub GPU 1 +GPU [^\n]+ +clblast +defaults\n")            # 8.9: it has not
   expect_match("gpu:0 first, then gpu:1" "${rows}" "${table}")
 endif()
 
@@ -104,8 +105,10 @@ else()
     string(JSON index GET "${json}" devices ${i} index)
     string(JSON gemm GET "${json}" devices ${i} gemm_path)
     string(JSON mem GET "${json}" devices ${i} global_mem_bytes)
+    string(JSON tuning GET "${json}" devices ${i} clblast_tuning)
     expect("index ${i}" "index EQUAL i")
     expect_match("gemm path" "^(clblast|host-blas)$" "${gemm}")
+    expect_match("CLBlast tuning" "^(device|architecture|defaults)$" "${tuning}")
     expect("memory of device ${i}" "mem GREATER 0")
   endforeach()
 endif()
@@ -120,5 +123,7 @@ if(MODE STREQUAL "stub")
   expect("gpu:1 model" "model STREQUAL \"Stub GPU 1\"")
   expect("gpu:1 memory" "mem EQUAL 25769803776")
   expect("gpu:1 fp64" "fp64 STREQUAL \"ON\"")
+  string(JSON tuning GET "${json}" devices 0 clblast_tuning)
+  expect("gpu:0 tuned for its architecture" "tuning STREQUAL \"architecture\"")
   expect("cpu last" "cpu STREQUAL \"cpu\"")
 endif()

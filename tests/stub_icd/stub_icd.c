@@ -39,12 +39,15 @@ typedef struct {
     cl_ulong global_mem;
     cl_uint compute_units;
     cl_uint clock_mhz;
+    cl_uint cc_major, cc_minor; /* CUDA compute capability (cl_nv_device_attribute_query) */
 } stub_gpu;
 
 static const stub_gpu gpus[N_DEVICES] = {
-    {"Stub GPU 0", 40ULL << 30, 108, 1410},
-    {"Stub GPU 1", 24ULL << 30, 128, 2520},
+    {"Stub GPU 0", 40ULL << 30, 108, 1410, 8, 0},
+    {"Stub GPU 1", 24ULL << 30, 128, 2520, 8, 9},
 };
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV 0x4001
 
 static cl_icd_dispatch dispatch;
 static struct _cl_platform_id platform = {&dispatch};
@@ -197,6 +200,12 @@ static cl_int device_number(const stub_gpu *g, cl_device_info what, size_t cap, 
         return PUT(u32);
     case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT:
         u32 = 1;
+        return PUT(u32);
+    case CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV:
+        u32 = g->cc_major;
+        return PUT(u32);
+    case CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV:
+        u32 = g->cc_minor;
         return PUT(u32);
     case CL_DEVICE_MAX_WORK_GROUP_SIZE:
         return PUT(wg);

@@ -5,12 +5,16 @@
  *   gpus          OCL_ICD_VENDORS=stub + PoCL
  *   visible_1     the same with CLRT_VISIBLE_DEVICES=1
  *   visible_1_0   the same with CLRT_VISIBLE_DEVICES=1,0
- *   failing       CLRT_STUB_ICD_FAIL=1: the stub's clGetDeviceIDs fails */
+ *   failing       CLRT_STUB_ICD_FAIL=1: the stub's clGetDeviceIDs fails
+ *   gpu_only      OCL_ICD_VENDORS=stub alone: a host with only GPUs */
 #include "testutil.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+/* PoCL's device, beside the stub's GPUs. */
+static clrt_device *cpu(void) { return TU_NONNULL(clrt_cpu()); }
 
 static const char *model(clrt_device *d)
 {
@@ -29,15 +33,15 @@ START_TEST(gpus_come_first)
     clrt_device *g0 = TU_NONNULL(clrt_gpu(0)), *g1 = TU_NONNULL(clrt_gpu(1));
     ck_assert_ptr_eq(clrt_device_at(0), g0);
     ck_assert_ptr_eq(clrt_device_at(1), g1);
-    ck_assert_ptr_eq(clrt_device_at(2), tu_cpu());
+    ck_assert_ptr_eq(clrt_device_at(2), cpu());
     ck_assert_str_eq(clrt_device_str(g0), "gpu:0");
     ck_assert_str_eq(clrt_device_str(g1), "gpu:1");
-    ck_assert_str_eq(clrt_device_str(tu_cpu()), "cpu");
+    ck_assert_str_eq(clrt_device_str(cpu()), "cpu");
     ck_assert_str_eq(model(g0), "Stub GPU 0");
     ck_assert_str_eq(model(g1), "Stub GPU 1");
 
     clrt_device_info info;
-    TU_OK(clrt_device_info_get(tu_cpu(), &info));
+    TU_OK(clrt_device_info_get(cpu(), &info));
     ck_assert_int_eq(info.kind, CLRT_DEVICE_CPU);
     ck_assert_str_eq(info.platform, "Portable Computing Language");
 }
@@ -75,8 +79,8 @@ START_TEST(try_gpu_falls_back_to_cpu)
 {
     ck_assert_ptr_eq(clrt_try_gpu(0), clrt_gpu(0));
     ck_assert_ptr_eq(clrt_try_gpu(1), clrt_gpu(1));
-    ck_assert_ptr_eq(clrt_try_gpu(5), tu_cpu());
-    ck_assert_ptr_eq(clrt_try_gpu(-1), tu_cpu());
+    ck_assert_ptr_eq(clrt_try_gpu(5), cpu());
+    ck_assert_ptr_eq(clrt_try_gpu(-1), cpu());
 
     clrt_device *all[4] = {NULL, NULL, NULL, NULL};
     ck_assert_int_eq(clrt_try_all_gpus(all, 4), 2);
@@ -107,8 +111,8 @@ START_TEST(device_specs_and_aliases)
     ck_assert_ptr_eq(clrt_device_get("gpu"), clrt_gpu(0));
     ck_assert_ptr_eq(clrt_device_get("cuda"), clrt_gpu(0));
     ck_assert_ptr_eq(clrt_device_get("cuda:0"), clrt_gpu(0));
-    ck_assert_ptr_eq(clrt_device_get("cpu"), tu_cpu());
-    ck_assert_ptr_eq(clrt_device_get("cpu:0"), tu_cpu());
+    ck_assert_ptr_eq(clrt_device_get("cpu"), cpu());
+    ck_assert_ptr_eq(clrt_device_get("cpu:0"), cpu());
 }
 END_TEST
 
@@ -125,7 +129,7 @@ START_TEST(unusable_gpu_fails_cleanly)
     }
     TU_OK(clrt_device_synchronize(g0)); /* nothing was ever queued */
 
-    clrt_tensor *x = TU_NONNULL(clrt_full(tu_cpu(), CLRT_F32, 1, shape, 2.5));
+    clrt_tensor *x = TU_NONNULL(clrt_full(cpu(), CLRT_F32, 1, shape, 2.5));
     ck_assert_ptr_null(clrt_tensor_to(x, g0));
     tu_assert_error(CLRT_EOPENCL, "gpu:0", NULL);
     float back[5];
@@ -153,7 +157,7 @@ START_TEST(visible_1_keeps_only_the_second)
     ck_assert_int_eq(clrt_num_gpus(), 1);
     ck_assert_str_eq(model(TU_NONNULL(clrt_gpu(0))), "Stub GPU 1");
     ck_assert_str_eq(clrt_device_str(clrt_gpu(0)), "gpu:0");
-    ck_assert_ptr_eq(clrt_device_at(1), tu_cpu());
+    ck_assert_ptr_eq(clrt_device_at(1), cpu());
     ck_assert_ptr_null(clrt_gpu(1));
     tu_assert_error(CLRT_ENODEV, "1 GPU", "CLRT_VISIBLE_DEVICES", NULL);
     clrt_device *all[2];
@@ -201,7 +205,7 @@ START_TEST(failing_platform_is_skipped_with_a_warning)
     ck_assert_msg(strstr(err, "skipping OpenCL platform 'NVIDIA CUDA'") &&
                       strstr(err, "CL_OUT_OF_RESOURCES"),
                   "no warning about the failing platform on stderr: '%s'", err);
-    clrt_device *c = tu_cpu();
+    clrt_device *c = cpu();
     ck_assert_ptr_eq(clrt_try_gpu(0), c);
     ck_assert_str_eq(model(c), model(TU_NONNULL(clrt_device_get("cpu"))));
     int64_t shape[1] = {3};
@@ -210,6 +214,27 @@ START_TEST(failing_platform_is_skipped_with_a_warning)
     TU_OK(clrt_to_host(x, v, sizeof v));
     ck_assert_float_eq(v[0] + v[1] + v[2], 3.0f);
     clrt_tensor_release(x);
+}
+END_TEST
+
+/* --- a host whose only OpenCL platform is a GPU one --- */
+
+/* Modules find a home without a CPU device: the default device is gpu:0, so
+ * a layer with parameters gets as far as opening it (which the stub
+ * refuses, naming it) instead of failing for want of a cpu:0. */
+START_TEST(gpu_only_host_builds_on_gpu0)
+{
+    ck_assert_int_eq(clrt_num_cpus(), 0);
+    ck_assert_ptr_null(clrt_cpu());
+    tu_assert_error(CLRT_ENODEV, "no device cpu:0", "pocl-opencl-icd", NULL);
+    clrt_device *g0 = TU_NONNULL(clrt_gpu(0));
+    ck_assert_ptr_eq(clrt_default_device(), g0);
+    clrt_module *relu = TU_NONNULL(clrt_relu());
+    ck_assert_ptr_eq(clrt_module_device(relu), g0);
+    clrt_module_free(relu);
+    ck_assert_ptr_null(clrt_linear(3, 4));
+    tu_assert_error(CLRT_EOPENCL, "clCreateContext", "gpu:0", "Stub GPU 0", NULL);
+    ck_assert_msg(strstr(clrt_last_error(), "cpu") == NULL, "%s", clrt_last_error());
 }
 END_TEST
 
@@ -228,6 +253,7 @@ int main(int argc, char **argv)
         {"visible_1", {visible_1_keeps_only_the_second, NULL}},
         {"visible_1_0", {visible_1_0_reorders, NULL}},
         {"failing", {failing_platform_is_skipped_with_a_warning, NULL}},
+        {"gpu_only", {gpu_only_host_builds_on_gpu0, NULL}},
     };
     for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof *scenarios; i++) {
         if (strcmp(argv[1], scenarios[i].name) != 0)
@@ -240,6 +266,6 @@ int main(int argc, char **argv)
         suite_add_tcase(s, tc);
         return tu_run(s);
     }
-    fprintf(stderr, "usage: %s gpus|visible_1|visible_1_0|failing\n", argv[0]);
+    fprintf(stderr, "usage: %s gpus|visible_1|visible_1_0|failing|gpu_only\n", argv[0]);
     return 2;
 }

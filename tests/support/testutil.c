@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,7 +74,103 @@ void *tu_nonnull_(void *p, const char *what)
     return p;
 }
 
-clrt_device *tu_cpu(void) { return TU_NONNULL(clrt_cpu()); }
+clrt_device *tu_device_lookup(void)
+{
+    const char *spec = getenv("CLRT_TEST_DEVICE");
+    if (spec && *spec)
+        return clrt_device_get(spec);
+    return clrt_num_cpus() > 0 ? clrt_cpu() : clrt_gpu(0);
+}
+
+clrt_device *tu_device(void)
+{
+    clrt_device *d = tu_device_lookup();
+    const char *spec = getenv("CLRT_TEST_DEVICE");
+    ck_assert_msg(d != NULL, "the test device (CLRT_TEST_DEVICE=%s): %s", spec ? spec : "",
+                  clrt_last_error());
+    return d;
+}
+
+/* Spec number i of the comma list s, copied into out. 0 if there is none. */
+static int list_item(const char *s, int i, char *out, size_t cap)
+{
+    for (; i > 0 && s; i--)
+        s = (s = strchr(s, ',')) ? s + 1 : NULL;
+    if (!s)
+        return 0;
+    size_t n = strcspn(s, ",");
+    snprintf(out, cap, "%.*s", (int)(n < cap ? n : cap - 1), s);
+    return n > 0;
+}
+
+clrt_device *tu_device_pair(int i)
+{
+    clrt_device *d[2];
+    const char *list = getenv("CLRT_TEST_DEVICES");
+    for (int k = 0; k < 2; k++) {
+        char spec[32];
+        if (list && *list) {
+            ck_assert_msg(list_item(list, k, spec, sizeof spec),
+                          "CLRT_TEST_DEVICES=%s: two device specs wanted, like cpu,cpu:1", list);
+            d[k] = clrt_device_get(spec);
+            ck_assert_msg(d[k] != NULL, "CLRT_TEST_DEVICES=%s: %s", list, clrt_last_error());
+        } else {
+            d[k] = clrt_device_at(k);
+            ck_assert_msg(d[k] != NULL,
+                          "a multi-device suite needs two devices (%d found); with PoCL, set "
+                          "POCL_DEVICES=\"pthread pthread\": %s",
+                          clrt_device_count(), clrt_last_error());
+        }
+    }
+    ck_assert_msg(d[0] != d[1], "the two test devices are both %s", clrt_device_str(d[0]));
+    return d[i != 0];
+}
+
+const char *tu_fmt(const char *fmt, ...)
+{
+    static char ring[8][256];
+    static int next;
+    char *buf = ring[next++ % 8];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof ring[0], fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+int tu_same_platform(const clrt_device *a, const clrt_device *b)
+{
+    clrt_device_info ia, ib;
+    TU_OK(clrt_device_info_get(a, &ia));
+    TU_OK(clrt_device_info_get(b, &ib));
+    return strcmp(ia.platform, ib.platform) == 0 &&
+           strcmp(ia.driver_version, ib.driver_version) == 0;
+}
+
+int tu_count_device(const char *msg, const clrt_device *d)
+{
+    const char *name = clrt_device_str(d);
+    size_t len = strlen(name);
+    int n = 0;
+    for (const char *p = msg; (p = strstr(p, name)) != NULL; p += len) {
+        int word_start = p == msg || !(isalnum((unsigned char)p[-1]) || p[-1] == ':');
+        int word_end = !(isalnum((unsigned char)p[len]) || p[len] == ':');
+        n += word_start && word_end;
+    }
+    return n;
+}
+
+int tu_small(void)
+{
+    static int small = -1;
+    if (small < 0) {
+        const char *env = getenv("CLRT_TEST_SIZE");
+        small = env && strcmp(env, "small") == 0;
+        ck_assert_msg(!env || small || strcmp(env, "full") == 0,
+                      "CLRT_TEST_SIZE=%s: expected small or full", env);
+    }
+    return small;
+}
 
 void tu_assert_error(clrt_status want, ...)
 {
@@ -138,8 +235,13 @@ int tu_run_child(const char *const *env, unsigned timeout_s, char *out, size_t c
 int tu_run(Suite *s)
 {
     tu_seed();
+    /* Modules are built on the test device: made the default before the
+     * tests fork (without an OpenCL call in this process). */
+    const char *spec = getenv("CLRT_TEST_DEVICE");
+    if (spec && *spec)
+        setenv("CLRT_DEFAULT_DEVICE", spec, 0);
     SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
+    srunner_run_all(r, CK_ENV); /* CK_VERBOSITY=verbose lists every test */
     int failed = srunner_ntests_failed(r);
     srunner_free(r);
     return failed == 0 ? 0 : 1;

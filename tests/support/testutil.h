@@ -21,8 +21,33 @@ float *tu_random_floats(uint64_t *state, size_t n, double lo, double hi);
 double tu_rel_err(const float *got, const double *ref, size_t n, double floor);
 /* Read a float32 tensor to a malloc'ed host array (ck_assert on failure). */
 float *tu_read(const clrt_tensor *t);
-/* cpu:0 or a failed test with clrt_last_error(). */
-clrt_device *tu_cpu(void);
+/* The device a suite tests: CLRT_TEST_DEVICE (a spec such as "gpu:0"), else
+ * the first CPU device, else gpu:0; a failed test if there is none. tu_run
+ * makes it the default device too (CLRT_DEFAULT_DEVICE), so modules are
+ * built there. */
+clrt_device *tu_device(void);
+/* The same device without assertions, for code outside a test (child
+ * processes, allocation-failure scenarios): NULL with clrt_last_error(). */
+clrt_device *tu_device_lookup(void);
+/* Device i (0 or 1) of the two a multi-device suite tests: CLRT_TEST_DEVICES
+ * (two specs, "cpu,cpu:1" or "gpu:0,cpu"), else the first two devices in
+ * clrt's order; a failed test if they are not two distinct devices. */
+clrt_device *tu_device_pair(int i);
+/* printf into one of 8 static buffers used in turn (needles for
+ * tu_assert_error built from device names). */
+const char *tu_fmt(const char *fmt, ...);
+/* Nonzero when a and b belong to one OpenCL platform (one driver: the same
+ * kernels give the same bits on both). */
+int tu_same_platform(const clrt_device *a, const clrt_device *b);
+/* How often msg names device d: its name (clrt_device_str) as a whole word,
+ * so "cpu" is not counted inside "cpu:1". */
+int tu_count_device(const char *msg, const clrt_device *d);
+/* The test size: CLRT_TEST_SIZE=small (for slow devices such as Oclgrind)
+ * or full (the default). Suites choose their sizes with TU_SIZED. */
+int tu_small(void);
+#define TU_SIZED(full, small) (tu_small() ? (small) : (full))
+/* The one large odd size of element-wise tests: past any work-group count. */
+#define TU_LARGE TU_SIZED(1000003, 20011)
 /* ck_assert that a call failed with `want` and the message contains every
  * NULL-terminated needle. */
 void tu_assert_error(clrt_status want, ...);

@@ -1,0 +1,479 @@
+#!/usr/bin/env python3
+"""Renders BENCHMARKS.md from the results bench/benchmarks.sh saved in a
+folder (machine.txt, the clrt-bench --json files, compare.json). Every
+figure and every piece of evidence in the paragraphs comes from those
+files; the paragraphs say what limits each figure, with the numbers that
+show it.
+  bench/benchmarks.py RESULTS_DIR [--gpu GPU_RESULTS_DIR] > BENCHMARKS.md"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+
+TARGETS = {"matmul_128": 0.9, "transfer_1mib": 0.8, "launch_new": 1.2, "launch_fixed": 1.5}
+
+
+def load(folder, name):
+    path = os.path.join(folder, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f) if name.endswith(".json") else f.read()
+
+
+def machine_facts(text):
+    facts, smi, packages = {}, [], []
+    for line in (text or "").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "smi":
+            smi.append(value)
+        elif key == "package":
+            packages.append(value)
+        else:
+            facts[key] = value
+    facts["smi"], facts["packages"] = smi, packages
+    return facts
+
+
+def fmt_size(b):
+    return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+
+
+def us(s):
+    return f"{s * 1e6:.1f}" if s >= 1e-6 else f"{s * 1e6:.2g}"
+
+
+def gflops(n, s):
+    return 2.0 * n ** 3 / s * 1e-9
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def verdict(ok):
+    return "**met**" if ok else "**missed**"
+
+
+# --- sections -------------------------------------------------------------
+
+def section_machine(m, compare):
+    lines = ["## The machine", "",
+             f"- CPU: {m.get('cpu', '?')} (model {m.get('cpu_model', '?')}; "
+             f"{m.get('cpu_flags', '').strip() or 'no AVX2'}), {m.get('cores', '?')} cores, "
+             f"{m.get('memory_gib', '?')} GiB",
+             f"- {m.get('os', '?')}; {m.get('compiler', '?')}",
+             "- Debian packages: " + ", ".join(f"`{p}`" for p in m["packages"]),
+             f"- clrt at commit `{m.get('commit', '?')}`, measured {m.get('date', '?')} by "
+             f"`{m.get('invocation', 'bench/benchmarks.sh')}`"]
+    if compare:
+        lines.append(f"- Reference: {compare['pytorch']} (from PyPI, pinned in "
+                     "`bench/requirements.txt`)")
+    if m["smi"]:
+        lines += ["", "`clrt-smi`:", "", "```"] + m["smi"] + ["```"]
+    return "\n".join(lines)
+
+
+def section_commands():
+    return """## How to reproduce
+
+```sh
+bench/benchmarks.sh                 # everything below, then rewrites this file (3 min with the options above; 15-30 with the defaults)
+bench/compare.sh                    # only the PyTorch comparison (3 rounds of 2 epochs)
+build/clrt-bench matmul             # exercise 1, every device and GEMM path
+build/clrt-bench logging            # exercise 3
+build/clrt-bench transfer           # host<->device and device copies against memcpy
+build/clrt-bench launch             # one small op's launch cost against bare OpenCL
+```
+
+Each `clrt-bench` command times clrt beside its reference in the same
+process, sample after sample, and reports medians; `--json` gives the raw
+figures this file is rendered from. `bench/compare.sh` runs clrt and
+PyTorch alternately, round after round, each on 2 threads (OpenBLAS,
+PoCL and PyTorch alike), so that a load that drifts hits both."""
+
+
+def section_exercises(compare, matmul, logging):
+    rows = [["1. matrix products, CPU vs device, small and large",
+             "`clrt-bench matmul`", "below"],
+            ["2. reading and writing parameters on the device", "`clrt_module_param`, `clrt_tensor_to`",
+             "(an API, not a timing)"],
+            ["3. 1000 products, norms logged per step vs kept on the device",
+             "`clrt-bench logging`", "below"],
+            ["4. two products on two devices at once vs in sequence",
+             "`clrt-bench multi` (issue 11, data-parallel)", "not yet: lands with issue 11"],
+            ["notebook: the CIFAR-10 CNN, Adam, batch 256, CPU time per epoch",
+             "`clrt-cnn --model seed-cnn`, `bench/compare.sh`",
+             "seed-cnn row of the comparison"]]
+    return "## The seed's exercises\n\n" + table(["exercise (seed chapter / notebook)", "command", "figures"], rows)
+
+
+def section_compare(c, mm, la):
+    if not c:
+        return "## clrt against PyTorch\n\nNo comparison in this run."
+    scale = {"s/epoch": 1.0, "ms": 1e3, "us": 1e6}
+    rows = []
+    for r in c["rows"]:
+        s = scale[r["unit"]]
+        rows.append([r["item"], r["unit"], f"{r['clrt'] * s:.3f}", f"{r['pytorch'] * s:.3f}",
+                     f"{r['ratio_min']:.2f}", f"**{r['ratio_median']:.2f}**", f"{r['ratio_max']:.2f}"])
+    acc = "; ".join(f"{k} {v:.4f}" for k, v in sorted(c.get("accuracy", {}).items()))
+    what = {
+        "lenet": "LeNet on Fashion-MNIST, SGD lr 0.05 momentum 0.9, cosine schedule, batch 256 "
+                 "(the demo's recipe): training seconds per epoch",
+        "seed-cnn": "the seed notebook's CNN on CIFAR-10-shaped data, Adam lr 0.001, batch 256: "
+                    "training seconds per epoch",
+        "sgemm128": "one 128x128 SGEMM (clrt's default path), products back to back",
+        "sgemm1024": "one 1024x1024 SGEMM",
+        "add": "a + b on 1000 floats, a new output per call",
+        "log-step": "exercise 3 (a): 1000 products of 100x100, each norm read to the host",
+        "log-end": "exercise 3 (b): the norms kept on the device, read once"}
+    items = "\n".join(f"- `{r['item']}`: {what[r['item']]}" for r in c["rows"])
+    return f"""## clrt against PyTorch ({c['pytorch']})
+
+`bench/compare.sh`, {c['rounds']} rounds, {c['epochs']} epochs per training run ({'epochs 2 and later timed; the first carries start-up work' if c['epochs'] > 1 else 'its one epoch timed'}), {c['threads']} threads on both sides. Ratio =
+clrt's time / PyTorch's, per round (below 1: clrt faster). Both trainings start from
+clrt's initial weights and see clrt's batch order.
+
+{table(["item", "unit", "clrt (median)", "PyTorch (median)", "ratio min", "median", "max"], rows)}
+
+{items}
+
+{compare_paragraph(c, mm, la)}
+
+Last test accuracies: {acc}. CIFAR-10 data: {'the real files' if 'synthetic' not in c['cifar_dir'] else 'generated from seed 1 by `bench/make_cifar10.py` (the real binary format; no CIFAR-10 files on this machine)'}{f', first {c["limit"]} training images' if c.get('limit') else ''}."""
+
+
+def compare_paragraph(c, mm, la):
+    """What limits each ratio, from this run's own figures."""
+    rows = {r["item"]: r for r in c["rows"]}
+    text = ["### What limits it", ""]
+    hb = matmul_rows(mm, "cpu", mm_default_path(mm))
+    for n in (128, 1024):
+        r = rows.get(f"sgemm{n}")
+        ob = at(hb, n, "openblas_seconds")
+        if r and ob:
+            text.append(f"- `sgemm{n}`: PyTorch's MKL reaches {gflops(n, r['pytorch']):.0f} GFLOP/s, "
+                        f"OpenBLAS called directly {gflops(n, ob):.0f} ({mm['openblas_core']} kernels) "
+                        f"and clrt {gflops(n, r['clrt']):.0f}: the BLAS sets the pace; clrt's own "
+                        f"share is the gap to OpenBLAS in exercise 1 below.")
+    la_by = {x["loop"]: x for x in la["rows"]}
+    if "add" in rows and "bare_new_out" in la_by:
+        r = rows["add"]
+        text.append(f"- `add`: PyTorch adds 1000 floats in {us(r['pytorch'])} us on the calling "
+                    f"thread; any OpenCL launch on PoCL costs more: the bare enqueue that "
+                    f"allocates its output takes {us(la_by['bare_new_out']['seconds'])} us "
+                    f"and clrt_add {us(r['clrt'])} us. The floor is PoCL's, not clrt's (launch table).")
+    if "log-step" in rows and "log-end" in rows:
+        a, b = rows["log-step"], rows["log-end"]
+        text.append(f"- `log-step`, `log-end`: 1000 steps of a 100x100 product and a norm, "
+                    f"{a['clrt'] / 1000 * 1e6:.0f} and {b['clrt'] / 1000 * 1e6:.0f} us per step in "
+                    f"clrt against {a['pytorch'] / 1000 * 1e6:.0f} and "
+                    f"{b['pytorch'] / 1000 * 1e6:.0f} in PyTorch: two dispatched commands per "
+                    f"step on PoCL and the BLAS speed (see exercise 3).")
+    for item, images in (("lenet", 60000), ("seed-cnn", c.get("limit") or 50000)):
+        r, steps = rows.get(item), math.ceil(images / 256)
+        if r:
+            text.append(f"- `{item}`: {r['clrt'] / steps * 1e3:.1f} ms per training step in clrt, "
+                        f"{r['pytorch'] / steps * 1e3:.1f} ms in PyTorch (oneDNN convolutions, MKL "
+                        f"GEMMs); closing this gap is issue 15's work, measured with this table.")
+    return "\n".join(text)
+
+
+def mm_default_path(mm):
+    return next((r["path"] for r in mm["rows"] if r["device"] == "cpu" and r["default_path"]),
+                "host-blas")
+
+
+def matmul_rows(mm, device, path):
+    return [r for r in mm["rows"] if r["device"] == device and r["path"] == path]
+
+
+def crossover(rows, ratio):
+    best = None
+    for r in sorted(rows, key=lambda r: -r["n"]):
+        if r["seconds"] <= 0 or r["openblas_seconds"] / r["seconds"] < ratio:
+            break
+        best = r["n"]
+    return best
+
+
+def matmul_table(mm, device, path):
+    rows = matmul_rows(mm, device, path)
+    out = []
+    for r in rows:
+        ob = r["openblas_seconds"]
+        nat = r.get("native_seconds", -1)
+        out.append([r["n"], f"{gflops(r['n'], ob):.1f}", f"{gflops(r['n'], r['seconds']):.1f}",
+                    f"**{ob / r['seconds']:.2f}**", f"{gflops(r['n'], r['latency_seconds']):.1f}",
+                    f"{ob / r['latency_seconds']:.2f}", f"{r['first_seconds'] * 1e3:.2f}"]
+                   + ([f"{ob / nat:.2f}"] if path == "host-blas" and nat > 0 else []))
+    keep, beat = crossover(rows, 0.9), crossover(rows, 1.0)
+    cross = (f"Crossover: from n = {keep} on, {path} keeps up with OpenBLAS (>= 0.9x); "
+             + (f"from n = {beat} it is at least as fast." if beat else "it is never faster in this range."))
+    head = ["n", "OpenBLAS GFLOP/s", f"{path} GFLOP/s", "ratio", "1 call + sync GFLOP/s", "ratio",
+            "1st call ms"] + (["bare native kernel ratio"] if out and len(out[0]) == 8 else [])
+    return table(head, out) + "\n\n" + (cross if keep else
+                                                          f"Crossover: {path} does not keep up with OpenBLAS at any size here.")
+
+
+def at(rows, n, key="seconds"):
+    r = next((r for r in rows if r["n"] == n), None)
+    return r[key] if r else None
+
+
+def section_matmul(mm, forced, pocl1, host_devices):
+    parts = ["## Exercise 1: square SGEMM, per device and GEMM path (`clrt-bench matmul`)", "",
+             f"OpenBLAS {mm.get('openblas_config', '')}: kernels for **{mm['openblas_core']}**, "
+             f"{mm['openblas_threads']} threads. Ratio = clrt's speed / OpenBLAS's (cblas_sgemm "
+             "called directly in the same run, sample after sample). Below n = 512 a sample is "
+             "several products back to back, then one synchronization; \"1 call + sync\" times a "
+             "single product and the wait for it."]
+    for dev in host_devices:
+        for path in ("host-blas", "clblast"):
+            if matmul_rows(mm, dev, path):
+                parts += ["", f"### {dev}, {path}", "", matmul_table(mm, dev, path)]
+    if forced:
+        parts += ["", f"### cpu, host-blas, OpenBLAS's kernels for {forced['openblas_core']} forced "
+                      f"(OPENBLAS_CORETYPE={forced['openblas_core']})", "",
+                  matmul_table(forced, "cpu", "host-blas")]
+    parts += ["", "### What limits it", "", matmul_paragraph(mm, forced, pocl1)]
+    return "\n".join(parts)
+
+
+def matmul_paragraph(mm, forced, pocl1):
+    hb = matmul_rows(mm, "cpu", "host-blas")
+    if not hb:
+        return "No host-blas figures in this run."
+    r128 = at(hb, 128, "openblas_seconds") / at(hb, 128)
+    fixed = at(hb, 16) - at(hb, 16, "openblas_seconds")
+    text = [f"Target at n = 128: >= {TARGETS['matmul_128']}x OpenBLAS; measured **{r128:.2f}x** with "
+            f"the kernels OpenBLAS picked ({mm['openblas_core']}): {verdict(r128 >= TARGETS['matmul_128'])}."]
+    fr = matmul_rows(forced, "cpu", "host-blas") if forced else []
+    if at(fr, 128):
+        f128 = at(fr, 128, "openblas_seconds") / at(fr, 128)
+        text.append(f"With OpenBLAS's {forced['openblas_core']} kernels the same product takes "
+                    f"{us(at(fr, 128, 'openblas_seconds'))} us directly and {us(at(fr, 128))} us "
+                    f"through clrt: **{f128:.2f}x** ({verdict(f128 >= TARGETS['matmul_128'])}).")
+    text.append(
+        f"Where the time goes: each clrt GEMM on the CPU device is one OpenCL native-kernel "
+        f"command that a PoCL worker thread runs. At n = 16, where the arithmetic is nothing "
+        f"(OpenBLAS: {us(at(hb, 16, 'openblas_seconds'))} us), a product costs {us(at(hb, 16))} us "
+        f"back to back and {us(at(hb, 16, 'latency_seconds'))} us with a wait for it: about "
+        f"{us(fixed)} us per command is PoCL's (enqueue, waking a worker, event bookkeeping).")
+    rows = fr if at(fr, 128, "native_seconds") else hb
+    nat = at(rows, 128, "native_seconds")
+    if nat and nat > 0:
+        text.append(
+            f"The floor of this design is the \"bare native kernel\" column: the same "
+            f"cblas_sgemm enqueued as a native kernel by plain OpenCL code, without clrt, reaches "
+            f"{at(rows, 128, 'openblas_seconds') / nat:.2f}x at n = 128 against clrt's "
+            f"{at(rows, 128, 'openblas_seconds') / at(rows, 128):.2f}x: clrt's own share (argument "
+            f"checks, a table lookup per buffer; shape strings are no longer formatted with "
+            f"snprintf on every call) is within the noise, and the rest is what OpenBLAS's "
+            f"threads meet inside a PoCL worker on 2 cores.")
+    p1 = matmul_rows(pocl1, "cpu", "host-blas") if pocl1 else []
+    if at(p1, 128):
+        text.append(f"With one PoCL worker thread instead of two (POCL_MAX_PTHREAD_COUNT=1, same "
+                    f"kernels), so that PoCL's second worker no longer wakes beside OpenBLAS's "
+                    f"second thread, the ratio at n = 128 is "
+                    f"{at(p1, 128, 'openblas_seconds') / at(p1, 128):.2f}x; it would cost every "
+                    f"OpenCL kernel half the cores, so clrt does not ask for it.")
+    text.append("From n = 512 on, the dispatch is noise and clrt runs at OpenBLAS's speed.")
+    if mm["openblas_core"] in ("Prescott", "Core2", "Penryn", "Nehalem"):
+        text.append(
+            f"OpenBLAS 0.3.21 does not know this CPU model and falls back to its generic "
+            f"{mm['openblas_core']} kernels, several times slower than its AVX-512 ones (compare "
+            f"the OpenBLAS columns): OPENBLAS_CORETYPE=SkylakeX (Haswell on AVX2-only CPUs) fixes "
+            f"it for clrt's GEMMs. PyTorch's MKL picks its kernels by instruction set, so this "
+            f"alone separates the two on GEMM-bound work here.")
+    return " ".join(text)
+
+
+def section_transfer(tr):
+    rows_by = {}
+    for r in tr["rows"]:
+        rows_by.setdefault(r["bytes"], {})[r["mode"]] = r
+    modes = ["h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned", "d2d", "d2d_to"]
+    present = [m for m in modes if any(m in v for v in rows_by.values())]
+    out = []
+    for b in sorted(rows_by):
+        v = rows_by[b]
+        mc = next(iter(v.values()))["memcpy_seconds"]
+        row = [fmt_size(b), f"{b / mc * 1e-9:.2f}"]
+        for m in present:
+            row.append(f"{b / v[m]['seconds'] * 1e-9:.2f} ({mc / v[m]['seconds']:.2f}x)" if m in v else "-")
+        out.append(row)
+    head = ["size", "memcpy GB/s"] + [m.replace("_", " ") + " GB/s (vs memcpy)" for m in present]
+    other = tr.get("other_device") or ""
+    return "\n".join([
+        "## Transfers (`clrt-bench transfer`)", "",
+        "h2d: `clrt_copy_from_host`, d2h: `clrt_to_host` (both blocking), from or into pageable "
+        "(malloc) or pinned (a mapped CL_MEM_ALLOC_HOST_PTR buffer) host memory; d2d: "
+        "`clrt_copy_` on one device then a wait"
+        + (f"; d2d to: `clrt_tensor_to` onto {other} (it allocates its result)" if other else "")
+        + ". memcpy: between two host buffers already touched, in the same run.", "",
+        table(head, out), "", "### What limits it", "", transfer_paragraph(rows_by)])
+
+
+def transfer_paragraph(rows_by):
+    sizes = sorted(rows_by)
+    small, mib = sizes[0], 1 << 20
+    worst = None
+    for b in (s for s in sizes if s >= mib):
+        for m in ("h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned", "d2d"):
+            r = rows_by[b].get(m)
+            if r:
+                ratio = r["memcpy_seconds"] / r["seconds"]
+                if worst is None or ratio < worst[0]:
+                    worst = (ratio, b, m)
+    text = [f"Target on the CPU device: >= {TARGETS['transfer_1mib']}x memcpy from 1 MiB for copies "
+            f"into tensors that exist (h2d, d2h, d2d); the lowest ratio from 1 MiB on is "
+            f"**{worst[0]:.2f}x** ({worst[2].replace('_', ' ')} at {fmt_size(worst[1])}): "
+            f"{verdict(worst[0] >= TARGETS['transfer_1mib'])}." if worst else
+            "No sizes from 1 MiB in this run."]
+    tiny = rows_by[small]
+    h2d, d2d = tiny.get("h2d_pageable"), tiny.get("d2d")
+    if h2d and d2d:
+        text.append(
+            f"On a CPU device whose buffers live in host memory, a blocking copy waits for the "
+            f"queue to drain and then is one memcpy on the calling thread (`device/host_ptr.c`): "
+            f"a {fmt_size(small)} h2d costs {us(h2d['seconds'])} us in all, so from a few KiB on "
+            f"it runs at memcpy's speed, and pinned memory changes nothing (there is no DMA engine "
+            f"to feed). A device-to-device copy is an asynchronous command that PoCL's worker "
+            f"thread runs, not the calling one: {us(d2d['seconds'])} us per {fmt_size(small)} "
+            f"copy back to back. memcpy's own speed falls with size as its buffers leave this "
+            f"core's caches ({memcpy_curve(rows_by)}), so the reference is at its hardest around "
+            f"1 MiB; from a few MiB on both sides are bound by memory bandwidth.")
+    d_mib = rows_by.get(mib, {}).get("d2d")
+    if d_mib and d2d:
+        extra = d_mib["seconds"] - d_mib["memcpy_seconds"]
+        text.append(
+            f"`clrt_copy_` is its argument checks and one clEnqueueCopyBuffer; at 1 MiB a copy "
+            f"takes {us(d_mib['seconds'])} us against memcpy's {us(d_mib['memcpy_seconds'])} us. "
+            f"Everything per command (clrt's checks, PoCL's enqueue, its event) is at most the "
+            f"{fmt_size(small)} figure, {us(d2d['seconds'])} us, and the wait that ends a sample "
+            f"is shared by its {max(1, (8 << 20) // mib)} copies, so most of the "
+            f"{us(extra)} us is PoCL's copy itself on its worker thread: the floor of an "
+            f"asynchronous copy on this driver, which clrt does not control (a copy on the "
+            f"calling thread would have to wait for the queue, against the no-wait rule).")
+    to = [(b, v["d2d_to"]) for b, v in rows_by.items() if "d2d_to" in v and b >= mib]
+    if to:
+        b, r = min(to, key=lambda x: x[0])
+        t0 = rows_by[small].get("d2d_to")
+        text.append(f"`to()` onto another device is {r['memcpy_seconds'] / r['seconds']:.2f}x "
+                    f"memcpy at {fmt_size(b)}, outside the target: it allocates its result and "
+                    f"learns the new buffer's address with one command and a wait"
+                    + (f" ({us(t0['seconds'])} us in all at {fmt_size(small)})" if t0 else "")
+                    + ", and its copy is the first to touch the new pages.")
+    return " ".join(text)
+
+
+def memcpy_curve(rows_by):
+    pts = []
+    for b in sorted(rows_by):
+        r = next(iter(rows_by[b].values()))
+        pts.append(f"{b / r['memcpy_seconds'] * 1e-9:.0f} GB/s at {fmt_size(b)}")
+    return ", ".join(pts[-5:])
+
+
+def section_launch(la):
+    by = {r["loop"]: r for r in la["rows"]}
+    what = {"bare_fixed_out": "bare clEnqueueNDRangeKernel, fixed output",
+            "bare_new_out": "bare, a new output buffer per call",
+            "clrt_add": "clrt_add (a new output tensor per call)",
+            "clrt_add_out": "clrt_add_out (fixed output)",
+            "bare_wait_each": "bare, clFinish after every launch"}
+    rows = [[what[k], us(by[k]["enqueue_seconds"]), us(by[k]["seconds"])] for k in what if k in by]
+    new = by["clrt_add"]["seconds"] / by["bare_new_out"]["seconds"]
+    fixed = by["clrt_add_out"]["seconds"] / by["bare_fixed_out"]["seconds"]
+    alloc = by["bare_new_out"]["seconds"] - by["bare_fixed_out"]["seconds"]
+    n = by["clrt_add"]["n"]
+    return "\n".join([
+        f"## Launch cost of one small op (`clrt-bench launch`, {n} floats)", "",
+        f"{la['iters']} calls back to back, then one wait; median of {la['repeats']} rounds, "
+        "microseconds per call.", "",
+        table(["loop", "enqueue us", "enqueue + run us"], rows), "",
+        "### What limits it", "",
+        f"Targets: clrt_add <= {TARGETS['launch_new']}x the bare enqueue that allocates its "
+        f"output: **{new:.2f}x** ({verdict(new <= TARGETS['launch_new'])}); clrt_add_out <= "
+        f"{TARGETS['launch_fixed']}x the bare enqueue with a fixed output: **{fixed:.2f}x** "
+        f"({verdict(fixed <= TARGETS['launch_fixed'])}). "
+        f"The bare loops are the floor: PoCL needs {us(by['bare_fixed_out']['seconds'])} us per "
+        f"launch, and creating and releasing a buffer adds {us(alloc)} us; clrt adds its argument "
+        f"checks, a cached kernel lookup and the tensor object. A wait after every launch costs "
+        f"{by['bare_wait_each']['seconds'] / by['bare_fixed_out']['seconds']:.1f}x the launch "
+        f"itself, which is why no clrt op waits."])
+
+
+def section_logging(lg, compare):
+    r = lg["rows"][0]
+    a, b = r["per_step_seconds"], r["at_end_seconds"]
+    ref = ""
+    if compare:
+        rows = {x["item"]: x for x in compare["rows"]}
+        if "log-step" in rows and "log-end" in rows:
+            ref = (f" PyTorch on the CPU runs the same loops in {rows['log-step']['pytorch'] * 1e3:.1f} "
+                   f"and {rows['log-end']['pytorch'] * 1e3:.1f} ms: its CPU ops are synchronous, so "
+                   f"a log kept as tensors saves it nothing either.")
+    diff = (a - b) / r["steps"]
+    return "\n".join([
+        "## Exercise 3: logging norms (`clrt-bench logging`)", "",
+        table(["variant", "ms per run", "us per step"],
+              [["(a) each norm read to the host", f"{a * 1e3:.1f}", us(a / r['steps'])],
+               ["(b) norms kept on the device, read once", f"{b * 1e3:.1f}", us(b / r['steps'])],
+               ["(a) / (b)", f"{a / b:.2f}x", ""]]), "",
+        "### What limits it", "",
+        f"{r['steps']} products of {r['n']}x{r['n']}, each followed by `clrt_norm` (two commands); "
+        f"(b) adds a third, a 4-byte copy into the log's slot, and reads the log once. Reading "
+        f"each norm costs {us(abs(diff))} us {'more' if diff > 0 else 'less'} per step than "
+        f"keeping it: a read waits for the queue to drain, and the calling thread sleeps until "
+        f"PoCL's worker has run the product and the norm, so the next product is not queued "
+        f"behind the running one; the read itself is a 4-byte memcpy on this device. On a GPU "
+        f"each read would also cross the bus, which is what the exercise is about; on a CPU "
+        f"device the whole difference is that wait against one more queued command.{ref}"])
+
+
+def section_gpu(gpu_dir):
+    if not gpu_dir:
+        return ("## GPU figures\n\nNo GPU was at hand for this run (this machine has none). On a "
+                "machine with one, `bench/benchmarks.sh --out DIR` saves its figures and "
+                "`bench/benchmarks.sh --render THIS_DIR --gpu DIR` adds them here.")
+    m = machine_facts(load(gpu_dir, "machine.txt"))
+    mm = load(gpu_dir, "matmul.json")
+    parts = [f"## GPU figures ({m.get('date', '?')}, {m.get('cpu', '?')} host)", ""] + m["smi"]
+    for dev in sorted({r["device"] for r in mm["rows"] if r["device"].startswith("gpu")}):
+        parts += ["", f"### {dev}, clblast", "", matmul_table(mm, dev, "clblast")]
+    return "\n".join(parts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("results")
+    ap.add_argument("--gpu")
+    a = ap.parse_args()
+    m = machine_facts(load(a.results, "machine.txt"))
+    mm, forced = load(a.results, "matmul.json"), load(a.results, "matmul_forced.json")
+    tr, la = load(a.results, "transfer.json"), load(a.results, "launch.json")
+    lg, compare = load(a.results, "logging.json"), load(a.results, "compare.json")
+    if not all((mm, tr, la, lg)):
+        sys.exit("benchmarks.py: missing clrt-bench results in " + a.results)
+    host_devices = sorted({r["device"] for r in mm["rows"] if not r["device"].startswith("gpu")})
+    print("# clrt benchmarks\n")
+    print("Generated by `bench/benchmarks.sh` (rendered by `bench/benchmarks.py` from the "
+          "saved results); do not edit by hand. Figures are medians; the machine is shared, "
+          "so expect 20-50% between runs and trust the ratios, each taken against its "
+          "reference in the same run.\n")
+    for s in (section_machine(m, compare), section_commands(), section_exercises(compare, mm, lg),
+              section_compare(compare, mm, la), section_matmul(mm, forced, load(a.results, "matmul_pocl1.json"), host_devices),
+              section_logging(lg, compare), section_transfer(tr), section_launch(la),
+              section_gpu(a.gpu)):
+        print(s + "\n")
+
+
+if __name__ == "__main__":
+    main()

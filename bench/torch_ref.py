@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""PyTorch side of clrt's comparisons (bench/compare.sh): the same work as
+clrt-cnn and clrt-bench, timed the same way, on the host CPU.
+
+  torch_ref.py info                       version, threads, oneDNN, BLAS
+  torch_ref.py train --model lenet|seed-cnn [options]
+  torch_ref.py sgemm --sizes 128,1024      seconds per C = A B (torch.mm)
+  torch_ref.py small-op                   seconds per torch.add on 1000 floats
+  torch_ref.py logging                    the seed chapter's exercise 3
+
+Every command prints the PyTorch version, thread count and whether oneDNN
+is on first, then one `result NAME SECONDS` line per figure (`epoch ...`
+lines for train), which compare.py parses.
+
+train reproduces clrt-cnn's run as far as it can: the same model, data
+files and normalisation, batch size, optimizer and learning-rate schedule;
+with --init FILE (written by `clrt-bench weights`) the same initial
+weights, and with --clrt-order the same shuffled batch order (clrt's
+splitmix64 Fisher-Yates, seeded as clrt's trainer seeds each epoch), so
+both libraries start from the same point and see the same batches."""
+import argparse
+import gzip
+import os
+import statistics
+import struct
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+MASK = (1 << 64) - 1
+
+
+def info_line():
+    return (f"pytorch {torch.__version__}, {torch.get_num_threads()} threads, "
+            f"oneDNN {'on' if torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled else 'off'}, "
+            f"BLAS {'MKL' if torch.backends.mkl.is_available() else 'other'}")
+
+
+# --- data -----------------------------------------------------------------
+
+def read_idx(path):
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        path += ".gz"
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    magic, = struct.unpack(">I", data[:4])
+    ndim = magic & 0xFF
+    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def load_fashion(data_dir, train):
+    prefix = "train" if train else "t10k"
+    x = read_idx(os.path.join(data_dir, f"{prefix}-images-idx3-ubyte"))
+    y = read_idx(os.path.join(data_dir, f"{prefix}-labels-idx1-ubyte"))
+    # clrt: x / 255 in [0, 1]
+    x = torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1)
+    return x, torch.from_numpy(y.astype(np.int64))
+
+
+def load_cifar(data_dir, train):
+    names = [f"data_batch_{i}.bin" for i in range(1, 6)] if train else ["test_batch.bin"]
+    recs = np.concatenate([np.fromfile(os.path.join(data_dir, n), dtype=np.uint8).reshape(-1, 3073)
+                           for n in names])
+    # clrt (and the seed notebook): (x / 255 - 0.5) / 0.5 in [-1, 1]
+    x = (recs[:, 1:].astype(np.float32) / 255.0 - 0.5) / 0.5
+    return torch.from_numpy(x.reshape(-1, 3, 32, 32)), torch.from_numpy(recs[:, 0].astype(np.int64))
+
+
+# --- clrt's shuffles (runtime/data/shuffle.c, runtime/nn/module.c) ---------
+
+def seed_mix(a, b):
+    z = a ^ ((b + 0x9E3779B97F4A7C15 + ((a << 6) & MASK) + (a >> 2)) & MASK)
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def clrt_shuffle(n, seed):
+    """clrt_shuffle_indices: Fisher-Yates driven by splitmix64, rejection-sampled."""
+    idx = list(range(n))
+    state = seed
+    for i in range(n - 1, 0, -1):
+        bound = i + 1
+        threshold = ((1 << 64) - bound) % bound
+        while True:
+            state = (state + 0x9E3779B97F4A7C15) & MASK
+            z = state
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+            z ^= z >> 31
+            if z >= threshold:
+                break
+        j = z % bound
+        idx[i], idx[j] = idx[j], idx[i]
+    return torch.tensor(idx)
+
+
+# --- models ---------------------------------------------------------------
+
+def lenet():
+    """d2l's LeNet with ReLU and max pooling (clrt_lenet)."""
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Flatten(),
+        nn.Linear(400, 120), nn.ReLU(),
+        nn.Linear(120, 84), nn.ReLU(),
+        nn.Linear(84, 10))
+
+
+def seed_cnn():
+    """The seed notebook's CIFAR-10 CNN (clrt_seed_cnn), as one Sequential."""
+    return nn.Sequential(
+        nn.Conv2d(3, 6, 5), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Conv2d(6, 16, 5, padding=3), nn.ReLU(),
+        nn.Conv2d(16, 16, 5), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Conv2d(16, 16, 3), nn.ReLU(), nn.MaxPool2d(2, 2),
+        nn.Flatten(),
+        nn.Linear(64, 120), nn.ReLU(),
+        nn.Linear(120, 84), nn.ReLU(),
+        nn.Linear(84, 10))
+
+
+def load_init(model, path):
+    """Parameters written by `clrt-bench weights`: a text header
+    ("clrt-params 1 COUNT", then "NAME NDIM D0 D1 ..." per parameter), then
+    the float32 values, little-endian, in the same order."""
+    with open(path, "rb") as f:
+        head = f.readline().split()
+        if head[:2] != [b"clrt-params", b"1"]:
+            raise SystemExit(f"torch_ref: {path}: not a clrt-params file")
+        specs = [f.readline().split() for _ in range(int(head[2]))]
+        params = list(model.parameters())
+        if len(specs) != len(params):
+            raise SystemExit(f"torch_ref: {path} has {len(specs)} parameters, the model {len(params)}")
+        for spec, p in zip(specs, params):
+            shape = tuple(int(d) for d in spec[2:])
+            if shape != tuple(p.shape):
+                raise SystemExit(f"torch_ref: {spec[0].decode()} is {shape} in {path}, "
+                                 f"{tuple(p.shape)} in the model")
+            data = np.frombuffer(f.read(4 * p.numel()), dtype="<f4").reshape(shape)
+            with torch.no_grad():
+                p.copy_(torch.from_numpy(data.copy()))
+
+
+# --- commands -------------------------------------------------------------
+
+def accuracy(model, x, y, batch):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            correct += (model(x[i:i + batch]).argmax(1) == y[i:i + batch]).sum().item()
+    model.train()
+    return correct / len(x)
+
+
+def cmd_train(args):
+    torch.manual_seed(args.seed)
+    cifar = args.model == "seed-cnn"
+    data_dir = args.data_dir or ("" if cifar else "/usr/share/datasets/fashion-mnist")
+    if cifar and not data_dir:
+        raise SystemExit("torch_ref: seed-cnn needs --data-dir (CIFAR-10 binary files)")
+    load = load_cifar if cifar else load_fashion
+    xtr, ytr = load(data_dir, True)
+    xte, yte = load(data_dir, False)
+    if args.limit:
+        xtr, ytr = xtr[:args.limit], ytr[:args.limit]
+    model = seed_cnn() if cifar else lenet()
+    if args.init:
+        load_init(model, args.init)
+    if args.optimizer == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=args.lr or 0.001)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr or 0.05, momentum=args.momentum)
+    sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, args.epochs)
+             if args.schedule == "cosine" else None)
+    loss_fn = nn.CrossEntropyLoss()
+    print(f"model {args.model}, {args.optimizer}, batch {args.batch_size}, "
+          f"init {'from ' + args.init if args.init else 'torch'}, "
+          f"order {'clrt' if args.clrt_order else 'torch'}", flush=True)
+    for epoch in range(1, args.epochs + 1):
+        perm = (clrt_shuffle(len(xtr), seed_mix(args.seed, epoch)) if args.clrt_order
+                else torch.randperm(len(xtr)))
+        total, t0 = torch.zeros(()), time.perf_counter()
+        for i in range(0, len(xtr), args.batch_size):
+            idx = perm[i:i + args.batch_size]
+            loss = loss_fn(model(xtr[idx]), ytr[idx])
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            total += loss.detach() * len(idx)
+        seconds = time.perf_counter() - t0
+        if sched:
+            sched.step()
+        acc = accuracy(model, xte, yte, 1024)
+        print(f"epoch {epoch}: train_seconds {seconds:.3f} loss {total.item() / len(xtr):.4f} "
+              f"test_acc {acc:.4f}", flush=True)
+
+
+def timed(fn, calls, reps):
+    """Median seconds per call over reps samples of `calls` calls each."""
+    fn()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - t0) / calls)
+    return statistics.median(samples)
+
+
+def cmd_sgemm(args):
+    for n in (int(s) for s in args.sizes.split(",")):
+        a, b = torch.rand(n, n), torch.rand(n, n)
+        c = torch.empty(n, n)
+        # clrt-bench matmul's sample sizes: several calls per sample below 512
+        calls = 1 if n >= 512 else int(1 + (256 / n) ** 3)
+        reps = 30 if n <= 128 else 10 if n <= 512 else 5 if n <= 1024 else 3
+        s = timed(lambda: torch.mm(a, b, out=c), calls, reps)
+        print(f"result sgemm_{n} {s:.9f}  ({2 * n ** 3 / s * 1e-9:.1f} GFLOP/s)")
+
+
+def cmd_small_op(args):
+    a = torch.arange(args.n, dtype=torch.float32)
+    s = timed(lambda: torch.add(a, a), args.iters, args.repeats)
+    print(f"result add_{args.n} {s:.9f}  (torch.add, new output per call)")
+
+
+def cmd_logging(args):
+    """Exercise 3: `steps` products of n x n matrices, logging the Frobenius
+    norm of each (a) read to the host per step, (b) kept as tensors and read
+    once at the end."""
+    x = torch.rand(args.n, args.n)
+
+    def per_step():
+        return [torch.linalg.norm(torch.mm(x, x)).item() for _ in range(args.steps)]
+
+    def at_end():
+        return torch.stack([torch.linalg.norm(torch.mm(x, x)) for _ in range(args.steps)]).tolist()
+
+    a = timed(per_step, 1, args.repeats)
+    b = timed(at_end, 1, args.repeats)
+    print(f"result logging_per_step {a:.6f}")
+    print(f"result logging_at_end {b:.6f}")
+    print(f"per step / at end: {a / b:.2f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("info")
+    t = sub.add_parser("train")
+    t.add_argument("--model", choices=["lenet", "seed-cnn"], default="lenet")
+    t.add_argument("--data-dir")
+    t.add_argument("--epochs", type=int, default=1)
+    t.add_argument("--batch-size", type=int, default=256)
+    t.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
+    t.add_argument("--lr", type=float, default=0.0, help="default 0.05 sgd, 0.001 adam (clrt-cnn's)")
+    t.add_argument("--momentum", type=float, default=0.9)
+    t.add_argument("--schedule", choices=["cosine", "constant"], default="cosine")
+    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--limit", type=int, default=0, help="first N training images")
+    t.add_argument("--init", help="initial parameters from `clrt-bench weights`")
+    t.add_argument("--clrt-order", action="store_true", help="clrt's shuffled batch order")
+    g = sub.add_parser("sgemm")
+    g.add_argument("--sizes", default="128,1024")
+    s = sub.add_parser("small-op")
+    s.add_argument("--n", type=int, default=1000)
+    s.add_argument("--iters", type=int, default=2000)
+    s.add_argument("--repeats", type=int, default=9)
+    lg = sub.add_parser("logging")
+    lg.add_argument("--steps", type=int, default=1000)
+    lg.add_argument("--n", type=int, default=100)
+    lg.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    print(info_line(), flush=True)
+    {"info": lambda a: None, "train": cmd_train, "sgemm": cmd_sgemm,
+     "small-op": cmd_small_op, "logging": cmd_logging}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+/* Host addresses of device buffers as native kernels see them, so the
+ * host-BLAS GEMM (ops/gemm_host.c) needs one native command per call
+ * instead of one per buffer plus one, and blocking host copies need no
+ * command at all. An entry is recorded by a native command that received
+ * the buffer alone (unambiguous), and removed by the buffer's destructor
+ * callback, registered before the entry can exist, so a handle reused by a
+ * later buffer never finds a stale address. A direct-mapped table: a
+ * collision only evicts, costing a rediscovery. */
+#include "runtime/device/host_ptr_internal.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define SLOTS 4096 /* a power of two */
+
+typedef struct {
+    cl_mem mem;
+    void *ptr;
+} slot;
+
+static slot table[SLOTS];
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static slot *slot_of(cl_mem m)
+{
+    uintptr_t h = (uintptr_t)m;
+    h ^= h >> 17;
+    h *= (uintptr_t)0x9E3779B97F4A7C15ULL;
+    return &table[(h >> 20) & (SLOTS - 1)];
+}
+
+void *clrt__host_ptr_lookup(cl_mem m)
+{
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_of(m);
+    void *p = s->mem == m ? s->ptr : NULL;
+    pthread_mutex_unlock(&table_lock);
+    return p;
+}
+
+void clrt__host_ptr_record(cl_mem m, void *ptr)
+{
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_of(m);
+    s->mem = m;
+    s->ptr = ptr;
+    pthread_mutex_unlock(&table_lock);
+}
+
+static void CL_CALLBACK forget(cl_mem m, void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&table_lock);
+    slot *s = slot_of(m);
+    if (s->mem == m)
+        s->mem = NULL, s->ptr = NULL;
+    pthread_mutex_unlock(&table_lock);
+}
+
+clrt_status clrt__host_ptr_track(cl_mem m)
+{
+    cl_int err = clSetMemObjectDestructorCallback(m, forget, NULL);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clSetMemObjectDestructorCallback");
+}
+
+int clrt__device_host_addressable(const clrt_device *d)
+{
+    return d->info.kind == CLRT_DEVICE_CPU && d->info.unified_memory && d->info.native_kernels;
+}
+
+/* A recording command's argument block: the driver replaces mem with the
+ * buffer's address; the handle and the result slot are plain data. */
+typedef struct {
+    void *mem;
+    cl_mem handle;
+    void **out;
+} record_args;
+
+static void CL_CALLBACK record(void *p)
+{
+    const record_args *r = p;
+    clrt__host_ptr_record(r->handle, r->mem);
+    *r->out = r->mem;
+}
+
+void *clrt__host_ptr_get(clrt_device *d, cl_mem m)
+{
+    void *p = clrt__host_ptr_lookup(m);
+    if (p || !clrt__device_host_addressable(d))
+        return p;
+    if (clrt__host_ptr_track(m) != CLRT_OK)
+        return NULL;
+    /* The result comes back through `out`, not the table, which a colliding
+     * buffer could evict before this thread reads it. */
+    record_args r = {(void *)m, m, &p};
+    const void *loc = &r.mem;
+    cl_int err = clEnqueueNativeKernel(d->queue, record, &r, sizeof r, 1, &m, &loc, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(d->queue);
+    if (err != CL_SUCCESS)
+        clrt__fail_cl(err, "recording a buffer's host address (clEnqueueNativeKernel)");
+    return err == CL_SUCCESS ? p : NULL;
+}

@@ -1,0 +1,56 @@
+/* Waiting for queued work with a flush, sleeps and polls, never a spin
+ * (wait_internal.h). */
+#include "runtime/device/wait_internal.h"
+#include "runtime/core/clock_internal.h"
+
+#define MIN_PAUSE 20e-6
+#define MAX_PAUSE 1e-3
+
+/* The command's execution status: CL_COMPLETE (0), a later state (> 0) or
+ * its error (< 0). A failed query is returned as the error. */
+static cl_int status_of(cl_event ev)
+{
+    cl_int status = CL_QUEUED;
+    cl_int err =
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    return err == CL_SUCCESS ? status : err;
+}
+
+clrt_status clrt__wait_event(cl_command_queue q, cl_event ev, double expect_s, const char *what)
+{
+    if (q) {
+        cl_int err = clFlush(q);
+        if (err != CL_SUCCESS)
+            return clrt__fail_cl(err, what);
+    }
+    cl_int status = status_of(ev);
+    if (status > CL_COMPLETE) {
+        double t0 = clrt__now();
+        clrt__sleep(expect_s);
+        while ((status = status_of(ev)) > CL_COMPLETE) {
+            double pause = (clrt__now() - t0) / 8;
+            clrt__sleep(pause < MIN_PAUSE ? MIN_PAUSE : pause > MAX_PAUSE ? MAX_PAUSE : pause);
+        }
+    }
+    return status == CL_COMPLETE ? CLRT_OK : clrt__fail_cl(status, what);
+}
+
+static clrt_status drain(cl_command_queue q)
+{
+    cl_event ev = NULL;
+    cl_int err = clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
+    if (err != CL_SUCCESS)
+        return clrt__fail_cl(err, "clEnqueueMarkerWithWaitList");
+    clrt_status st = clrt__wait_event(q, ev, 0, "waiting for the device");
+    clReleaseEvent(ev);
+    return st;
+}
+
+clrt_status clrt__device_drain(clrt_device *d)
+{
+    pthread_mutex_lock(&d->lock);
+    cl_command_queue copy = d->copy_queue;
+    pthread_mutex_unlock(&d->lock);
+    clrt_status st = copy ? drain(copy) : CLRT_OK;
+    return st == CLRT_OK ? drain(d->queue) : st;
+}

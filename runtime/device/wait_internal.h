@@ -1,0 +1,29 @@
+/* Waiting for the device without spinning a core: the one way the host
+ * waits for queued work (reads to the host, the batch stream's staging
+ * buffers, clrt_device_synchronize).
+ *
+ * Why not clWaitForEvents or clFinish: NVIDIA's driver and PoCL's CPU driver
+ * spin a host core in them, and on a CPU device that core is one the kernels
+ * need. Why a flush first: OpenCL only promises that queued commands start
+ * after a flush, a finish, a wait or a blocking call; Oclgrind (and NVIDIA's
+ * driver, for commands still batched on the host) start nothing before. */
+#ifndef CLRT_WAIT_INTERNAL_H
+#define CLRT_WAIT_INTERNAL_H
+
+#include "runtime/device/device_internal.h"
+
+/* Waits until ev has completed. Flushes q (the queue ev's command is on; may
+ * be NULL when the caller has flushed it), sleeps about expect_s (the
+ * caller's estimate of the time left; 0 when it has none), then polls the
+ * event's status with sleeps that grow with the time already waited (20 us
+ * up to 1 ms, at most an eighth of the wait so far), so the host oversleeps
+ * by a small fraction of the wait. Does not release ev. CLRT_OK, or an
+ * error naming `what` and the command's failure (a negative status). */
+clrt_status clrt__wait_event(cl_command_queue q, cl_event ev, double expect_s, const char *what);
+
+/* Waits until every command enqueued so far on d's queues (the compute
+ * queue and the copy queue, if made) has finished: a marker on each, then
+ * clrt__wait_event. */
+clrt_status clrt__device_drain(clrt_device *d);
+
+#endif

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Runs clrt-bench's commands at tiny sizes and checks their --json output
+(the input of bench/benchmarks.py) and the weights file.
+  check_bench.py path/to/clrt-bench   (with POCL_DEVICES="pthread pthread")"""
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+BENCH = sys.argv[1]
+
+
+def run(*args, rc=0):
+    p = subprocess.run([BENCH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != rc:
+        sys.exit(f"clrt-bench {' '.join(args)}: exit {p.returncode}, wanted {rc}\n{p.stdout}{p.stderr}")
+    return p
+
+
+def rows(*args, fields):
+    doc = json.loads(run(*args, "--json").stdout)
+    if doc["command"] != args[0] or not doc["rows"]:
+        sys.exit(f"clrt-bench {args[0]}: bad document {doc}")
+    for r in doc["rows"]:
+        for f in fields + ["device", "device_model", "platform", "gemm_path"]:
+            if f not in r:
+                sys.exit(f"clrt-bench {args[0]}: row without {f}: {r}")
+        for f in fields:
+            if f.endswith("seconds") and not (isinstance(r[f], float) and 0 < r[f] < 60):
+                sys.exit(f"clrt-bench {args[0]}: {f} = {r[f]} in {r}")
+    return doc
+
+
+def main():
+    run("--help")
+    run("bogus", rc=2)
+    run("logging", "--steps", "0", rc=2)
+    run("matmul", "--sizes", "16,x", rc=2)
+
+    mm = rows("matmul", "--device", "cpu", "--sizes", "16,24", "--paths", "default",
+              fields=["path", "n", "seconds", "latency_seconds", "first_seconds", "openblas_seconds"])
+    if [r["n"] for r in mm["rows"]] != [16, 24] or "openblas_core" not in mm:
+        sys.exit(f"matmul: {mm}")
+    lg = rows("logging", "--device", "cpu", "--steps", "5", "--n", "7", "--repeats", "1",
+              fields=["steps", "n", "per_step_seconds", "at_end_seconds"])
+    if lg["rows"][0]["steps"] != 5:
+        sys.exit(f"logging: {lg}")
+    tr = rows("transfer", "--device", "cpu", "--sizes-kib", "1,3",
+              fields=["mode", "bytes", "seconds", "memcpy_seconds"])
+    modes = {r["mode"] for r in tr["rows"]}
+    want = {"h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned", "d2d", "d2d_to"}
+    if modes != want or tr["other_device"] != "cpu:1":
+        sys.exit(f"transfer: modes {modes}, other device {tr['other_device']}")
+    la = rows("launch", "--device", "cpu", "--iters", "20", "--repeats", "1",
+              fields=["loop", "n", "enqueue_seconds", "seconds"])
+    if {r["loop"] for r in la["rows"]} != {"bare_fixed_out", "bare_new_out", "clrt_add",
+                                            "clrt_add_out", "bare_wait_each"}:
+        sys.exit(f"launch: {la}")
+
+    # weights: LeNet's ten tensors, shapes in order, values inside the
+    # uniform init bound 1/sqrt(fan_in), and the same file for the same seed.
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [os.path.join(tmp, f"w{i}") for i in range(3)]
+        for path, seed in zip(paths, ("1", "1", "2")):
+            run("weights", "--model", "lenet", "--seed", seed, "--out", path)
+        data = [open(p, "rb").read() for p in paths]
+    if data[0] != data[1] or data[0] == data[2]:
+        sys.exit("weights: not a function of the seed")
+    lines = data[0].split(b"\n")
+    if lines[0] != b"clrt-params 1 10":
+        sys.exit(f"weights: header {lines[0]}")
+    shapes = [tuple(int(x) for x in ln.split()[2:]) for ln in lines[1:11]]
+    want_shapes = [(6, 1, 5, 5), (6,), (16, 6, 5, 5), (16,), (120, 400), (120,), (84, 120), (84,),
+                   (10, 84), (10,)]
+    if shapes != want_shapes:
+        sys.exit(f"weights: shapes {shapes}")
+    body = data[0][sum(len(ln) + 1 for ln in lines[:11]):]
+    values = struct.unpack(f"<{len(body) // 4}f", body)
+    if len(values) != sum(math.prod(s) for s in shapes):
+        sys.exit(f"weights: {len(values)} values")
+    at = 0
+    for i, s in enumerate(shapes):
+        fan_in = math.prod(shapes[i - (i % 2)][1:])
+        chunk = values[at:at + math.prod(s)]
+        at += math.prod(s)
+        if max(abs(v) for v in chunk) > 1 / math.sqrt(fan_in) or len(set(chunk)) < len(chunk) // 2:
+            sys.exit(f"weights: tensor {i} outside its init bound or not random")
+    print("check_bench: ok")
+
+
+if __name__ == "__main__":
+    main()
