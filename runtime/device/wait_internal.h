@@ -13,7 +13,8 @@
 #include "runtime/device/device_internal.h"
 
 /* Waits until ev has completed. Flushes q (the queue ev's command is on; may
- * be NULL when the caller has flushed it), sleeps about expect_s (the
+ * be NULL when the caller has flushed it); with no estimate (expect_s 0),
+ * polls between sched_yield calls for up to 50 us first; sleeps about expect_s (the
  * caller's estimate of the time left; 0 when it has none), then polls the
  * event's status with sleeps that grow with the time already waited (20 us
  * up to 1 ms, at most an eighth of the wait so far), so the host oversleeps
