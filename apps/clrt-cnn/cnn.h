@@ -24,6 +24,7 @@ typedef struct {
     int64_t limit;      /* 0: all training images */
     int64_t test_limit; /* 0: all test images */
     int compare;
+    int profile;        /* --profile: the ops with the most device time, at the end */
     const char *save;   /* --save PATH: model to PATH, optimizer to PATH.optim */
     const char *resume; /* --resume PATH: the same pair, read before training */
     const char *logdir; /* --logdir DIR: TensorBoard scalars */
@@ -76,5 +77,11 @@ int cnn_plot(const char *path, const clrt_epoch_stats *s, int n);
 /* A bar chart of n labelled values. 0, or 1 after printing the error. */
 int cnn_plot_bars(const char *path, const char *title, const char *const *labels,
                   const double *values, int n);
+
+/* --profile (profile.c): begin records a profiler trace (joining
+ * CLRT_TRACE's); report stops it and prints the top operations. Both
+ * return 0, or 1 after printing the error. */
+int cnn_profile_begin(void);
+int cnn_profile_report(FILE *f);
 
 #endif

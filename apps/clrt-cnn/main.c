@@ -137,9 +137,13 @@ int main(int argc, char **argv)
     clrt_device *d = o.compare ? NULL : pick_device(&o);
     if ((!o.compare && !d) || load_data(&o, &data))
         return 1;
-    int rc = o.compare   ? compare(&o, &data)
+    int rc = o.profile ? cnn_profile_begin() : 0;
+    if (rc == 0)
+        rc = o.compare   ? compare(&o, &data)
              : o.n_sweep ? sweep(&o, &data, d)
                          : train_one(&o, &data, d);
+    if (o.profile && rc == 0)
+        rc = cnn_profile_report(stdout);
     clrt_dataset_free(data.train);
     clrt_dataset_free(data.test);
     return rc;

@@ -39,6 +39,8 @@ void cnn_usage(FILE *f)
                "                              per epoch train/test loss and accuracy, speed\n"
                "  --plot FILE.svg             train/test loss and accuracy per epoch as an SVG\n"
                "                              (--compare, --batch-sweep: samples/s as bars)\n"
+               "  --profile                   at the end, the operations with the most device\n"
+               "                              time (CLRT_TRACE=FILE.json: the whole timeline)\n"
                "  --help                      this text\n");
 }
 
@@ -177,6 +179,10 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
         }
         if (strcmp(flag, "--compare") == 0) {
             o->compare = 1;
+            continue;
+        }
+        if (strcmp(flag, "--profile") == 0) {
+            o->profile = 1;
             continue;
         }
         const char *eq = strchr(flag, '=');

@@ -9,4 +9,5 @@
 #include <clrt/optim.h>
 #include <clrt/data.h>
 #include <clrt/train.h>
+#include <clrt/trace.h>
 #endif

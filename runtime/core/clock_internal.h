@@ -6,6 +6,8 @@
 
 /* Seconds since an arbitrary fixed point; never goes backwards. */
 double clrt__now(void);
+/* The same clock in integer nanoseconds (the profiler trace's host track). */
+long long clrt__now_ns(void);
 /* Sleeps about `seconds` (nothing when <= 0), resuming after signals. */
 void clrt__sleep(double seconds);
 

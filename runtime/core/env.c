@@ -133,6 +133,7 @@ static void read_all(void)
     settings.cache_dir = resolve_cache_dir();
     settings.kernel_dir = existing_folder("CLRT_KERNEL_DIR", "an existing folder of .cl files");
     settings.pocl_devices = nonempty("POCL_DEVICES");
+    settings.trace_path = nonempty("CLRT_TRACE");
 }
 
 const clrt__settings *clrt__env(void)

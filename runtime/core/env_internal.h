@@ -27,6 +27,7 @@ typedef struct {
                                         ~/.cache/clrt; NULL when CLRT_CACHE=0 or no home */
     const char *kernel_dir;          /* CLRT_KERNEL_DIR: .cl files from disk; NULL: embedded */
     const char *pocl_devices;        /* POCL_DEVICES (PoCL's), named in errors only; NULL: unset */
+    const char *trace_path;          /* CLRT_TRACE: write a profiler trace there; NULL: unset */
 } clrt__settings;
 
 /* The settings, read on the first call; never NULL. Thread-safe. */

@@ -6,7 +6,7 @@
 #include "runtime/device/device_internal.h"
 #include "runtime/device/host_ptr_internal.h"
 #include "runtime/core/env_internal.h"
-#include "runtime/device/wait_internal.h"
+#include "runtime/device/trace_internal.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,6 +21,7 @@ static int n_gpus;
 static clrt_status enum_status = CLRT_OK;
 static char enum_error[1024];
 static pthread_once_t enum_once = PTHREAD_ONCE_INIT;
+static pthread_once_t env_trace_once = PTHREAD_ONCE_INIT; /* CLRT_TRACE begins after enumeration */
 
 /* Sort rank: lower comes first. */
 static int device_rank(const clrt_device *d)
@@ -261,6 +262,7 @@ static clrt_status ensure_enumerated(void)
 {
     clrt__env(); /* the settings (and their warnings) come first */
     pthread_once(&enum_once, enumerate);
+    pthread_once(&env_trace_once, clrt__trace_begin_from_env);
     if (enum_status != CLRT_OK)
         return clrt__fail(enum_status, "%s", enum_error);
     return CLRT_OK;
@@ -403,57 +405,4 @@ clrt_status clrt_device_info_get(const clrt_device *d, clrt_device_info *out)
         return clrt__fail(CLRT_EINVAL, "clrt_device_info_get: NULL argument");
     *out = d->info;
     return CLRT_OK;
-}
-
-clrt_status clrt__device_open(clrt_device *d)
-{
-    clrt_status st = CLRT_OK;
-    cl_int err = CL_SUCCESS;
-    pthread_mutex_lock(&d->lock);
-    if (d->opened)
-        goto done;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)d->platform, 0};
-    d->ctx = clCreateContext(props, 1, &d->id, NULL, NULL, &err);
-    if (err != CL_SUCCESS) {
-        st = clrt__fail_cl(err, "clCreateContext");
-        clrt__fail(st, "%s: opening %s (%s): %s", clrt_status_name(st), d->info.name, d->info.model,
-                   clrt_last_error());
-        goto done;
-    }
-    d->queue = clCreateCommandQueue(d->ctx, d->id, 0, &err);
-    if (err != CL_SUCCESS) {
-        st = clrt__fail_cl(err, "clCreateCommandQueue");
-        clReleaseContext(d->ctx);
-        d->ctx = NULL;
-        goto done;
-    }
-    d->opened = 1;
-done:
-    pthread_mutex_unlock(&d->lock);
-    return st;
-}
-
-cl_command_queue clrt__device_copy_queue(clrt_device *d)
-{
-    if (clrt__device_open(d) != CLRT_OK)
-        return NULL;
-    cl_int err = CL_SUCCESS;
-    pthread_mutex_lock(&d->lock);
-    if (!d->copy_queue)
-        d->copy_queue = clCreateCommandQueue(d->ctx, d->id, 0, &err);
-    cl_command_queue q = d->copy_queue;
-    pthread_mutex_unlock(&d->lock);
-    if (!q)
-        clrt__fail(clrt__fail_cl(err, "clCreateCommandQueue"), "the copy queue of %s: %s",
-                   d->info.name, clrt_last_error());
-    return q;
-}
-
-clrt_status clrt_device_synchronize(clrt_device *d)
-{
-    if (!d)
-        return clrt__fail(CLRT_EINVAL, "clrt_device_synchronize: device is NULL");
-    if (!d->opened)
-        return CLRT_OK;
-    return clrt__device_drain(d); /* the caller asked to wait */
 }

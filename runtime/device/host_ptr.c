@@ -7,6 +7,7 @@
  * later buffer never finds a stale address. A direct-mapped table: a
  * collision only evicts, costing a rediscovery. */
 #include "runtime/device/host_ptr_internal.h"
+#include "runtime/device/trace_internal.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -94,7 +95,10 @@ void *clrt__host_ptr_get(clrt_device *d, cl_mem m)
      * buffer could evict before this thread reads it. */
     record_args r = {(void *)m, m, &p};
     const void *loc = &r.mem;
-    cl_int err = clEnqueueNativeKernel(d->queue, record, &r, sizeof r, 1, &m, &loc, 0, NULL, NULL);
+    cl_event ev;
+    cl_int err = clEnqueueNativeKernel(d->queue, record, &r, sizeof r, 1, &m, &loc, 0, NULL,
+                                       clrt__trace_slot(&ev));
+    clrt__trace_command(d, d->queue, ev, CLRT__TRACE_NATIVE, "host address of a buffer");
     if (err == CL_SUCCESS)
         err = clFinish(d->queue);
     if (err != CL_SUCCESS)

@@ -1,6 +1,7 @@
 /* Kernel launches: argument setting and work sizes from device and kernel
  * queries (launch_internal.h). */
 #include "runtime/device/launch_internal.h"
+#include "runtime/device/trace_internal.h"
 
 clrt_status clrt__set_args(cl_kernel k, int n, const clrt__karg *args)
 {
@@ -37,6 +38,14 @@ size_t clrt__wg_size(clrt_device *d, cl_kernel k)
     return wg;
 }
 
+static void trace_kernel(clrt_device *d, cl_kernel k, cl_event ev)
+{
+    char name[128] = "?";
+    clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+    name[sizeof name - 1] = '\0';
+    clrt__trace_command(d, d->queue, ev, CLRT__TRACE_KERNEL, name);
+}
+
 /* clrt__launch with a global work offset (may be NULL). */
 static clrt_status launch_at(clrt_device *d, cl_kernel k, cl_uint dims, const size_t *offset,
                              const size_t *global, const size_t *local)
@@ -44,7 +53,11 @@ static clrt_status launch_at(clrt_device *d, cl_kernel k, cl_uint dims, const si
     for (cl_uint i = 0; i < dims; i++)
         if (global[i] == 0)
             return CLRT_OK; /* nothing to do: an empty tensor */
-    cl_int err = clEnqueueNDRangeKernel(d->queue, k, dims, offset, global, local, 0, NULL, NULL);
+    cl_event ev;
+    cl_int err = clEnqueueNDRangeKernel(d->queue, k, dims, offset, global, local, 0, NULL,
+                                        clrt__trace_slot(&ev));
+    if (ev)
+        trace_kernel(d, k, ev);
     if (err != CL_SUCCESS) {
         char name[128] = "?";
         clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);

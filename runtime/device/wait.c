@@ -2,8 +2,10 @@
  * (wait_internal.h). */
 #include "runtime/device/wait_internal.h"
 #include "runtime/core/clock_internal.h"
+#include "runtime/device/trace_internal.h"
 
 #include <sched.h>
+#include <stdio.h>
 
 /* How long the host polls with sched_yield before it starts to sleep: a
  * sleep of any length costs 50-100 us (the kernel's timer slack), which
@@ -25,7 +27,8 @@ static cl_int status_of(cl_event ev)
     return err == CL_SUCCESS ? status : err;
 }
 
-clrt_status clrt__wait_event(cl_command_queue q, cl_event ev, double expect_s, const char *what)
+/* Waits as clrt__wait_event says, untraced. */
+static clrt_status wait_event(cl_command_queue q, cl_event ev, double expect_s, const char *what)
 {
     if (q) {
         cl_int err = clFlush(q);
@@ -46,6 +49,18 @@ clrt_status clrt__wait_event(cl_command_queue q, cl_event ev, double expect_s, c
         }
     }
     return status == CL_COMPLETE ? CLRT_OK : clrt__fail_cl(status, what);
+}
+
+clrt_status clrt__wait_event(cl_command_queue q, cl_event ev, double expect_s, const char *what)
+{
+    if (!clrt__trace_on())
+        return wait_event(q, ev, expect_s, what);
+    long long t0 = clrt__now_ns();
+    clrt_status st = wait_event(q, ev, expect_s, what);
+    char name[160];
+    snprintf(name, sizeof name, "wait: %s", what);
+    clrt__trace_host(CLRT__TRACE_WAIT, name, t0);
+    return st;
 }
 
 static clrt_status drain(cl_command_queue q)

@@ -1,6 +1,7 @@
 /* GEMM through CLBlast on the device's queue (GPUs, and CPU devices
  * without the host-BLAS path). */
 #include "runtime/ops/gemm_internal.h"
+#include "runtime/device/trace_internal.h"
 
 #include <clblast_c.h>
 
@@ -51,11 +52,17 @@ static clrt_status scale_run(clrt_device *d, const clrt__gemm_args *g, size_t of
 {
     if (g->beta == 0.0f) {
         const float zero = 0.0f;
+        cl_event ev;
         cl_int err = clEnqueueFillBuffer(d->queue, g->c, &zero, sizeof zero, off * sizeof zero,
-                                         len * sizeof zero, 0, NULL, NULL);
+                                         len * sizeof zero, 0, NULL, clrt__trace_slot(&ev));
+        clrt__trace_command(d, d->queue, ev, CLRT__TRACE_COPY, "clEnqueueFillBuffer (GEMM, k=0)");
         return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer (GEMM, k=0)");
     }
-    CLBlastStatusCode s = CLBlastSscal(len, g->beta, g->c, off, 1, &d->queue, NULL);
+    cl_event ev;
+    CLBlastStatusCode s =
+        CLBlastSscal(len, g->beta, g->c, off, 1, &d->queue, clrt__trace_slot(&ev));
+    clrt__trace_command(d, d->queue, s == CLBlastSuccess ? ev : NULL, CLRT__TRACE_GEMM,
+                        "clblast_sscal");
     return s == CLBlastSuccess ? CLRT_OK : clblast_fail(d, g, "CLBlast SSCAL", s);
 }
 
@@ -79,21 +86,31 @@ static clrt_status scale_c(clrt_device *d, const clrt__gemm_args *g)
     return s;
 }
 
-clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
+static CLBlastStatusCode sgemm(clrt_device *d, const clrt__gemm_args *g, cl_event *ev)
 {
     CLBlastTranspose ta = g->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
     CLBlastTranspose tb = g->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
-    CLBlastStatusCode s;
+    if (g->batch == 1)
+        return CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, g->alpha, g->a,
+                            g->a_off, g->lda, g->b, g->b_off, g->ldb, g->beta, g->c, g->c_off,
+                            g->ldc, &d->queue, ev);
+    return CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, g->alpha,
+                                      g->a, g->a_off, g->lda, g->stride_a, g->b, g->b_off, g->ldb,
+                                      g->stride_b, g->beta, g->c, g->c_off, g->ldc, g->stride_c,
+                                      g->batch, &d->queue, ev);
+}
+
+clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
+{
     if (g->k == 0)
         return scale_c(d, g);
-    if (g->batch == 1)
-        s = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, g->alpha, g->a, g->a_off,
-                         g->lda, g->b, g->b_off, g->ldb, g->beta, g->c, g->c_off, g->ldc, &d->queue,
-                         NULL);
-    else
-        s = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, g->m, g->n, g->k, g->alpha,
-                                       g->a, g->a_off, g->lda, g->stride_a, g->b, g->b_off, g->ldb,
-                                       g->stride_b, g->beta, g->c, g->c_off, g->ldc, g->stride_c,
-                                       g->batch, &d->queue, NULL);
+    /* Traced as one span from a marker before it: CLBlast may run several
+     * kernels (padding, transposes) and hands back the last one's event. */
+    cl_event before = NULL, ev;
+    if (clrt__trace_slot(&ev))
+        clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &before);
+    CLBlastStatusCode s = sgemm(d, g, clrt__trace_slot(&ev));
+    clrt__trace_span(d, d->queue, before, s == CLBlastSuccess ? ev : NULL, CLRT__TRACE_GEMM,
+                     g->batch == 1 ? "clblast_sgemm" : "clblast_sgemm_strided_batched");
     return s == CLBlastSuccess ? CLRT_OK : clblast_fail(d, g, "CLBlast SGEMM", s);
 }

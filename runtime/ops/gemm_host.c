@@ -24,6 +24,7 @@
 
 #ifdef CLRT_HAVE_HOST_BLAS
 
+#include "runtime/device/trace_internal.h"
 #include "runtime/device/wait_internal.h"
 
 #include <cblas.h>
@@ -175,8 +176,12 @@ static cl_int enqueue_step(clrt_device *d, host_gemm_step *step, int n_mems, con
         step->mem[i] = (void *)mems[i];
         locs[i] = &step->mem[i];
     }
-    return clEnqueueNativeKernel(d->queue, step_run, step, sizeof *step, (cl_uint)n_mems, mems,
-                                 locs, 0, NULL, NULL);
+    cl_event ev;
+    cl_int err = clEnqueueNativeKernel(d->queue, step_run, step, sizeof *step, (cl_uint)n_mems,
+                                       mems, locs, 0, NULL, clrt__trace_slot(&ev));
+    clrt__trace_command(d, d->queue, ev, step->gemm ? CLRT__TRACE_GEMM : CLRT__TRACE_NATIVE,
+                        step->gemm ? "host_blas_sgemm" : "host address of a GEMM operand");
+    return err;
 }
 
 /* Fills the job's known addresses; lists the buffers still to record and

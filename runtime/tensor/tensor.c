@@ -1,7 +1,9 @@
 /* Tensors: creation, lifetime, host I/O, device moves and views. */
 #include "runtime/tensor/tensor_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/core/clock_internal.h"
 #include "runtime/core/env_internal.h"
+#include "runtime/device/trace_internal.h"
 #include "runtime/device/wait_internal.h"
 #include "runtime/device/host_ptr_internal.h"
 
@@ -144,9 +146,12 @@ static clrt_status poison(clrt_tensor *x)
 {
     unsigned char ff = 0xFF;
     cl_int err = CL_SUCCESS;
+    cl_event ev = NULL;
     if (x->storage->bytes > 0)
         err = clEnqueueFillBuffer(clrt__dev(x)->queue, clrt__mem(x), &ff, 1, 0, x->storage->bytes,
-                                  0, NULL, NULL);
+                                  0, NULL, clrt__trace_slot(&ev));
+    clrt__trace_command(clrt__dev(x), clrt__dev(x)->queue, ev, CLRT__TRACE_COPY,
+                        "clEnqueueFillBuffer (CLRT_POISON)");
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer (CLRT_POISON)");
 }
 
@@ -199,8 +204,10 @@ clrt_status clrt__fill(clrt_tensor *t, double value)
     if (t->numel == 0)
         return CLRT_OK;
     clrt_device *d = clrt__dev(t);
+    cl_event ev;
     cl_int err = clEnqueueFillBuffer(d->queue, clrt__mem(t), &pattern, psize, 0,
-                                     (size_t)t->numel * psize, 0, NULL, NULL);
+                                     (size_t)t->numel * psize, 0, NULL, clrt__trace_slot(&ev));
+    clrt__trace_command(d, d->queue, ev, CLRT__TRACE_COPY, "clEnqueueFillBuffer");
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer");
 }
 
@@ -307,10 +314,14 @@ static clrt_status host_copy(const clrt_tensor *t, void *host, size_t bytes, int
      * copy queue) a marker costs a worker wake-up and sleeps, 50-300 us
      * per copy, where the driver's finish returns at once on an idle queue
      * (clrt-bench transfer). */
+    long long t0 = clrt__trace_on() ? clrt__now_ns() : 0;
     cl_int err = clFinish(d->queue);
     if (err != CL_SUCCESS)
         return clrt__fail_cl(err, "clFinish (blocking copy)");
+    clrt__trace_host(CLRT__TRACE_WAIT, "wait: clFinish (blocking copy)", t0);
+    t0 = clrt__trace_on() ? clrt__now_ns() : 0;
     memcpy(to_device ? p : host, to_device ? host : p, bytes);
+    clrt__trace_host(CLRT__TRACE_HOST, to_device ? "memcpy to device" : "memcpy to host", t0);
     return CLRT_OK;
 }
 
@@ -330,9 +341,12 @@ static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl
     cl_command_queue q = clrt__dev(t)->queue;
     cl_event ev = NULL;
     cl_int err = clEnqueueWriteBuffer(q, clrt__mem(t), CL_FALSE, 0, need, data, 0, NULL,
-                                      blocking ? &ev : NULL);
+                                      blocking ? &ev : clrt__trace_slot(&ev));
     if (err != CL_SUCCESS)
         return clrt__fail_cl(err, "clEnqueueWriteBuffer");
+    clrt__trace_keep(clrt__dev(t), q, ev, CLRT__TRACE_COPY, "clEnqueueWriteBuffer");
+    if (!blocking && ev)
+        clReleaseEvent(ev);
     if (!blocking) /* submitted now, so it runs beside the caller's work */
         return (err = clFlush(q)) == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clFlush");
     st = clrt__wait_event(q, ev, 0, "clEnqueueWriteBuffer (copy from host)");
@@ -369,6 +383,7 @@ clrt_status clrt_to_host(const clrt_tensor *t, void *dst, size_t dst_bytes)
     cl_int err = clEnqueueReadBuffer(q, clrt__mem(t), CL_FALSE, 0, need, dst, 0, NULL, &ev);
     if (err != CL_SUCCESS)
         return clrt__fail_cl(err, "clEnqueueReadBuffer");
+    clrt__trace_keep(clrt__dev(t), q, ev, CLRT__TRACE_COPY, "clEnqueueReadBuffer");
     st = clrt__wait_event(q, ev, 0, "clEnqueueReadBuffer (read to host)");
     clReleaseEvent(ev);
     return st;
@@ -442,11 +457,13 @@ static clrt_status copy_across(clrt_tensor *src, clrt_tensor *dst)
                                  NULL, &ev, &err);
     if (err != CL_SUCCESS)
         return clrt__fail_cl(err, "clEnqueueMapBuffer");
+    clrt__trace_keep(sd, sd->queue, ev, CLRT__TRACE_COPY, "clEnqueueMapBuffer");
     clrt_status st = clrt__wait_event(sd->queue, ev, 0, "clEnqueueMapBuffer (copy across devices)");
     clReleaseEvent(ev);
     if (st == CLRT_OK)
         st = clrt_copy_from_host(dst, p, bytes);
-    err = clEnqueueUnmapMemObject(sd->queue, clrt__mem(src), p, 0, NULL, NULL);
+    err = clEnqueueUnmapMemObject(sd->queue, clrt__mem(src), p, 0, NULL, clrt__trace_slot(&ev));
+    clrt__trace_command(sd, sd->queue, ev, CLRT__TRACE_COPY, "clEnqueueUnmapMemObject");
     if (err == CL_SUCCESS)
         err = clFlush(sd->queue);
     if (st == CLRT_OK && err != CL_SUCCESS)
@@ -482,8 +499,11 @@ clrt_tensor *clrt_tensor_clone(clrt_tensor *t)
     size_t bytes = clrt_tensor_nbytes(t);
     if (!x || bytes == 0)
         return x;
+    cl_event ev;
     cl_int err = clEnqueueCopyBuffer(clrt__dev(t)->queue, clrt__mem(t), clrt__mem(x), 0, 0, bytes,
-                                     0, NULL, NULL);
+                                     0, NULL, clrt__trace_slot(&ev));
+    clrt__trace_command(clrt__dev(t), clrt__dev(t)->queue, ev, CLRT__TRACE_COPY,
+                        "clEnqueueCopyBuffer");
     if (err != CL_SUCCESS) {
         clrt__fail_cl(err, "clEnqueueCopyBuffer");
         clrt_tensor_release(x);

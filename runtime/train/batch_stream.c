@@ -13,6 +13,7 @@
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/clock_internal.h"
+#include "runtime/device/trace_internal.h"
 #include "runtime/device/wait_internal.h"
 
 #include <stdlib.h>
@@ -87,6 +88,8 @@ clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clr
     clrt_status st = clrt__device_open(dev);
     if (st == CLRT_OK && !dev->info.unified_memory && !(l->copy_q = clrt__device_copy_queue(dev)))
         st = clrt_last_status();
+    if (l->copy_q) /* kept even if a profiler trace remakes the device's queues */
+        clRetainCommandQueue(l->copy_q);
     l->order = st == CLRT_OK ? clrt__malloc((size_t)l->size * sizeof *l->order) : NULL;
     if (st == CLRT_OK && !l->order)
         st = clrt__fail(CLRT_ENOMEM, "batch stream: out of host memory for %lld indices",
@@ -124,11 +127,16 @@ static clrt_status wait_slot(clrt__batch_stream *l, clrt__stream_slot *s)
 static clrt_status enqueue_copies(cl_command_queue q, clrt__stream_slot *s, cl_uint n,
                                   const cl_event *after)
 {
+    cl_event ev;
     cl_int err = clEnqueueWriteBuffer(q, clrt__mem(s->x), CL_FALSE, 0, clrt_tensor_nbytes(s->x),
-                                      s->host_x, n, after, NULL);
+                                      s->host_x, n, after, clrt__trace_slot(&ev));
+    clrt__trace_command(clrt__dev(s->x), q, ev, CLRT__TRACE_COPY, "batch upload (images)");
     if (err == CL_SUCCESS)
         err = clEnqueueWriteBuffer(q, clrt__mem(s->y), CL_FALSE, 0, clrt_tensor_nbytes(s->y),
                                    s->host_y, 0, NULL, &s->uploaded);
+    if (err == CL_SUCCESS)
+        clrt__trace_keep(clrt__dev(s->y), q, s->uploaded, CLRT__TRACE_COPY,
+                         "batch upload (labels)");
     if (err == CL_SUCCESS)
         err = clFlush(q);
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueWriteBuffer (batch upload)");
@@ -233,6 +241,8 @@ void clrt__stream_free(clrt__batch_stream *l)
         clrt_tensor_release(s->x);
         clrt_tensor_release(s->y);
     }
+    if (l->copy_q)
+        clReleaseCommandQueue(l->copy_q);
     free(l->order);
     memset(l, 0, sizeof *l);
 }

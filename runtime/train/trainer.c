@@ -3,6 +3,7 @@
  * enqueued, loss and accuracy summed on the device and read once per pass. */
 #include "runtime/core/clock_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/device/trace_internal.h"
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/nn/module_internal.h"
 #include "runtime/optim/optim_internal.h"
@@ -123,9 +124,12 @@ static clrt_status read_sums(const sums *s, pass_result *r)
  * per-step losses cost no wait. */
 static clrt_status record_step(sums *s, int64_t i)
 {
-    cl_int err =
-        clEnqueueCopyBuffer(clrt__dev(s->cum)->queue, clrt__mem(s->loss_sum), clrt__mem(s->cum), 0,
-                            (size_t)i * sizeof(float), sizeof(float), 0, NULL, NULL);
+    clrt_device *d = clrt__dev(s->cum);
+    cl_event ev;
+    cl_int err = clEnqueueCopyBuffer(d->queue, clrt__mem(s->loss_sum), clrt__mem(s->cum), 0,
+                                     (size_t)i * sizeof(float), sizeof(float), 0, NULL,
+                                     clrt__trace_slot(&ev));
+    clrt__trace_command(d, d->queue, ev, CLRT__TRACE_COPY, "step loss (clEnqueueCopyBuffer)");
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueCopyBuffer (step loss)");
 }
 

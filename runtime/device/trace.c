@@ -1,0 +1,170 @@
+/* The profiler trace's API (clrt/trace.h): starting and stopping, the
+ * queues' profiling switch, CLRT_TRACE's trace written at exit, and the
+ * per-operation totals. */
+#include "runtime/core/alloc_internal.h"
+#include "runtime/core/env_internal.h"
+#include "runtime/device/trace_store_internal.h"
+#include "runtime/device/wait_internal.h"
+#include <clrt/trace.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int recording;               /* guarded by clrt__trace_lock */
+static int env_trace;               /* the running trace is CLRT_TRACE's */
+static atomic_int profiling_wanted; /* queues made now get profiling */
+
+cl_command_queue_properties clrt__trace_queue_properties(void)
+{
+    return atomic_load(&profiling_wanted) ? CL_QUEUE_PROFILING_ENABLE : 0;
+}
+
+/* Sets every open device's queues to profile or not. */
+static clrt_status set_profiling_all(int on)
+{
+    clrt_status first = CLRT_OK;
+    atomic_store(&profiling_wanted, on);
+    for (int i = 0; i < clrt_device_count(); i++) {
+        clrt_status st = clrt__device_set_profiling(clrt_device_at(i), on);
+        first = first == CLRT_OK ? st : first;
+    }
+    return first;
+}
+
+/* Begins an empty trace; the lock is held. */
+static clrt_status begin(const char *path)
+{
+    clrt__trace_store_reset(path);
+    if (path && !clrt__trace_data.path)
+        return clrt__fail(CLRT_ENOMEM, "clrt_trace_start: out of memory");
+    recording = 1;
+    atomic_store(&profiling_wanted, 1);
+    atomic_store(&clrt__tracing, 1);
+    return CLRT_OK;
+}
+
+clrt_status clrt_trace_start(const char *path)
+{
+    (void)clrt_device_count(); /* enumeration begins CLRT_TRACE's trace */
+    pthread_mutex_lock(&clrt__trace_lock);
+    clrt_status st = CLRT_OK;
+    if (recording && path)
+        st = clrt__fail(CLRT_ESTATE, "clrt_trace_start(%s): a trace is already recording%s%s", path,
+                        clrt__trace_data.path ? " to " : "",
+                        clrt__trace_data.path ? clrt__trace_data.path : "");
+    else if (!recording)
+        st = begin(path);
+    pthread_mutex_unlock(&clrt__trace_lock);
+    if (st != CLRT_OK)
+        return st;
+    st = set_profiling_all(1);
+    if (st != CLRT_OK)
+        clrt_trace_stop();
+    return st;
+}
+
+int clrt_trace_recording(void) { return clrt__trace_on(); }
+
+/* Stops recording and waits for every device's queued work. */
+static clrt_status drain_all(void)
+{
+    clrt_status first = CLRT_OK;
+    atomic_store(&clrt__tracing, 0);
+    for (int i = 0; i < clrt_device_count(); i++) {
+        clrt_device *d = clrt_device_at(i);
+        clrt_status st = d->opened ? clrt__device_drain(d) : CLRT_OK;
+        first = first == CLRT_OK ? st : first;
+    }
+    return first;
+}
+
+clrt_status clrt_trace_stop(void)
+{
+    pthread_mutex_lock(&clrt__trace_lock);
+    int was = recording;
+    pthread_mutex_unlock(&clrt__trace_lock);
+    if (!was)
+        return clrt__fail(CLRT_ESTATE, "clrt_trace_stop: no trace is recording");
+    clrt_status st = drain_all();
+    pthread_mutex_lock(&clrt__trace_lock);
+    clrt__trace_resolve(1);
+    recording = env_trace = 0;
+    clrt__trace_store *s = &clrt__trace_data;
+    clrt_status written = s->path ? clrt__trace_write_json(s, s->path) : CLRT_OK;
+    pthread_mutex_unlock(&clrt__trace_lock);
+    clrt_status plain = set_profiling_all(0);
+    return written != CLRT_OK ? written : st != CLRT_OK ? st : plain;
+}
+
+/* At exit, CLRT_TRACE's trace is written without a call to the driver:
+ * drivers written in C++ (Oclgrind; maybe NVIDIA's) may have destroyed
+ * their state by the time exit handlers run. Commands are resolved at each
+ * host wait instead; those still running at exit are counted, not traced. */
+static void write_env_trace(void)
+{
+    pthread_mutex_lock(&clrt__trace_lock);
+    if (recording && env_trace) {
+        atomic_store(&clrt__tracing, 0);
+        recording = env_trace = 0;
+        size_t lost = clrt__trace_abandon();
+        clrt__trace_store *s = &clrt__trace_data;
+        if (clrt__trace_write_json(s, s->path) == CLRT_OK)
+            fprintf(stderr, "clrt: CLRT_TRACE: %zu events traced, written to %s%s\n", s->n_records,
+                    s->path, lost ? " (some still running at exit are not)" : "");
+        else
+            fprintf(stderr, "clrt: CLRT_TRACE: %s\n", clrt_last_error());
+    }
+    pthread_mutex_unlock(&clrt__trace_lock);
+}
+
+void clrt__trace_begin_from_env(void)
+{
+    const char *path = clrt__env()->trace_path;
+    if (!path)
+        return;
+    pthread_mutex_lock(&clrt__trace_lock);
+    if (!recording && begin(path) == CLRT_OK) {
+        env_trace = 1;
+        atexit(write_env_trace);
+    }
+    pthread_mutex_unlock(&clrt__trace_lock);
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const clrt__trace_name *x = a, *y = b;
+    return (x->total_ns < y->total_ns) - (x->total_ns > y->total_ns);
+}
+
+/* The device operations, most time first; malloc'ed; the lock is held. */
+static clrt__trace_name *device_ops(int *n)
+{
+    const clrt__trace_store *s = &clrt__trace_data;
+    clrt__trace_name *ops = clrt__malloc((s->n_names + 1) * sizeof *ops);
+    *n = 0;
+    for (uint32_t i = 0; ops && i < s->n_names; i++)
+        if (s->names[i].calls > 0)
+            ops[(*n)++] = s->names[i];
+    if (ops)
+        qsort(ops, (size_t)*n, sizeof *ops, by_time);
+    return ops;
+}
+
+int clrt_trace_top(clrt_trace_op *out, int capacity)
+{
+    pthread_mutex_lock(&clrt__trace_lock);
+    if (recording)
+        clrt__trace_resolve(0);
+    int n = 0;
+    clrt__trace_name *ops = device_ops(&n);
+    for (int i = 0; out && ops && i < n && i < capacity; i++) {
+        out[i] = (clrt_trace_op){.kind = clrt__trace_kind_name((clrt__trace_kind)ops[i].kind),
+                                 .calls = ops[i].calls,
+                                 .total_ms = (double)ops[i].total_ns * 1e-6};
+        snprintf(out[i].name, sizeof out[i].name, "%s", ops[i].name);
+    }
+    pthread_mutex_unlock(&clrt__trace_lock);
+    free(ops);
+    return ops ? n : clrt__fail(CLRT_ENOMEM, "clrt_trace_top: out of memory");
+}
