@@ -209,9 +209,11 @@ int main(int argc, char **argv)
     }
     const char *spec = getenv("CLRT_TEST_DEVICE");
     clrt_device *d = spec ? clrt_device_get(spec) : clrt_cpu() ? clrt_cpu() : clrt_gpu(0);
+    const char *size = getenv("CLRT_TEST_SIZE"); /* small: for slow devices (Oclgrind) */
+    int batch = size && strcmp(size, "small") == 0 ? 4 : 64;
     lenet n = {0};
     /* Two untraced steps first: kernels built, host addresses recorded. */
-    if (!check(d != NULL, "the test device") || !lenet_new(&n, d, 64) || !step(&n) || !step(&n))
+    if (!check(d != NULL, "the test device") || !lenet_new(&n, d, batch) || !step(&n) || !step(&n))
         return 1;
     if (!check(clrt_trace_start(argv[1]) == CLRT_OK, "clrt_trace_start"))
         return 1;
