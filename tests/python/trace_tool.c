@@ -196,7 +196,7 @@ static void write_expect(FILE *f, const clrt_trace_op *top, int n_top)
         fprintf(f, "%s\"%s\": %d", i ? ", " : "", kernels[i].name, kernels[i].calls);
     fprintf(f, "},\n \"top\": [");
     for (int i = 0; i < n_top; i++)
-        fprintf(f, "%s{\"name\": \"%s\", \"kind\": \"%s\", \"calls\": %lld, \"total_ms\": %.9g}",
+        fprintf(f, "%s{\"name\": \"%s\", \"kind\": \"%s\", \"calls\": %lld, \"total_ms\": %.17g}",
                 i ? ",\n  " : "", top[i].name, top[i].kind, top[i].calls, top[i].total_ms);
     fprintf(f, "]}\n");
 }
