@@ -31,19 +31,24 @@ static inline cl_event *clrt__trace_slot(cl_event *ev)
     return clrt__trace_on() ? ev : NULL;
 }
 
-/* Records the command behind ev (NULL: nothing) on q, one of d's queues,
- * under `name` (copied); takes the caller's reference to ev. */
-void clrt__trace_command(clrt_device *d, cl_command_queue q, cl_event ev, clrt__trace_kind kind,
-                         const char *name);
+/* Records the commands enqueued between two events as one span, from
+ * begin's end (a marker enqueued before them; NULL: from end's start) to
+ * end's end (NULL: nothing), taking both references: for CLBlast, whose
+ * routine may run several kernels and hands back the event of the last. */
+void clrt__trace_span(clrt_device *d, cl_command_queue q, cl_event begin, cl_event end,
+                      clrt__trace_kind kind, const char *name);
+/* Records the command behind ev (NULL, as when no trace records: nothing)
+ * on q, one of d's queues, under `name` (copied); takes the caller's
+ * reference to ev. */
+static inline void clrt__trace_command(clrt_device *d, cl_command_queue q, cl_event ev,
+                                       clrt__trace_kind kind, const char *name)
+{
+    if (ev)
+        clrt__trace_span(d, q, NULL, ev, kind, name);
+}
 /* The same for an event the caller keeps (and releases) itself. */
 void clrt__trace_keep(clrt_device *d, cl_command_queue q, cl_event ev, clrt__trace_kind kind,
                       const char *name);
-/* Records the commands enqueued between two events as one span, from
- * begin's end (a marker enqueued before them) to end's end; takes both
- * references. For CLBlast, whose routine may run several kernels and hands
- * back the event of the last. */
-void clrt__trace_span(clrt_device *d, cl_command_queue q, cl_event begin, cl_event end,
-                      clrt__trace_kind kind, const char *name);
 /* Records host time on the host track, from t0_ns (clrt__now_ns, read
  * while clrt__trace_on()) to now. */
 void clrt__trace_host(clrt__trace_kind kind, const char *name, long long t0_ns);

@@ -204,11 +204,11 @@ static void release_events(cl_event begin, cl_event end)
 void clrt__trace_span(clrt_device *d, cl_command_queue q, cl_event begin, cl_event end,
                       clrt__trace_kind kind, const char *name)
 {
-    long long now = clrt__now_ns();
     if (!end) {
         release_events(begin, end);
         return;
     }
+    long long now = clrt__now_ns();
     pthread_mutex_lock(&clrt__trace_lock);
     clrt__trace_store *s = &clrt__trace_data;
     int track = clrt__trace_on() ? track_of(s, d, q) : -1;
@@ -222,12 +222,6 @@ void clrt__trace_span(clrt_device *d, cl_command_queue q, cl_event begin, cl_eve
         release_events(begin, end);
     }
     pthread_mutex_unlock(&clrt__trace_lock);
-}
-
-void clrt__trace_command(clrt_device *d, cl_command_queue q, cl_event ev, clrt__trace_kind kind,
-                         const char *name)
-{
-    clrt__trace_span(d, q, NULL, ev, kind, name);
 }
 
 void clrt__trace_keep(clrt_device *d, cl_command_queue q, cl_event ev, clrt__trace_kind kind,
