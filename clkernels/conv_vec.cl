@@ -170,20 +170,27 @@ __kernel void conv_px_fwd(__global const float *restrict xp, __global const floa
     }
 }
 
-/* xp [rows / (H + 2 pad), H + 2 pad, W + 2 pad] <- planes plane0.. of x
- * [planes, H, W] in a zero border. Item (column of a padded row, padded
- * row). */
-__kernel void pad_planes(__global const float *restrict x, __global float *restrict xp, int rows,
-                         int H, int W, int pad, int plane0)
+/* xp [planes, H + 2 pad, W + 2 pad] <- planes plane0.. of x [.., H, W] in
+ * a zero border. Item (column of the padded plane, plane), down the rows:
+ * an item per element made PoCL run thousands of work-groups of a few
+ * hundred floats each, and their dispatch cost more than the copy. */
+__kernel void pad_planes(__global const float *restrict x, __global float *restrict xp,
+                         int planes, int H, int W, int pad, int plane0)
 {
-    int q = get_global_id(0), r = get_global_id(1);
-    int HP = H + 2 * pad, WP = W + 2 * pad;
-    if (q >= WP || r >= rows)
+    int q = get_global_id(0), p = get_global_id(1);
+    int HP = H + 2 * pad, WP = W + 2 * pad, w = q - pad;
+    if (q >= WP || p >= planes)
         return;
-    int plane = r / HP, h = r - plane * HP - pad, w = q - pad;
-    int in = h >= 0 && h < H && w >= 0 && w < W;
-    float v = x[((size_t)(plane0 + plane) * H + (in ? h : 0)) * W + (in ? w : 0)];
-    xp[(size_t)r * WP + q] = in ? v : 0.0f;
+    __global const float *src = x + (size_t)(plane0 + p) * (size_t)(H * W);
+    __global float *dst = xp + (size_t)p * (size_t)(HP * WP) + q;
+    int column_in = w >= 0 && w < W;
+    for (int r = 0; r < HP; r++) {
+        int h = r - pad;
+        float v = 0.0f;
+        if (column_in && h >= 0 && h < H)
+            v = src[h * W + w];
+        dst[(size_t)r * WP] = v;
+    }
 }
 
 /* gt [n, pixel, lanes] <- gy [gy_img0 + n, O, OH*OW], channel-minor with

@@ -120,12 +120,13 @@ static cl_mem relay_weights(clrt_device *d, const clrt__conv_dims *cd, vec_opts 
 static cl_mem padded_copy(clrt_device *d, const clrt__conv_dims *cd, vec_opts o, cl_mem x,
                           const vec_geom *g, int img0, int n, size_t spare)
 {
-    cl_int HP = g->H + 2 * g->pad, WP = g->W + 2 * g->pad, rows = n * g->C * HP;
+    cl_int HP = g->H + 2 * g->pad, WP = g->W + 2 * g->pad, planes = n * g->C;
     cl_int plane0 = img0 * g->C;
-    cl_mem xp = clrt__workspace(d, CLRT__WS_COL, ((size_t)rows * WP + spare) * sizeof(float));
-    clrt__karg args[] = {CLRT__ARG(x),    CLRT__ARG(xp),     CLRT__ARG(rows),  CLRT__ARG(g->H),
+    size_t floats = (size_t)planes * (size_t)HP * (size_t)WP + spare;
+    cl_mem xp = clrt__workspace(d, CLRT__WS_COL, floats * sizeof(float));
+    clrt__karg args[] = {CLRT__ARG(x),    CLRT__ARG(xp),     CLRT__ARG(planes), CLRT__ARG(g->H),
                          CLRT__ARG(g->W), CLRT__ARG(g->pad), CLRT__ARG(plane0)};
-    if (xp && clrt__run_planes(d, vec_kernel(d, cd, o, "pad_planes"), (size_t)WP, (size_t)rows, 7,
+    if (xp && clrt__run_planes(d, vec_kernel(d, cd, o, "pad_planes"), (size_t)WP, (size_t)planes, 7,
                                args) != CLRT_OK)
         return NULL;
     return xp;
