@@ -44,11 +44,14 @@ fi
 mkdir -p "$out"
 say() { echo "benchmarks: $*" >&2; }
 
-# The machine, as the renderer prints it.
+# The machine, as the renderer prints it. The commit is read before anything
+# is written: the results and BENCHMARKS.md are tracked files themselves.
+commit="$(git rev-parse --short HEAD)"
+git diff --quiet HEAD -- . ':!bench/results' ':!BENCHMARKS.md' || commit+=" (with local changes)"
 {
   echo "date $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "invocation $invocation"
-  echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with local changes)')"
+  echo "commit $commit"
   echo "cpu $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   echo "cpu_model $(grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')"
   echo "cpu_flags $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'avx2|avx512f' | tr '\n' ' ')"
