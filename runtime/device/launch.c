@@ -3,6 +3,8 @@
 #include "runtime/device/launch_internal.h"
 #include "runtime/device/trace_internal.h"
 
+#include <stdio.h>
+
 clrt_status clrt__set_args(cl_kernel k, int n, const clrt__karg *args)
 {
     for (int i = 0; i < n; i++) {
@@ -38,12 +40,13 @@ size_t clrt__wg_size(clrt_device *d, cl_kernel k)
     return wg;
 }
 
-static void trace_kernel(clrt_device *d, cl_kernel k, cl_event ev)
+/* k's function name in name ("?" if the driver does not say). */
+static const char *kernel_name(cl_kernel k, char *name, size_t cap)
 {
-    char name[128] = "?";
-    clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-    name[sizeof name - 1] = '\0';
-    clrt__trace_command(d, d->queue, ev, CLRT__TRACE_KERNEL, name);
+    if (clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, cap, name, NULL) != CL_SUCCESS)
+        snprintf(name, cap, "?");
+    name[cap - 1] = '\0';
+    return name;
 }
 
 /* clrt__launch with a global work offset (may be NULL). */
@@ -56,15 +59,13 @@ static clrt_status launch_at(clrt_device *d, cl_kernel k, cl_uint dims, const si
     cl_event ev;
     cl_int err = clEnqueueNDRangeKernel(d->queue, k, dims, offset, global, local, 0, NULL,
                                         clrt__trace_slot(&ev));
+    char name[128];
     if (ev)
-        trace_kernel(d, k, ev);
+        clrt__trace_command(d, d->queue, ev, CLRT__TRACE_KERNEL, kernel_name(k, name, sizeof name));
     if (err != CL_SUCCESS) {
-        char name[128] = "?";
-        clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-        name[sizeof name - 1] = '\0';
         clrt_status st = clrt__fail_cl(err, "clEnqueueNDRangeKernel");
-        return clrt__fail(st, "launching kernel %s on %s: %s", name, d->info.name,
-                          clrt_last_error());
+        return clrt__fail(st, "launching kernel %s on %s: %s", kernel_name(k, name, sizeof name),
+                          d->info.name, clrt_last_error());
     }
     return CLRT_OK;
 }

@@ -11,20 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int recording;               /* guarded by clrt__trace_lock */
-static int env_trace;               /* the running trace is CLRT_TRACE's */
-static atomic_int profiling_wanted; /* queues made now get profiling */
+static int recording; /* guarded by clrt__trace_lock */
+static int env_trace; /* the running trace is CLRT_TRACE's */
 
 cl_command_queue_properties clrt__trace_queue_properties(void)
 {
-    return atomic_load(&profiling_wanted) ? CL_QUEUE_PROFILING_ENABLE : 0;
+    return clrt__trace_on() ? CL_QUEUE_PROFILING_ENABLE : 0;
 }
 
-/* Sets every open device's queues to profile or not. */
+/* Sets every open device's queues to profile or not (as queues made now
+ * do, by clrt__trace_on). */
 static clrt_status set_profiling_all(int on)
 {
     clrt_status first = CLRT_OK;
-    atomic_store(&profiling_wanted, on);
     for (int i = 0; i < clrt_device_count(); i++) {
         clrt_status st = clrt__device_set_profiling(clrt_device_at(i), on);
         first = first == CLRT_OK ? st : first;
@@ -39,7 +38,6 @@ static clrt_status begin(const char *path)
     if (path && !clrt__trace_data.path)
         return clrt__fail(CLRT_ENOMEM, "clrt_trace_start: out of memory");
     recording = 1;
-    atomic_store(&profiling_wanted, 1);
     atomic_store(&clrt__tracing, 1);
     return CLRT_OK;
 }
@@ -79,6 +77,15 @@ static clrt_status drain_all(void)
     return first;
 }
 
+/* Ends the trace once its commands are resolved or abandoned, and writes
+ * its file if it has one; the lock is held and recording stopped. */
+static clrt_status end_locked(void)
+{
+    clrt__trace_store *s = &clrt__trace_data;
+    recording = env_trace = 0;
+    return s->path ? clrt__trace_write_json(s, s->path) : CLRT_OK;
+}
+
 clrt_status clrt_trace_stop(void)
 {
     pthread_mutex_lock(&clrt__trace_lock);
@@ -89,9 +96,7 @@ clrt_status clrt_trace_stop(void)
     clrt_status st = drain_all();
     pthread_mutex_lock(&clrt__trace_lock);
     clrt__trace_resolve(1);
-    recording = env_trace = 0;
-    clrt__trace_store *s = &clrt__trace_data;
-    clrt_status written = s->path ? clrt__trace_write_json(s, s->path) : CLRT_OK;
+    clrt_status written = end_locked();
     pthread_mutex_unlock(&clrt__trace_lock);
     clrt_status plain = set_profiling_all(0);
     return written != CLRT_OK ? written : st != CLRT_OK ? st : plain;
@@ -106,10 +111,9 @@ static void write_env_trace(void)
     pthread_mutex_lock(&clrt__trace_lock);
     if (recording && env_trace) {
         atomic_store(&clrt__tracing, 0);
-        recording = env_trace = 0;
         size_t lost = clrt__trace_abandon();
         clrt__trace_store *s = &clrt__trace_data;
-        if (clrt__trace_write_json(s, s->path) == CLRT_OK)
+        if (end_locked() == CLRT_OK)
             fprintf(stderr, "clrt: CLRT_TRACE: %zu events traced, written to %s%s\n", s->n_records,
                     s->path, lost ? " (some still running at exit are not)" : "");
         else

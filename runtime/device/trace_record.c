@@ -103,13 +103,18 @@ static int track_of(clrt__trace_store *s, const clrt_device *d, cl_command_queue
         !grow((void **)&s->tracks, (size_t)s->n_tracks, &cap, sizeof *s->tracks))
         return -1;
     s->cap_tracks = (int)cap;
-    clrt__trace_track *t = &s->tracks[s->n_tracks];
-    *t = (clrt__trace_track){.dev = d, .copy_queue = copy};
-    if (d)
-        snprintf(t->label, sizeof t->label, "%s %s queue", d->info.name, copy ? "copy" : "compute");
-    else
-        snprintf(t->label, sizeof t->label, "host");
+    s->tracks[s->n_tracks] = (clrt__trace_track){.dev = d, .copy_queue = copy};
     return s->n_tracks++;
+}
+
+/* The name's index, and in *track the track of d's queue q (d NULL: the
+ * host's), while a trace records; UINT32_MAX when none does or memory ran
+ * out. The lock is held. */
+static uint32_t place(clrt__trace_store *s, const clrt_device *d, cl_command_queue q,
+                      const char *name, clrt__trace_kind kind, int *track)
+{
+    *track = clrt__trace_on() ? track_of(s, d, q) : -1;
+    return *track >= 0 ? intern(s, name, kind) : UINT32_MAX;
 }
 
 static void add_record(clrt__trace_store *s, clrt__trace_record r)
@@ -211,8 +216,8 @@ void clrt__trace_span(clrt_device *d, cl_command_queue q, cl_event begin, cl_eve
     long long now = clrt__now_ns();
     pthread_mutex_lock(&clrt__trace_lock);
     clrt__trace_store *s = &clrt__trace_data;
-    int track = clrt__trace_on() ? track_of(s, d, q) : -1;
-    uint32_t id = track >= 0 ? intern(s, name, kind) : UINT32_MAX;
+    int track;
+    uint32_t id = place(s, d, q, name, kind, &track);
     if (id != UINT32_MAX && grow((void **)&pend, n_pend, &cap_pend, sizeof *pend)) {
         pend[n_pend++] = (pending){begin, end, now, id, (uint16_t)track, (uint8_t)kind};
         if (n_pend >= resolve_at)
@@ -240,8 +245,8 @@ void clrt__trace_host(clrt__trace_kind kind, const char *name, long long t0_ns)
     long long now = clrt__now_ns();
     pthread_mutex_lock(&clrt__trace_lock);
     clrt__trace_store *s = &clrt__trace_data;
-    int track = clrt__trace_on() ? track_of(s, NULL, NULL) : -1;
-    uint32_t id = track >= 0 ? intern(s, name, kind) : UINT32_MAX;
+    int track;
+    uint32_t id = place(s, NULL, NULL, name, kind, &track);
     if (id != UINT32_MAX)
         add_record(s, (clrt__trace_record){t0_ns, now, id, (uint16_t)track, (uint8_t)kind});
     /* What it waited for has finished: resolved now, not at exit (trace.c). */

@@ -23,7 +23,6 @@ typedef struct {
 typedef struct {
     const clrt_device *dev; /* NULL: the host */
     int copy_queue;         /* the device's copy queue, not its compute queue */
-    char label[96];
     long long offset;
     int have_offset;
 } clrt__trace_track;

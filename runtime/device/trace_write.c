@@ -45,7 +45,12 @@ static void put_tracks(FILE *f, const clrt__trace_store *s)
                 ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{"
                 "\"name\":",
                 i + 1);
-        put_string(f, s->tracks[i].label);
+        const clrt__trace_track *t = &s->tracks[i];
+        char label[96] = "host";
+        if (t->dev)
+            snprintf(label, sizeof label, "%s %s queue", t->dev->info.name,
+                     t->copy_queue ? "copy" : "compute");
+        put_string(f, label);
         fprintf(f,
                 "}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_sort_index\","
                 "\"args\":{\"sort_index\":%d}}",
