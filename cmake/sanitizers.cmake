@@ -5,3 +5,13 @@ if(CLRT_SANITIZE)
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
+# CLRT_TSAN=ON: every target built with ThreadSanitizer, for the threading
+# tests (label "threads"). The OpenCL drivers and the BLAS are not
+# instrumented; tests/tsan.supp names what they do out of its sight.
+if(CLRT_TSAN)
+  if(CLRT_SANITIZE)
+    message(FATAL_ERROR "CLRT_TSAN and CLRT_SANITIZE cannot be combined: use two build trees")
+  endif()
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()

@@ -3,7 +3,9 @@
  * Devices are enumerated once, lazily, and owned by the runtime for the life
  * of the process: never free a clrt_device. Order: GPUs first (NVIDIA's
  * platform first, then other GPUs, then accelerators), CPUs last.
- * CLRT_VISIBLE_DEVICES="1,0" selects and orders GPUs like CUDA_VISIBLE_DEVICES. */
+ * CLRT_VISIBLE_DEVICES="1,0" selects and orders GPUs like CUDA_VISIBLE_DEVICES.
+ * Several threads may use one device at once: clrt/clrt.h states the
+ * threading contract. */
 #ifndef CLRT_DEVICE_H
 #define CLRT_DEVICE_H
 

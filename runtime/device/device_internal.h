@@ -18,13 +18,14 @@ struct clrt_device {
     cl_command_queue queue;      /* in-order; one per device: every op runs on it */
     cl_command_queue copy_queue; /* in-order, for uploads beside compute; created on first use */
     clrt_device_info info;
-    size_t max_item_sizes[3]; /* CL_DEVICE_MAX_WORK_ITEM_SIZES, queried once */
-    unsigned vector_width;    /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, >= 1 */
-    int opened;               /* ctx and queue exist */
-    uint64_t mem_budget;      /* bytes clrt's buffers may hold: global memory or
-                                 CLRT_MEMORY_LIMIT, whichever is lower */
-    atomic_ullong mem_used;   /* bytes of the live buffers clrt__buffer_new made */
-    pthread_mutex_t lock;     /* guards opening and the program cache */
+    size_t max_item_sizes[3];    /* CL_DEVICE_MAX_WORK_ITEM_SIZES, queried once */
+    unsigned vector_width;       /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, >= 1 */
+    int opened;                  /* ctx and queue exist */
+    uint64_t mem_budget;         /* bytes clrt's buffers may hold: global memory or
+                                    CLRT_MEMORY_LIMIT, whichever is lower */
+    atomic_ullong mem_used;      /* bytes of the live buffers clrt__buffer_new made */
+    pthread_mutex_t lock;        /* guards opening and the program cache */
+    pthread_mutex_t launch_lock; /* held from a kernel's arguments to its enqueue */
     clrt__program *programs;
 };
 

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-clrt_status clrt__set_args(cl_kernel k, int n, const clrt__karg *args)
+static clrt_status set_args(cl_kernel k, int n, const clrt__karg *args)
 {
     for (int i = 0; i < n; i++) {
         cl_int err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
@@ -70,27 +70,51 @@ static clrt_status launch_at(clrt_device *d, cl_kernel k, cl_uint dims, const si
     return CLRT_OK;
 }
 
-clrt_status clrt__launch(clrt_device *d, cl_kernel k, cl_uint dims, const size_t *global,
-                         const size_t *local)
+/* Sets k's arguments and runs enqueue(d, k, ctx) under d's launch lock
+ * (launch_internal.h says why). */
+static clrt_status locked(clrt_device *d, cl_kernel k, int nargs, const clrt__karg *args,
+                          clrt_status (*enqueue)(clrt_device *, cl_kernel, const void *),
+                          const void *ctx)
 {
-    return launch_at(d, k, dims, NULL, global, local);
+    pthread_mutex_lock(&d->launch_lock);
+    clrt_status st = set_args(k, nargs, args);
+    if (st == CLRT_OK)
+        st = enqueue(d, k, ctx);
+    pthread_mutex_unlock(&d->launch_lock);
+    return st;
 }
 
-clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n)
+typedef struct {
+    cl_uint dims;
+    const size_t *global, *local;
+} grid;
+
+static clrt_status enqueue_grid(clrt_device *d, cl_kernel k, const void *ctx)
+{
+    const grid *g = ctx;
+    return launch_at(d, k, g->dims, NULL, g->global, g->local);
+}
+
+clrt_status clrt__launch(clrt_device *d, cl_kernel k, int nargs, const clrt__karg *args,
+                         cl_uint dims, const size_t *global, const size_t *local)
+{
+    grid g = {dims, global, local};
+    return locked(d, k, nargs, args, enqueue_grid, &g);
+}
+
+clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n, int nargs,
+                            const clrt__karg *args)
 {
     size_t wg = clrt__wg_size(d, k);
     size_t global = clrt__round_up(n, wg);
-    return clrt__launch(d, k, 1, &global, &wg);
+    return clrt__launch(d, k, nargs, args, 1, &global, &wg);
 }
 
 clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options, const char *name,
                          size_t n, int nargs, const clrt__karg *args)
 {
     cl_kernel k = clrt__kernel(d, family, options, name);
-    if (!k)
-        return clrt_last_status();
-    clrt_status st = clrt__set_args(k, nargs, args);
-    return st != CLRT_OK ? st : clrt__launch_1d(d, k, n);
+    return k ? clrt__launch_1d(d, k, n, nargs, args) : clrt_last_status();
 }
 
 clrt__divisor clrt__divisor_of(uint32_t d)
@@ -113,10 +137,13 @@ static size_t preferred_multiple(clrt_device *d, cl_kernel k)
     return m;
 }
 
-clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes)
+typedef struct {
+    size_t items, planes;
+} plane_grid;
+
+static clrt_status enqueue_planes(clrt_device *d, cl_kernel k, const void *ctx)
 {
-    if (items == 0 || planes == 0)
-        return CLRT_OK;
+    size_t items = ((const plane_grid *)ctx)->items, planes = ((const plane_grid *)ctx)->planes;
     size_t wg = clrt__wg_size(d, k), mult = preferred_multiple(d, k);
     if (mult > wg)
         mult = 1;
@@ -147,6 +174,8 @@ clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t p
 {
     if (!k)
         return clrt_last_status();
-    clrt_status st = clrt__set_args(k, nargs, args);
-    return st != CLRT_OK ? st : clrt__launch_planes(d, k, items, planes);
+    if (items == 0 || planes == 0)
+        return CLRT_OK;
+    plane_grid g = {items, planes};
+    return locked(d, k, nargs, args, enqueue_planes, &g);
 }

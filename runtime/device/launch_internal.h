@@ -1,12 +1,19 @@
 /* Kernel launches: arguments, work sizes from device and kernel queries,
  * and the small integer helpers launch shapes are made of. Nothing here
- * blocks: every launch is only enqueued on the device's in-order queue. */
+ * blocks: every launch is only enqueued on the device's in-order queue.
+ *
+ * Threads: a device's kernels (clrt__kernel) are shared by every thread
+ * using it, and clSetKernelArg is the one OpenCL 1.2 call that is not safe
+ * on a shared object (spec appendix A.2). So every launch below sets its
+ * arguments and enqueues as one step under the device's launch lock;
+ * OpenCL captures the arguments at the enqueue. Never call clSetKernelArg
+ * on a clrt__kernel yourself. */
 #ifndef CLRT_LAUNCH_INTERNAL_H
 #define CLRT_LAUNCH_INTERNAL_H
 
 #include "runtime/device/device_internal.h"
 
-/* One kernel argument for clrt__set_args. */
+/* One kernel argument. */
 typedef struct {
     size_t size;
     const void *value;
@@ -14,15 +21,16 @@ typedef struct {
 #define CLRT__ARG(v) ((clrt__karg){sizeof(v), &(v)})
 #define CLRT__LOCAL(bytes) ((clrt__karg){(bytes), NULL})
 
-clrt_status clrt__set_args(cl_kernel k, int n, const clrt__karg *args);
-
-/* Enqueues k over `n` work items in 1-D, the global size rounded up to a
- * multiple of the work-group size queried for this kernel and device, so
- * kernels must guard `if (i >= n) return;`. Never blocks. */
-clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n);
-/* Any dims; local may be NULL (driver picks). Never blocks. */
-clrt_status clrt__launch(clrt_device *d, cl_kernel k, cl_uint dims, const size_t *global,
-                         const size_t *local);
+/* Sets k's `nargs` arguments and enqueues it over `n` work items in 1-D,
+ * the global size rounded up to a multiple of the work-group size queried
+ * for this kernel and device, so kernels must guard `if (i >= n) return;`.
+ * Never blocks. */
+clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n, int nargs,
+                            const clrt__karg *args);
+/* Sets k's arguments and enqueues it in any dims; local may be NULL (the
+ * driver picks). Never blocks. */
+clrt_status clrt__launch(clrt_device *d, cl_kernel k, int nargs, const clrt__karg *args,
+                         cl_uint dims, const size_t *global, const size_t *local);
 /* Preferred work-group size for a 1-D launch of k on d (queried). */
 size_t clrt__wg_size(clrt_device *d, cl_kernel k);
 
@@ -35,19 +43,17 @@ typedef struct {
 _Static_assert(sizeof(clrt__divisor) == 2 * sizeof(cl_uint), "kernels take it as two uints");
 clrt__divisor clrt__divisor_of(uint32_t d);
 
-/* Convenience: fetch, set args, launch 1-D over n items. */
+/* Convenience: fetch the kernel, then clrt__launch_1d. */
 clrt_status clrt__run_1d(clrt_device *d, const char *family, const char *options, const char *name,
                          size_t n, int nargs, const clrt__karg *args);
 
-/* Launches k over `planes` planes of `items` work items each: dim 0 the
- * item in its plane, dim 1 the plane; both rounded up to the work-group
- * (kernels guard both). Work-groups are sized from device queries and span
- * several small planes, so there are neither tiny work-groups nor much
- * rounding waste. Planes beyond NVIDIA's 65535 groups along dim 1 take
- * further launches with a global offset. */
-clrt_status clrt__launch_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes);
-/* Sets k's arguments and launches it as clrt__launch_planes does; a NULL k
- * (a failed clrt__kernel) returns the error it set. */
+/* Sets k's arguments and launches it over `planes` planes of `items` work
+ * items each: dim 0 the item in its plane, dim 1 the plane; both rounded
+ * up to the work-group (kernels guard both). Work-groups are sized from
+ * device queries and span several small planes, so there are neither tiny
+ * work-groups nor much rounding waste. Planes beyond NVIDIA's 65535 groups
+ * along dim 1 take further launches with a global offset. A NULL k (a
+ * failed clrt__kernel) returns the error it set. */
 clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes, int nargs,
                              const clrt__karg *args);
 

@@ -160,8 +160,7 @@ static clrt_status run_b3(clrt_device *d, const binary_kernels *names, clrt_dtyp
     cl_ulong a0 = (cl_ulong)sa[0], a1 = (cl_ulong)sa[1], b0 = (cl_ulong)sb[0], b1 = (cl_ulong)sb[1];
     clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(d1), CLRT__ARG(d2),
                          CLRT__ARG(a0), CLRT__ARG(a1), CLRT__ARG(b0), CLRT__ARG(b1)};
-    clrt_status st = clrt__set_args(k, 9, args);
-    return st != CLRT_OK ? st : clrt__launch(d, k, 3, global, local);
+    return clrt__launch(d, k, 9, args, 3, global, local);
 }
 
 /* Any broadcast of fewer than 2^31 elements: multiply-shift index

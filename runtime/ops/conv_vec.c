@@ -90,12 +90,11 @@ static clrt_status launch_items(clrt_device *d, cl_kernel k, int nargs, const cl
 {
     if (!k)
         return clrt_last_status();
-    clrt_status st = clrt__set_args(k, nargs, args);
     size_t local = items / (8 * (size_t)(d->info.compute_units ? d->info.compute_units : 1));
     size_t wg = clrt__wg_size(d, k);
     local = local < 1 ? 1 : local > wg ? wg : local;
     size_t global[2] = {clrt__ceil_div(items, local) * local, blocks}, lws[2] = {local, 1};
-    return st != CLRT_OK ? st : clrt__launch(d, k, 2, global, lws);
+    return clrt__launch(d, k, nargs, args, 2, global, lws);
 }
 
 /* wt <- w [layer O, layer C, K, K] re-laid tap-major for geometry g (flip

@@ -5,6 +5,8 @@
 
 #include <clblast_c.h>
 
+pthread_mutex_t clrt__clblast_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* CLBlast returns OpenCL's codes above -1000 and its own below. */
 static const char *clblast_status_name(CLBlastStatusCode s)
 {
@@ -59,8 +61,10 @@ static clrt_status scale_run(clrt_device *d, const clrt__gemm_args *g, size_t of
         return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer (GEMM, k=0)");
     }
     cl_event ev;
+    pthread_mutex_lock(&clrt__clblast_lock);
     CLBlastStatusCode s =
         CLBlastSscal(len, g->beta, g->c, off, 1, &d->queue, clrt__trace_slot(&ev));
+    pthread_mutex_unlock(&clrt__clblast_lock);
     clrt__trace_command(d, d->queue, s == CLBlastSuccess ? ev : NULL, CLRT__TRACE_GEMM,
                         "clblast_sscal");
     return s == CLBlastSuccess ? CLRT_OK : clblast_fail(d, g, "CLBlast SSCAL", s);
@@ -107,9 +111,11 @@ clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
     /* Traced as one span from a marker before it: CLBlast may run several
      * kernels (padding, transposes) and hands back the last one's event. */
     cl_event before = NULL, ev;
+    pthread_mutex_lock(&clrt__clblast_lock);
     if (clrt__trace_slot(&ev))
         clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &before);
     CLBlastStatusCode s = sgemm(d, g, clrt__trace_slot(&ev));
+    pthread_mutex_unlock(&clrt__clblast_lock);
     clrt__trace_span(d, d->queue, before, s == CLBlastSuccess ? ev : NULL, CLRT__TRACE_GEMM,
                      g->batch == 1 ? "clblast_sgemm" : "clblast_sgemm_strided_batched");
     return s == CLBlastSuccess ? CLRT_OK : clblast_fail(d, g, "CLBlast SGEMM", s);

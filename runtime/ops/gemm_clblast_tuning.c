@@ -165,10 +165,13 @@ clrt_status clrt_clblast_override(clrt_device *d, const char *kernel, const char
                         "clrt_clblast_override: parameters '%s' are not NAME=VALUE pairs "
                         "(as the tuner's best_parameters)",
                         params);
-    CLBlastStatusCode s = st == CLRT_OK
-                              ? CLBlastOverrideParameters(d->id, kernel, CLBlastPrecisionSingle,
-                                                          (size_t)n, names, values)
-                              : CLBlastSuccess;
+    CLBlastStatusCode s = CLBlastSuccess;
+    if (st == CLRT_OK) {
+        pthread_mutex_lock(&clrt__clblast_lock);
+        s = CLBlastOverrideParameters(d->id, kernel, CLBlastPrecisionSingle, (size_t)n, names,
+                                      values);
+        pthread_mutex_unlock(&clrt__clblast_lock);
+    }
     if (s != CLBlastSuccess)
         st = clrt__fail(CLRT_EINVAL,
                         "clrt_clblast_override: CLBlast refused %s parameters '%s' for %s (%d: "

@@ -36,6 +36,12 @@ clrt_status clrt__gemm_whole(clrt_device *d, int trans_a, int trans_b, size_t m,
  * (leading dims, buffer bounds) and skipped empty products (m, n or batch
  * zero). k may be zero: then C = beta * C. */
 clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g);
+/* Held around every CLBlast call, process-wide: CLBlast 1.5 (Debian 12's)
+ * stores kernels in its cache without a lock, so that calls from several
+ * threads on several devices fail (CLBlast issue 486, fixed in 1.6.1 by
+ * its pull request 495). CLBlast calls only enqueue, so the lock is held
+ * for microseconds, apart from a kernel's first compile. */
+extern pthread_mutex_t clrt__clblast_lock;
 /* ENOTSUP when built without CLRT_HAVE_HOST_BLAS. */
 clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g);
 

@@ -90,8 +90,7 @@ static clrt_status reduce_kernel(clrt_device *d, cl_int rows, float loss_scale,
                          CLRT__ARG(loss_scale), CLRT__ARG(ms),           CLRT__ARG(want_loss),
                          CLRT__ARG(mc),         CLRT__ARG(want_correct), CLRT__LOCAL(local * 4),
                          CLRT__LOCAL(local * 4)};
-    clrt_status st = clrt__set_args(k, 10, args);
-    return st != CLRT_OK ? st : clrt__launch(d, k, 1, &local, &local);
+    return clrt__launch(d, k, 10, args, 1, &local, &local);
 }
 
 /* Checked arguments; loss_sum gets loss_scale times the summed row losses. */

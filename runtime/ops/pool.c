@@ -90,11 +90,8 @@ static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, in
     snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DEPI=%d", pd->K, pd->stride, epi);
     args[nargs] = CLRT__ARG(g);
     cl_kernel k = clrt__kernel(d, "pool", options, name);
-    if (!k)
-        return clrt_last_status();
-    clrt_status st = clrt__set_args(k, nargs + 1, args);
     size_t items = over_input ? (size_t)(pd->H * pd->W) : (size_t)(pd->OH * pd->OW);
-    return st != CLRT_OK ? st : clrt__launch_planes(d, k, items, (size_t)(pd->N * pd->C));
+    return clrt__run_planes(d, k, items, (size_t)(pd->N * pd->C), nargs + 1, args);
 }
 
 /* --- max --- */

@@ -122,40 +122,51 @@ static clrt_status plan_grid(const device_style *st, size_t wg, const reduce_vie
 
 static int is_sum_kind(clrt__reduce_op op) { return op <= CLRT__REDUCE_NORM; }
 
-/* One pass; `first` squares the elements (norm), `last` applies mean's
- * scale and norm's square root. */
+/* One sum-kind pass; `first` squares the elements (norm), `last` applies
+ * mean's scale and norm's square root. */
+static clrt_status run_sum_pass(clrt_device *d, cl_kernel k, clrt__reduce_op op,
+                                const reduce_view *v, const reduce_grid *g, const reduce_buffers *b,
+                                int first, int last, cl_ulong R)
+{
+    size_t local = g->lx * g->ly;
+    size_t global = (size_t)g->XG * g->S * g->QG * local;
+    cl_int square = op == CLRT__REDUCE_NORM && first;
+    cl_int take_sqrt = op == CLRT__REDUCE_NORM && last;
+    cl_float scale = op == CLRT__REDUCE_MEAN && last ? (cl_float)(1.0 / (double)R) : 1.0f;
+    clrt__karg args[] = {GEOMETRY_KARGS(v, g),
+                         CLRT__ARG(b->x),
+                         CLRT__ARG(b->out),
+                         CLRT__ARG(square),
+                         CLRT__ARG(scale),
+                         CLRT__ARG(take_sqrt),
+                         CLRT__LOCAL(local * sizeof(cl_float))};
+    return clrt__launch(d, k, 18, args, 1, &global, &local);
+}
+
+/* One max/argmax pass: values and, after the first pass, their indices. */
+static clrt_status run_arg_pass(clrt_device *d, cl_kernel k, const reduce_view *v,
+                                const reduce_grid *g, const reduce_buffers *b)
+{
+    size_t local = g->lx * g->ly;
+    size_t global = (size_t)g->XG * g->S * g->QG * local;
+    cl_int has_idx = b->xi != NULL;
+    clrt__karg args[] = {GEOMETRY_KARGS(v, g),
+                         CLRT__ARG(b->x),
+                         CLRT__ARG(b->xi),
+                         CLRT__ARG(has_idx),
+                         CLRT__ARG(b->out),
+                         CLRT__ARG(b->out_i),
+                         CLRT__LOCAL(local * sizeof(cl_float)),
+                         CLRT__LOCAL(local * sizeof(cl_int))};
+    return clrt__launch(d, k, 19, args, 1, &global, &local);
+}
+
 static clrt_status run_pass(clrt_device *d, cl_kernel k, clrt__reduce_op op, const reduce_view *v,
                             const reduce_grid *g, const reduce_buffers *b, int first, int last,
                             cl_ulong R)
 {
-    size_t local = g->lx * g->ly;
-    size_t global = (size_t)g->XG * g->S * g->QG * local;
-    clrt_status st;
-    if (is_sum_kind(op)) {
-        cl_int square = op == CLRT__REDUCE_NORM && first;
-        cl_int take_sqrt = op == CLRT__REDUCE_NORM && last;
-        cl_float scale = op == CLRT__REDUCE_MEAN && last ? (cl_float)(1.0 / (double)R) : 1.0f;
-        clrt__karg args[] = {GEOMETRY_KARGS(v, g),
-                             CLRT__ARG(b->x),
-                             CLRT__ARG(b->out),
-                             CLRT__ARG(square),
-                             CLRT__ARG(scale),
-                             CLRT__ARG(take_sqrt),
-                             CLRT__LOCAL(local * sizeof(cl_float))};
-        st = clrt__set_args(k, 18, args);
-    } else {
-        cl_int has_idx = b->xi != NULL;
-        clrt__karg args[] = {GEOMETRY_KARGS(v, g),
-                             CLRT__ARG(b->x),
-                             CLRT__ARG(b->xi),
-                             CLRT__ARG(has_idx),
-                             CLRT__ARG(b->out),
-                             CLRT__ARG(b->out_i),
-                             CLRT__LOCAL(local * sizeof(cl_float)),
-                             CLRT__LOCAL(local * sizeof(cl_int))};
-        st = clrt__set_args(k, 19, args);
-    }
-    return st != CLRT_OK ? st : clrt__launch(d, k, 1, &global, &local);
+    return is_sum_kind(op) ? run_sum_pass(d, k, op, v, g, b, first, last, R)
+                           : run_arg_pass(d, k, v, g, b);
 }
 
 /* Kernel variants of reduce.cl. GPUs always use the tree kernels; CPUs

@@ -50,8 +50,7 @@ static clrt_status run_tiled(clrt_device *d, const clrt_tensor *x, clrt_tensor *
     cl_mem ms = clrt__mem(x), md = clrt__mem(out);
     clrt__karg args[] = {CLRT__ARG(ms),    CLRT__ARG(md),   CLRT__ARG(v->D0),
                          CLRT__ARG(v->D1), CLRT__ARG(v->B), CLRT__LOCAL(ts * (ts + 1) * esize)};
-    clrt_status st = clrt__set_args(k, cpu ? 5 : 6, args);
-    return st != CLRT_OK ? st : clrt__launch(d, k, 3, global, local);
+    return clrt__launch(d, k, cpu ? 5 : 6, args, 3, global, local);
 }
 
 static clrt_status run_any(clrt_device *d, const clrt_tensor *x, clrt_tensor *out,

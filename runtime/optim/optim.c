@@ -158,8 +158,7 @@ static clrt_status launch_one(clrt_optimizer *o, int i, const float *scalars, in
     args[k++] = CLRT__ARG(numel);
     for (int j = 0; j < n_scalars; j++)
         args[k++] = CLRT__ARG(scalars[j]);
-    clrt_status s = clrt__set_args(o->kernel, k, args);
-    return s != CLRT_OK ? s : clrt__launch_1d(o->dev, o->kernel, (size_t)numel);
+    return clrt__launch_1d(o->dev, o->kernel, (size_t)numel, k, args);
 }
 
 /* The optimizer's state and kernel belong to o->dev: a parameter (or its
