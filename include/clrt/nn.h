@@ -152,6 +152,11 @@ CLRT_API clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int s
                                          char *skipped, size_t cap);
 
 CLRT_API void clrt_module_free(clrt_module *m); /* NULL: no-op */
+/* A deep copy of m on device d (like copy.deepcopy(model).to(d)): the same
+ * layers, parameter values and mode, gradients zeroed, no forward state; a
+ * lazy layer not yet built stays lazy with the same seed. The caller owns
+ * it (clrt_module_free). NULL + error (m NULL, out of memory). */
+CLRT_API clrt_module *clrt_module_clone(clrt_module *m, clrt_device *d);
 
 #ifdef __cplusplus
 }

@@ -60,6 +60,13 @@ typedef struct {
     double compute_seconds; /* train_seconds - data_seconds */
     double data_share;      /* data_seconds / train_seconds */
     double lr;              /* the optimizer's learning rate this epoch */
+    /* Data-parallel training (several devices): host time spent in the
+     * gradient sum (packing, reading, summing, writing back: enqueueing
+     * and the host's adds), and the part of it blocked until every
+     * device's gradients were read (the devices' compute). 0 on one
+     * device. */
+    double exchange_seconds;
+    double exchange_wait_seconds;
     /* With cfg.step_losses: the mean training loss of each of this epoch's
      * `steps` batches, in order (the last batch may be smaller). Kept on
      * the device while the pass runs and read once at its end; owned by
@@ -79,7 +86,23 @@ typedef int (*clrt_epoch_fn)(void *ctx, const clrt_epoch_stats *stats);
 
 typedef struct {
     clrt_device *device; /* NULL: wherever the model is */
-    int epochs;          /* for clrt_train */
+    /* Data-parallel training over n_devices devices (devices[0] first;
+     * NULL/0: one device, as above). The model and optimizer given to the
+     * trainer live on devices[0]; the trainer replicates both on the other
+     * devices (parameters and optimizer state copied from devices[0]),
+     * splits each batch across the devices in near-equal parts (the last
+     * batch may leave some device none), enqueues forward and backward on
+     * every device before waiting for any, sums the gradients across the
+     * devices (weighted by each part's share of the batch, so the result is
+     * the batch mean as on one device), and steps each replica's optimizer
+     * with the sum, which keeps the replicas identical. The loss and
+     * accuracy cover every device; the test pass runs on devices[0]. A
+     * device listed twice, more devices than the batch size or than
+     * CLRT_MAX_DATA_PARALLEL, a `device` other than devices[0]: CLRT_EINVAL.
+     * The list is copied. */
+    clrt_device *const *devices;
+    int n_devices;
+    int epochs; /* for clrt_train */
     int batch_size;
     uint64_t seed;             /* epoch e shuffles with a seed mixed from (seed, e) */
     int step_losses;           /* record each training step's loss (see clrt_epoch_stats) */
@@ -91,7 +114,9 @@ typedef struct {
     void *ctx;                 /* passed to both callbacks */
 } clrt_train_config;
 
-/* epochs 10, batch_size 256, seed 0, evaluate 1, no callbacks. */
+#define CLRT_MAX_DATA_PARALLEL 16
+
+/* epochs 10, batch_size 256, seed 0, evaluate 1, no callbacks, one device. */
 CLRT_API clrt_train_config clrt_train_defaults(void);
 
 /* A trainer holds the pipeline's buffers across epochs. It borrows the

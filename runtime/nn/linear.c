@@ -142,6 +142,7 @@ static void linear_describe(const clrt_module *m, char *buf, size_t cap)
 }
 
 static void linear_free_fields(clrt_module *m) { clrt_tensor_release(((linear *)m)->ones); }
+static void linear_clone_fields(clrt_module *copy) { ((linear *)copy)->ones = NULL; }
 
 static const clrt__module_vt linear_vt = {.kind = "Linear",
                                           .forward = linear_forward,
@@ -149,6 +150,7 @@ static const clrt__module_vt linear_vt = {.kind = "Linear",
                                           .describe = linear_describe,
                                           .init = linear_init,
                                           .free_fields = linear_free_fields,
+                                          .clone_fields = linear_clone_fields,
                                           .forward_epi = linear_forward_epi,
                                           .backward_epi = linear_backward_epi};
 

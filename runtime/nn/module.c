@@ -35,6 +35,7 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size)
         return NULL;
     }
     m->vt = vt;
+    m->size = size;
     m->device = d;
     m->training = 1;
     m->init_seed = next_default_seed();

@@ -30,6 +30,10 @@ typedef struct {
     clrt_status (*init)(clrt_module *m);
     /* Optional: releases the kind's own fields (not the common ones). */
     void (*free_fields)(clrt_module *m);
+    /* Optional, with free_fields: on a byte copy of a module (a clone),
+     * sets the kind's own pointer fields to NULL. They hold only caches and
+     * forward state, which the copy rebuilds on its own device. */
+    void (*clone_fields)(clrt_module *copy);
     /* Optional, for Sequential's fusions (fuse.c): forward with the output
      * through epi (CLRT__EPI_RELU: a ReLU after the layer), and backward
      * with the input gradient through epi (CLRT__EPI_MASK by the layer's
@@ -42,6 +46,7 @@ typedef struct {
 /* The common part, first member of every kind's struct. */
 struct clrt_module {
     const clrt__module_vt *vt;
+    size_t size;         /* bytes of the kind's struct, for clrt_module_clone */
     clrt_device *device; /* where parameters live or will be created */
     int training;
     uint64_t init_seed; /* seed of this module's parameter values */

@@ -124,6 +124,45 @@ clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, i
     return o;
 }
 
+/* Replaces r's zeroed state with copies of o's (same shapes, any devices). */
+static clrt_status copy_state(clrt_optimizer *r, const clrt_optimizer *o)
+{
+    for (int i = 0; i < o->n * o->kind->n_state; i++) {
+        clrt_tensor *src = o->state[i];
+        clrt_tensor *copy =
+            clrt__dev(src) == r->dev ? clrt_tensor_clone(src) : clrt_tensor_to(src, r->dev);
+        if (!copy)
+            return clrt_last_status();
+        clrt_tensor_release(r->state[i]);
+        r->state[i] = copy;
+    }
+    return CLRT_OK;
+}
+
+clrt_optimizer *clrt__optim_replica(const clrt_optimizer *o, int n, clrt_tensor *const *params,
+                                    clrt_tensor *const *grads)
+{
+    const char *api = "data-parallel optimizer replica";
+    for (int i = 0; i < n && i < o->n && params && params[i]; i++)
+        if (!clrt__shape_equal(params[i], o->params[i]))
+            n = -1;
+    if (n != o->n) {
+        clrt__fail(CLRT_EINVAL, "%s: the replica's parameters do not match the optimizer's %d", api,
+                   o->n);
+        return NULL;
+    }
+    clrt_optimizer *r = clrt__optim_new(o->kind, api, n, params, grads, o->lr);
+    if (!r)
+        return NULL;
+    r->momentum = o->momentum, r->beta1 = o->beta1, r->beta2 = o->beta2;
+    r->eps = o->eps, r->weight_decay = o->weight_decay, r->steps = o->steps;
+    if (copy_state(r, o) != CLRT_OK) {
+        clrt_optimizer_free(r);
+        return NULL;
+    }
+    return r;
+}
+
 void clrt_optimizer_free(clrt_optimizer *o)
 {
     if (!o)

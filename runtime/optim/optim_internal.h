@@ -39,6 +39,11 @@ struct clrt_optimizer {
  * hyperparameters. NULL + error naming `api`. */
 clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, int n,
                                 clrt_tensor *const *params, clrt_tensor *const *grads, double lr);
+/* An optimizer like o (kind, hyperparameters, step count, state values)
+ * over another model's params and grads, which must match o's in number
+ * and shapes, on their device: a data-parallel replica. NULL + error. */
+clrt_optimizer *clrt__optim_replica(const clrt_optimizer *o, int n, clrt_tensor *const *params,
+                                    clrt_tensor *const *grads);
 /* CLRT_OK when d is the optimizer's device (where its state lives); else
  * CLRT_EDEVMISMATCH naming api, both devices and what to do. */
 clrt_status clrt__optim_check_device(const clrt_optimizer *o, const clrt_device *d,

@@ -13,52 +13,22 @@
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/clock_internal.h"
+#include "runtime/device/pinned_internal.h"
 #include "runtime/device/trace_internal.h"
 #include "runtime/device/wait_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Pinned staging: a buffer the driver allocates in page-locked host memory,
- * mapped once for the stream's life. Host memory, so it is not counted
- * against the device's budget (clrt__buffer_new). */
-static void *pin(clrt__batch_stream *l, size_t bytes, cl_mem *buf)
-{
-    cl_int err = CL_SUCCESS;
-    cl_event ev = NULL;
-    *buf =
-        clCreateBuffer(l->dev->ctx, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (err != CL_SUCCESS) {
-        clrt__fail_cl(err, "clCreateBuffer (pinned batch staging)");
-        return NULL;
-    }
-    void *p =
-        clEnqueueMapBuffer(l->copy_q, *buf, CL_FALSE, CL_MAP_WRITE, 0, bytes, 0, NULL, &ev, &err);
-    if (err != CL_SUCCESS) {
-        clrt__fail_cl(err, "clEnqueueMapBuffer (pinned batch staging)");
-        return NULL;
-    }
-    clrt_status st = clrt__wait_event(l->copy_q, ev, 0, "mapping pinned batch staging");
-    clReleaseEvent(ev);
-    return st == CLRT_OK ? p : NULL;
-}
-
-static void unpin(clrt__batch_stream *l, cl_mem buf, void *p)
-{
-    if (!buf)
-        return;
-    if (p && clEnqueueUnmapMemObject(l->copy_q, buf, p, 0, NULL, NULL) == CL_SUCCESS)
-        clFlush(l->copy_q);
-    clReleaseMemObject(buf); /* freed once the unmap has run */
-}
-
 static clrt_status alloc_staging(clrt__batch_stream *l, clrt__stream_slot *s)
 {
     size_t xbytes = (size_t)(l->batch * l->sample_numel) * sizeof(float);
     size_t ybytes = (size_t)l->batch * sizeof(int32_t);
     if (l->copy_q) {
-        s->host_x = pin(l, xbytes, &s->pinned_x);
-        s->host_y = s->host_x ? pin(l, ybytes, &s->pinned_y) : NULL;
+        s->host_x = clrt__pinned_new(l->dev, l->copy_q, xbytes, &s->pinned_x, "batch staging");
+        s->host_y = s->host_x
+                        ? clrt__pinned_new(l->dev, l->copy_q, ybytes, &s->pinned_y, "batch staging")
+                        : NULL;
         return s->host_y ? CLRT_OK : clrt_last_status();
     }
     s->host_x = clrt__malloc(xbytes);
@@ -72,7 +42,15 @@ static clrt_status alloc_staging(clrt__batch_stream *l, clrt__stream_slot *s)
 clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clrt_device *dev,
                               int64_t batch)
 {
+    return clrt__stream_init_shard(l, ds, dev, batch, 0, 1);
+}
+
+clrt_status clrt__stream_init_shard(clrt__batch_stream *l, const clrt_dataset *ds, clrt_device *dev,
+                                    int64_t batch, int shard, int shards)
+{
     memset(l, 0, sizeof *l);
+    l->shard = shard;
+    l->shards = shards;
     if (!ds || !dev || batch < 1)
         return clrt__fail(CLRT_EINVAL,
                           "batch stream: NULL data set or device, or batch size %lld < 1",
@@ -153,8 +131,10 @@ static clrt_status upload(clrt__batch_stream *l, clrt__stream_slot *s, int64_t c
     clrt_status st = clrt__tensor_reuse(&s->x, l->dev, CLRT_F32, 4, xshape);
     if (st == CLRT_OK)
         st = clrt__tensor_reuse(&s->y, l->dev, CLRT_I32, 1, &count);
-    if (st != CLRT_OK || !l->copy_q)
-        return st != CLRT_OK ? st : enqueue_copies(l->dev->queue, s, 0, NULL);
+    if (st != CLRT_OK || count == 0) /* count 0: an empty shard, nothing to copy */
+        return st;
+    if (!l->copy_q)
+        return enqueue_copies(l->dev->queue, s, 0, NULL);
     cl_event free_ev = NULL;
     cl_int err = clEnqueueMarkerWithWaitList(l->dev->queue, 0, NULL, &free_ev);
     if (err == CL_SUCCESS)
@@ -174,6 +154,8 @@ static clrt_status stage(clrt__batch_stream *l, int64_t b)
     clrt__stream_slot *s = &l->slot[b & 1];
     int64_t first = b * l->batch;
     int64_t count = l->size - first < l->batch ? l->size - first : l->batch;
+    int64_t lo = count * l->shard / l->shards, hi = count * (l->shard + 1) / l->shards;
+    first += lo, count = hi - lo;
     clrt_status st = wait_slot(l, s);
     double t1 = clrt__now();
     if (st == CLRT_OK)
@@ -205,7 +187,7 @@ clrt_status clrt__stream_start(clrt__batch_stream *l, int shuffle, uint64_t seed
  * for batch i's upload. */
 static clrt_status hand_out(clrt__batch_stream *l, const clrt__stream_slot *s)
 {
-    if (!l->copy_q)
+    if (!l->copy_q || !s->uploaded) /* nothing uploaded: an empty shard */
         return CLRT_OK;
     cl_int err = clEnqueueBarrierWithWaitList(l->dev->queue, 1, &s->uploaded, NULL);
     return err == CL_SUCCESS ? CLRT_OK
@@ -232,8 +214,8 @@ void clrt__stream_free(clrt__batch_stream *l)
         clrt__stream_slot *s = &l->slot[i];
         wait_slot(l, s);
         if (l->copy_q) {
-            unpin(l, s->pinned_x, s->host_x);
-            unpin(l, s->pinned_y, s->host_y);
+            clrt__pinned_free(l->copy_q, s->pinned_x, s->host_x);
+            clrt__pinned_free(l->copy_q, s->pinned_y, s->host_y);
         } else {
             free(s->host_x);
             free(s->host_y);

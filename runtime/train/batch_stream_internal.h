@@ -41,6 +41,7 @@ typedef struct {
     clrt_device *dev;
     cl_command_queue copy_q; /* dev's copy queue, or NULL: uploads on the compute queue */
     int64_t batch;           /* samples per batch (the last may have fewer) */
+    int shard, shards;       /* this stream's part of each batch: shard of shards */
     int64_t size;            /* samples per pass */
     int64_t sample_numel;    /* C*H*W */
     int64_t chw[3];
@@ -56,6 +57,13 @@ typedef struct {
  * nothing is left to free. */
 clrt_status clrt__stream_init(clrt__batch_stream *l, const clrt_dataset *ds, clrt_device *dev,
                               int64_t batch);
+/* The same for one shard of each batch: batch i's samples split in
+ * `shards` near-equal consecutive parts (the first ones smaller when they
+ * do not divide), this stream taking part `shard`; a part may be empty
+ * (x and y then have 0 rows and nothing is uploaded). What a data-parallel
+ * trainer runs per device. */
+clrt_status clrt__stream_init_shard(clrt__batch_stream *l, const clrt_dataset *ds, clrt_device *dev,
+                                    int64_t batch, int shard, int shards);
 /* Number of batches in a pass. */
 int64_t clrt__stream_batches(const clrt__batch_stream *l);
 /* Starts a pass: samples in the order of a permutation from seed when

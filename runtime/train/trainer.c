@@ -1,44 +1,28 @@
 /* The training loop: shuffled passes over a data set, each batch streamed
  * by the batch stream, forward + cross-entropy + backward + optimizer step only
- * enqueued, loss and accuracy summed on the device and read once per pass. */
+ * enqueued, loss and accuracy summed on the device and read once per pass.
+ * Data parallel: one replica (model, optimizer, stream of its part of each
+ * batch, sums) per device, gradients summed across them every step
+ * (grad_exchange_internal.h). One device is the case of one replica. */
 #include "runtime/core/clock_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/device/trace_internal.h"
-#include "runtime/train/batch_stream_internal.h"
+#include "runtime/train/trainer_internal.h"
 #include "runtime/nn/module_internal.h"
 #include "runtime/optim/optim_internal.h"
 
+#include <clrt/ops_elementwise.h>
 #include <clrt/ops_loss.h>
 #include <clrt/train.h>
 #include <math.h>
 #include <stdlib.h>
-
-/* Device-side accumulators of a pass and the loss-gradient buffer, kept
- * across passes so that no step allocates. */
-typedef struct {
-    clrt_tensor *loss_sum; /* 0-dim float32 */
-    clrt_tensor *correct;  /* 0-dim int32 */
-    clrt_tensor *grad;     /* d loss / d logits, [batch, classes] */
-    clrt_tensor *cum;      /* cfg.step_losses: loss_sum after each step, [batches] */
-    float *step_losses;    /* host: each step's mean loss, from cum */
-} sums;
-
-struct clrt_trainer {
-    clrt_module *model;
-    clrt_optimizer *opt;
-    clrt_train_config cfg;
-    clrt__batch_stream train, test;
-    sums sums;
-    int have_test;
-    int epoch;
-};
 
 /* One pass over a batch stream: training when opt is non-NULL, else evaluation. */
 typedef struct {
     clrt_module *model;
     clrt_optimizer *opt;
     clrt__batch_stream *stream;
-    sums *sums;
+    clrt__sums *sums;
     int classes;
     clrt_phase phase;
     int epoch;
@@ -47,30 +31,9 @@ typedef struct {
 
 typedef struct {
     double loss, acc, seconds, data_seconds, wait_seconds;
+    double exchange_seconds, exchange_wait_seconds;
     int64_t samples;
 } pass_result;
-
-static clrt_status sums_init(sums *s, clrt_device *d)
-{
-    s->grad = NULL;
-    s->loss_sum = clrt__alloc(d, CLRT_F32, 0, NULL);
-    s->correct = s->loss_sum ? clrt__alloc(d, CLRT_I32, 0, NULL) : NULL;
-    return s->correct ? CLRT_OK : clrt_last_status();
-}
-
-static void sums_free(sums *s)
-{
-    clrt_tensor_release(s->cum);
-    free(s->step_losses);
-    clrt_tensor_release(s->loss_sum);
-    clrt_tensor_release(s->correct);
-    clrt_tensor_release(s->grad);
-}
-
-clrt_train_config clrt_train_defaults(void)
-{
-    return (clrt_train_config){.epochs = 10, .batch_size = 256, .seed = 0, .evaluate = 1};
-}
 
 static clrt_status check_logits(const pass_args *p, const clrt_tensor *logits)
 {
@@ -85,10 +48,15 @@ static clrt_status check_logits(const pass_args *p, const clrt_tensor *logits)
 }
 
 /* Enqueues one batch: forward, loss sums, and in training the backward
- * pass and the optimizer step. *grad is the loss-gradient buffer. */
-static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y)
+ * pass with the loss gradient scaled by `weight` (a replica's share of
+ * the batch). The optimizer step is the caller's. An empty part of a batch
+ * (a replica's, when the batch has fewer samples than replicas) only zeroes
+ * the gradients, which then add nothing to the sum. */
+static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y, double weight)
 {
-    sums *s = p->sums;
+    clrt__sums *s = p->sums;
+    if (x->shape[0] == 0)
+        return p->opt ? clrt_module_zero_grad(p->model) : CLRT_OK;
     clrt_tensor *logits = clrt_module_forward(p->model, x);
     if (!logits)
         return clrt_last_status();
@@ -99,30 +67,30 @@ static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y)
         st = clrt_cross_entropy(logits, y, s->loss_sum, p->opt ? s->grad : NULL, s->correct);
     if (st == CLRT_OK && p->opt) {
         st = clrt_module_zero_grad(p->model);
+        if (st == CLRT_OK && weight != 1.0)
+            st = clrt_mul_scalar_(s->grad, weight);
         if (st == CLRT_OK)
             st = clrt_module_backward_params(p->model, s->grad);
-        if (st == CLRT_OK)
-            st = clrt_optimizer_step(p->opt);
     }
     clrt_tensor_release(logits);
     return st;
 }
 
-/* Reads the pass's sums: the one place a pass waits for the device. */
-static clrt_status read_sums(const sums *s, pass_result *r)
+/* Adds a pass's sums to *loss and *right: reading them is the one place a
+ * pass waits for the device. */
+static clrt_status add_sums(const clrt__sums *s, double *loss, double *right)
 {
-    double loss = 0, right = 0;
-    clrt_status st = clrt_item(s->loss_sum, &loss);
+    double l = 0, c = 0;
+    clrt_status st = clrt_item(s->loss_sum, &l);
     if (st == CLRT_OK)
-        st = clrt_item(s->correct, &right);
-    r->loss = loss / (double)r->samples;
-    r->acc = right / (double)r->samples;
+        st = clrt_item(s->correct, &c);
+    *loss += l, *right += c;
     return st;
 }
 
 /* Copies the running loss sum after step i into cum[i], on the device:
  * per-step losses cost no wait. */
-static clrt_status record_step(sums *s, int64_t i)
+static clrt_status record_step(clrt__sums *s, int64_t i)
 {
     clrt_device *d = clrt__dev(s->cum);
     cl_event ev;
@@ -134,56 +102,63 @@ static clrt_status record_step(sums *s, int64_t i)
 }
 
 /* After the pass (its sums already read, so no new wait): each step's mean
- * loss from the differences of the running sums. */
-static clrt_status read_step_losses(sums *s, const clrt__batch_stream *b, int64_t batches)
+ * loss from the differences of the running sums, added over the replicas,
+ * into replica 0's step_losses. */
+static clrt_status read_step_losses(clrt_trainer *t, int64_t batches)
 {
-    clrt_status st = clrt_to_host(s->cum, s->step_losses, (size_t)batches * sizeof(float));
+    float *acc = t->rep[0].sums.step_losses;
+    size_t bytes = (size_t)batches * sizeof(float);
+    clrt_status st = clrt_to_host(t->rep[0].sums.cum, acc, bytes);
+    for (int k = 1; k < t->n_rep && st == CLRT_OK; k++) {
+        float *part = t->rep[k].sums.step_losses;
+        st = clrt_to_host(t->rep[k].sums.cum, part, bytes);
+        for (int64_t i = 0; st == CLRT_OK && i < batches; i++)
+            acc[i] += part[i];
+    }
+    const clrt__batch_stream *b = &t->rep[0].train;
     for (int64_t i = batches - 1; st == CLRT_OK && i >= 0; i--) {
         int64_t n = i < batches - 1 ? b->batch : b->size - (batches - 1) * b->batch;
-        s->step_losses[i] = (s->step_losses[i] - (i ? s->step_losses[i - 1] : 0.0f)) / (float)n;
+        acc[i] = (acc[i] - (i ? acc[i - 1] : 0.0f)) / (float)n;
     }
     return st;
 }
 
-static clrt_status run_pass(const pass_args *p, uint64_t seed, pass_result *r)
+static clrt_status zero_sums(clrt__sums *s)
+{
+    clrt_status st = clrt__fill(s->loss_sum, 0);
+    return st == CLRT_OK ? clrt__fill(s->correct, 0) : st;
+}
+
+/* An evaluation pass over p->stream in order, the model in evaluation mode
+ * (restored after). */
+static clrt_status eval_pass(pass_args *p, pass_result *r)
 {
     clrt_tensor *x = NULL, *y = NULL;
-    double t0 = clrt__now();
+    double t0 = clrt__now(), loss = 0, right = 0;
+    int was_training = clrt_module_is_training(p->model);
+    clrt_module_train(p->model, 0);
+    p->opt = NULL;
+    p->phase = CLRT_PHASE_TEST;
     int64_t batches = clrt__stream_batches(p->stream), done = 0;
-    clrt_status st = clrt__fill(p->sums->loss_sum, 0);
+    clrt_status st = zero_sums(p->sums);
     if (st == CLRT_OK)
-        st = clrt__fill(p->sums->correct, 0);
-    if (st == CLRT_OK)
-        st = clrt__stream_start(p->stream, p->opt != NULL, seed);
+        st = clrt__stream_start(p->stream, 0, 0);
     for (int64_t i = 0; i < batches && st == CLRT_OK; i++) {
         st = clrt__stream_next(p->stream, i, &x, &y);
         if (st == CLRT_OK)
-            st = step(p, x, y);
-        if (st == CLRT_OK && p->opt && p->sums->cum)
-            st = record_step(p->sums, i);
+            st = step(p, x, y, 1.0);
         done += x ? x->shape[0] : 0;
         if (st == CLRT_OK && p->cfg && p->cfg->progress)
             p->cfg->progress(p->cfg->ctx, p->phase, p->epoch, done, p->stream->size);
     }
     r->samples = p->stream->size;
     if (st == CLRT_OK)
-        st = read_sums(p->sums, r);
-    if (st == CLRT_OK && p->opt && p->sums->cum)
-        st = read_step_losses(p->sums, p->stream, batches);
+        st = add_sums(p->sums, &loss, &right);
+    r->loss = loss / (double)r->samples;
+    r->acc = right / (double)r->samples;
     r->seconds = clrt__now() - t0;
     r->data_seconds = p->stream->data_seconds;
     r->wait_seconds = p->stream->wait_seconds;
-    return st;
-}
-
-/* An evaluation pass with the model in evaluation mode, restored after. */
-static clrt_status eval_pass(pass_args *p, pass_result *r)
-{
-    int was_training = clrt_module_is_training(p->model);
-    clrt_module_train(p->model, 0);
-    p->opt = NULL;
-    p->phase = CLRT_PHASE_TEST;
-    clrt_status st = run_pass(p, 0, r);
     clrt_module_train(p->model, was_training);
     return st;
 }
@@ -192,17 +167,17 @@ clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_
                           double *accuracy)
 {
     clrt__batch_stream l;
-    sums s = {NULL, NULL, NULL, NULL, NULL};
+    clrt__sums s = {NULL, NULL, NULL, NULL, NULL};
     pass_result r = {0};
     if (!model || !ds)
         return clrt__fail(CLRT_EINVAL, "clrt_evaluate: NULL model or data set");
     clrt_status st = clrt__stream_init(&l, ds, model->device, batch_size);
     pass_args p = {model, NULL, &l, &s, clrt_dataset_num_classes(ds), CLRT_PHASE_TEST, 0, NULL};
     if (st == CLRT_OK)
-        st = sums_init(&s, model->device);
+        st = clrt__sums_init(&s, model->device);
     if (st == CLRT_OK)
         st = eval_pass(&p, &r);
-    sums_free(&s);
+    clrt__sums_free(&s);
     clrt__stream_free(&l);
     if (st == CLRT_OK && loss)
         *loss = r.loss;
@@ -211,82 +186,103 @@ clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_
     return st;
 }
 
-/* --- the trainer --- */
+/* --- training --- */
 
-static clrt_status check_config(const clrt_module *model, const clrt_optimizer *opt,
-                                const clrt_dataset *train, const clrt_dataset *test,
-                                const clrt_train_config *cfg)
+/* Samples in batch i of a pass (all replicas' parts together). */
+static int64_t batch_samples(const clrt__batch_stream *b, int64_t i)
 {
-    int64_t a[3], b[3];
-    if (!model || !opt || !train || !cfg)
-        return clrt__fail(CLRT_EINVAL, "clrt_trainer_new: NULL model, optimizer, training set "
-                                       "or config");
-    if (cfg->batch_size < 1 || cfg->epochs < 0)
-        return clrt__fail(CLRT_EINVAL,
-                          "clrt_trainer_new: batch_size %d must be >= 1 and "
-                          "epochs %d >= 0",
-                          cfg->batch_size, cfg->epochs);
-    if (!test)
-        return CLRT_OK;
-    clrt_dataset_sample_shape(train, a);
-    clrt_dataset_sample_shape(test, b);
-    if (a[0] != b[0] || a[1] != b[1] || a[2] != b[2] ||
-        clrt_dataset_num_classes(train) != clrt_dataset_num_classes(test))
-        return clrt__fail(CLRT_ESHAPE,
-                          "clrt_trainer_new: %s has samples [%lld, %lld, %lld] in %d classes but "
-                          "%s has [%lld, %lld, %lld] in %d",
-                          clrt_dataset_name(train), (long long)a[0], (long long)a[1],
-                          (long long)a[2], clrt_dataset_num_classes(train), clrt_dataset_name(test),
-                          (long long)b[0], (long long)b[1], (long long)b[2],
-                          clrt_dataset_num_classes(test));
-    return CLRT_OK;
+    int64_t left = b->size - i * b->batch;
+    return left < b->batch ? left : b->batch;
 }
 
-/* The per-step buffers of cfg.step_losses: one float per training batch. */
-static int cum_init(clrt_trainer *t, const clrt_dataset *train, clrt_device *d)
+/* Batch i on every replica: forward and backward enqueued on each device
+ * before anything waits, the gradients summed across devices, then each
+ * replica's optimizer step. */
+static clrt_status train_batch(clrt_trainer *t, const pass_args *base, int64_t i)
 {
-    int64_t size = clrt_dataset_size(train),
-            batch = t->cfg.batch_size < size ? t->cfg.batch_size : size;
-    if (size < 1)
-        return 0; /* an empty data set: the batch stream reports it */
-    int64_t n[1] = {(size + batch - 1) / batch};
-    t->sums.cum = clrt__alloc(d, CLRT_F32, 1, n);
-    t->sums.step_losses = t->sums.cum ? clrt__malloc((size_t)n[0] * sizeof(float)) : NULL;
-    if (t->sums.cum && !t->sums.step_losses)
-        clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
-    return t->sums.step_losses == NULL;
+    double n = (double)batch_samples(&t->rep[0].train, i);
+    clrt_status st = CLRT_OK;
+    for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
+        clrt__replica *r = &t->rep[k];
+        pass_args p = *base;
+        p.model = r->model, p.opt = r->opt, p.stream = &r->train, p.sums = &r->sums;
+        clrt_tensor *x, *y;
+        st = clrt__stream_next(&r->train, i, &x, &y);
+        if (st == CLRT_OK)
+            st = step(&p, x, y, (double)x->shape[0] / n);
+    }
+    if (st == CLRT_OK && t->n_rep > 1)
+        st = clrt__grad_exchange_sum(&t->exchange);
+    for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
+        st = clrt_optimizer_step(t->rep[k].opt);
+        if (st == CLRT_OK && t->rep[k].sums.cum)
+            st = record_step(&t->rep[k].sums, i);
+    }
+    return st;
 }
 
-clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
-                               const clrt_dataset *test, const clrt_train_config *cfg)
+static clrt_status start_train_pass(clrt_trainer *t, uint64_t seed)
 {
-    if (check_config(model, opt, train, test, cfg) != CLRT_OK)
-        return NULL;
-    clrt_device *d = cfg->device ? cfg->device : model->device;
-    if (clrt__optim_check_device(opt, d, "clrt_trainer_new") != CLRT_OK ||
-        clrt_module_to(model, d) != CLRT_OK)
-        return NULL;
-    clrt_trainer *t = clrt__calloc(1, sizeof *t);
-    if (!t) {
-        clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
-        return NULL;
+    clrt_status st = CLRT_OK;
+    t->exchange.sum_seconds = t->exchange.wait_seconds = 0;
+    for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
+        clrt_module_train(t->rep[k].model, 1);
+        st = zero_sums(&t->rep[k].sums);
+        if (st == CLRT_OK)
+            st = clrt__stream_start(&t->rep[k].train, 1, seed);
     }
-    *t =
-        (clrt_trainer){model, opt, *cfg, {0}, {0}, {NULL, NULL, NULL, NULL, NULL}, test != NULL, 0};
-    t->cfg.device = d;
-    t->epoch = cfg->start_epoch > 0 ? cfg->start_epoch : 0; /* resuming: epochs done */
-    if (sums_init(&t->sums, d) != CLRT_OK || (cfg->step_losses && cum_init(t, train, d)) ||
-        clrt__stream_init(&t->train, train, d, cfg->batch_size) != CLRT_OK ||
-        (test && clrt__stream_init(&t->test, test, d, cfg->batch_size) != CLRT_OK)) {
-        clrt_trainer_free(t);
-        return NULL;
+    return st;
+}
+
+/* The pass's loss and accuracy over every replica, and its time split. */
+static clrt_status finish_train_pass(clrt_trainer *t, int64_t batches, pass_result *r)
+{
+    double loss = 0, right = 0;
+    clrt_status st = CLRT_OK;
+    for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
+        st = add_sums(&t->rep[k].sums, &loss, &right);
+        r->data_seconds += t->rep[k].train.data_seconds;
+        r->wait_seconds += t->rep[k].train.wait_seconds;
     }
-    return t;
+    r->samples = t->rep[0].train.size;
+    r->loss = loss / (double)r->samples;
+    r->acc = right / (double)r->samples;
+    r->exchange_seconds = t->exchange.sum_seconds;
+    r->exchange_wait_seconds = t->exchange.wait_seconds;
+    if (st == CLRT_OK && t->rep[0].sums.cum)
+        st = read_step_losses(t, batches);
+    return st;
+}
+
+static clrt_status train_pass(clrt_trainer *t, uint64_t seed, pass_result *r)
+{
+    double t0 = clrt__now();
+    pass_args base = {NULL,
+                      NULL,
+                      NULL,
+                      NULL,
+                      clrt_dataset_num_classes(t->rep[0].train.ds),
+                      CLRT_PHASE_TRAIN,
+                      t->epoch,
+                      &t->cfg};
+    int64_t batches = clrt__stream_batches(&t->rep[0].train), done = 0;
+    clrt_status st = start_train_pass(t, seed);
+    for (int64_t i = 0; i < batches && st == CLRT_OK; i++) {
+        st = train_batch(t, &base, i);
+        done += batch_samples(&t->rep[0].train, i);
+        if (st == CLRT_OK && t->cfg.progress)
+            t->cfg.progress(t->cfg.ctx, CLRT_PHASE_TRAIN, t->epoch, done, t->rep[0].train.size);
+    }
+    if (st == CLRT_OK)
+        st = finish_train_pass(t, batches, r);
+    r->seconds = clrt__now() - t0;
+    return st;
 }
 
 static void fill_stats(clrt_trainer *t, const pass_result *tr, const pass_result *te,
                        clrt_epoch_stats *s)
 {
+    const clrt__sums *s0 = &t->rep[0].sums;
     *s = (clrt_epoch_stats){.epoch = t->epoch,
                             .train_samples = tr->samples,
                             .test_samples = te ? te->samples : 0,
@@ -302,9 +298,11 @@ static void fill_stats(clrt_trainer *t, const pass_result *tr, const pass_result
                             .wait_seconds = tr->wait_seconds,
                             .compute_seconds = tr->seconds - tr->data_seconds,
                             .data_share = tr->data_seconds / tr->seconds,
-                            .lr = clrt_optimizer_lr(t->opt),
-                            .step_losses = t->sums.step_losses,
-                            .steps = t->sums.step_losses ? clrt__stream_batches(&t->train) : 0};
+                            .lr = clrt_optimizer_lr(t->rep[0].opt),
+                            .exchange_seconds = tr->exchange_seconds,
+                            .exchange_wait_seconds = tr->exchange_wait_seconds,
+                            .step_losses = s0->step_losses,
+                            .steps = s0->step_losses ? clrt__stream_batches(&t->rep[0].train) : 0};
 }
 
 /* A NaN or infinite loss in any step makes the pass's loss sum NaN or
@@ -316,8 +314,9 @@ static clrt_status diverged(const clrt_trainer *t, const pass_result *tr)
                       "clrt_trainer_epoch: training diverged: the mean loss of epoch %d is %g "
                       "(%lld samples of %s on %s); lower the learning rate (it is %g) or check "
                       "the inputs",
-                      t->epoch, tr->loss, (long long)tr->samples, clrt_dataset_name(t->train.ds),
-                      clrt_device_str(t->cfg.device), clrt_optimizer_lr(t->opt));
+                      t->epoch, tr->loss, (long long)tr->samples,
+                      clrt_dataset_name(t->rep[0].train.ds), clrt_device_str(t->cfg.device),
+                      clrt_optimizer_lr(t->rep[0].opt));
 }
 
 clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
@@ -326,51 +325,22 @@ clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
         return clrt__fail(CLRT_EINVAL, "clrt_trainer_epoch: trainer is NULL");
     t->epoch++;
     pass_result tr = {0}, te = {0};
-    pass_args p = {
-        t->model,         t->opt,   &t->train, &t->sums, clrt_dataset_num_classes(t->train.ds),
-        CLRT_PHASE_TRAIN, t->epoch, &t->cfg};
-    clrt_module_train(t->model, 1);
-    clrt_status st = run_pass(&p, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
+    clrt_status st = train_pass(t, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
     if (st == CLRT_OK && !isfinite(tr.loss))
         st = diverged(t, &tr);
     int evaluate = t->have_test && t->cfg.evaluate;
     if (st == CLRT_OK && evaluate) {
-        p.stream = &t->test;
+        pass_args p = {t->rep[0].model,
+                       NULL,
+                       &t->test,
+                       &t->rep[0].sums,
+                       clrt_dataset_num_classes(t->test.ds),
+                       CLRT_PHASE_TEST,
+                       t->epoch,
+                       &t->cfg};
         st = eval_pass(&p, &te);
     }
     if (st == CLRT_OK && stats)
         fill_stats(t, &tr, evaluate ? &te : NULL, stats);
-    return st;
-}
-
-void clrt_trainer_free(clrt_trainer *t)
-{
-    if (!t)
-        return;
-    clrt__stream_free(&t->train);
-    clrt__stream_free(&t->test);
-    sums_free(&t->sums);
-    free(t);
-}
-
-clrt_status clrt_train(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
-                       const clrt_dataset *test, const clrt_train_config *cfg,
-                       clrt_epoch_stats *stats)
-{
-    clrt_trainer *t = clrt_trainer_new(model, opt, train, test, cfg);
-    if (!t)
-        return clrt_last_status();
-    clrt_status st = CLRT_OK;
-    for (int e = 0; e < cfg->epochs && st == CLRT_OK; e++) {
-        clrt_epoch_stats s;
-        st = clrt_trainer_epoch(t, &s);
-        if (st != CLRT_OK)
-            break;
-        if (stats)
-            stats[e] = s;
-        if (cfg->on_epoch && cfg->on_epoch(cfg->ctx, &s))
-            break;
-    }
-    clrt_trainer_free(t);
     return st;
 }

@@ -1,0 +1,76 @@
+/* clrt_module_clone: a deep copy of a module on another device, the
+ * replicas of data-parallel training. A kind's struct is copied byte for
+ * byte (its hyperparameters), then what the copy must own is made anew:
+ * parameters, gradients, children; caches and forward state start empty. */
+#include "runtime/nn/module_internal.h"
+#include "runtime/core/alloc_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A copy of t on d, also when t is already there. */
+static clrt_tensor *copy_on(clrt_tensor *t, clrt_device *d)
+{
+    return clrt__dev(t) == d ? clrt_tensor_clone(t) : clrt_tensor_to(t, d);
+}
+
+/* The copy's parameters: values copied, gradients zeroed. Entries not made
+ * are NULL, so clrt_module_free can undo a partial copy. */
+static clrt_status clone_params(clrt_module *copy, const clrt_module *m, clrt_device *d)
+{
+    for (int i = 0; i < m->nparams; i++)
+        copy->params[i].value = copy->params[i].grad = NULL;
+    for (int i = 0; i < m->nparams; i++) {
+        clrt_tensor *v = m->params[i].value;
+        copy->params[i].value = copy_on(v, d);
+        copy->params[i].grad =
+            copy->params[i].value ? clrt_zeros(d, CLRT_F32, v->ndim, v->shape) : NULL;
+        if (!copy->params[i].grad)
+            return clrt_last_status();
+    }
+    return CLRT_OK;
+}
+
+static clrt_status clone_children(clrt_module *copy, const clrt_module *m, clrt_device *d)
+{
+    int n = m->nchildren;
+    if (n == 0)
+        return CLRT_OK;
+    copy->children = clrt__calloc((size_t)n, sizeof *copy->children);
+    if (!copy->children)
+        return clrt__fail(CLRT_ENOMEM, "clrt_module_clone: out of host memory");
+    for (int i = 0; i < n; i++, copy->nchildren++)
+        if (!(copy->children[i] = clrt_module_clone(m->children[i], d)))
+            return clrt_last_status();
+    return CLRT_OK;
+}
+
+clrt_module *clrt_module_clone(clrt_module *m, clrt_device *d)
+{
+    if (!m || !d) {
+        clrt__fail(CLRT_EINVAL, "clrt_module_clone: NULL module or device");
+        return NULL;
+    }
+    clrt_module *copy = clrt__malloc(m->size);
+    if (!copy) {
+        clrt__fail(CLRT_ENOMEM, "clrt_module_clone: out of host memory for a %s", m->vt->kind);
+        return NULL;
+    }
+    memcpy(copy, m, m->size);
+    copy->device = d;
+    copy->children = NULL; /* until clone_children: a failure frees only the copy's own */
+    copy->nchildren = 0;
+    copy->out = copy->grad_in = copy->saved = NULL;
+    copy->name_cache = NULL;
+    copy->name_count = 0;
+    if (m->vt->clone_fields)
+        m->vt->clone_fields(copy);
+    clrt_status st = clone_params(copy, m, d);
+    if (st == CLRT_OK)
+        st = clone_children(copy, m, d);
+    if (st != CLRT_OK) {
+        clrt_module_free(copy);
+        return NULL;
+    }
+    return copy;
+}

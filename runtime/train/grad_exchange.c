@@ -1,0 +1,159 @@
+/* The data-parallel gradient sum across local devices
+ * (grad_exchange_internal.h). */
+#include "runtime/train/grad_exchange_internal.h"
+#include "runtime/core/alloc_internal.h"
+#include "runtime/core/clock_internal.h"
+#include "runtime/device/pinned_internal.h"
+#include "runtime/device/trace_internal.h"
+#include "runtime/device/wait_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static clrt_status part_init(clrt__grad_exchange *x, clrt__grad_part *p, clrt_module *m)
+{
+    p->dev = m->device;
+    p->grads = clrt__calloc((size_t)x->n_params, sizeof *p->grads);
+    if (!p->grads)
+        return clrt__fail(CLRT_ENOMEM, "data-parallel gradients: out of host memory");
+    if (clrt_module_parameters(m, NULL, NULL, p->grads, x->n_params) != x->n_params)
+        return clrt__fail(CLRT_EINVAL, "data-parallel gradients: the replicas differ");
+    size_t bytes = (size_t)x->numel * sizeof(float);
+    p->flat = clrt__buffer_new(p->dev, bytes, "flat gradient buffer");
+    if (!p->flat)
+        return clrt_last_status();
+    if (!p->dev->info.unified_memory)
+        p->host = clrt__pinned_new(p->dev, p->dev->queue, bytes, &p->pinned, "gradient staging");
+    else if (!(p->host = clrt__malloc(bytes)))
+        clrt__fail(CLRT_ENOMEM, "data-parallel gradients: out of host memory");
+    return p->host ? CLRT_OK : clrt_last_status();
+}
+
+clrt_status clrt__grad_exchange_init(clrt__grad_exchange *x, int n_parts,
+                                     clrt_module *const *models)
+{
+    memset(x, 0, sizeof *x);
+    x->n_parts = n_parts;
+    x->n_params = clrt_module_parameters(models[0], NULL, NULL, NULL, 0);
+    x->numel = clrt_module_param_count(models[0]);
+    clrt_status st = x->n_params > 0 ? CLRT_OK
+                                     : clrt__fail(CLRT_EINVAL, "data-parallel training: the "
+                                                               "model has no parameters");
+    for (int i = 0; i < n_parts && st == CLRT_OK; i++)
+        st = part_init(x, &x->part[i], models[i]);
+    if (st != CLRT_OK)
+        clrt__grad_exchange_free(x);
+    return st;
+}
+
+/* Copies each gradient into (to_flat) or out of the flat buffer, on the
+ * part's compute queue. */
+static clrt_status copy_flat(clrt__grad_part *p, int n, int to_flat)
+{
+    size_t off = 0;
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; i < n && err == CL_SUCCESS; i++) {
+        size_t bytes = clrt_tensor_nbytes(p->grads[i]);
+        cl_mem g = clrt__mem(p->grads[i]);
+        cl_event ev;
+        err = to_flat ? clEnqueueCopyBuffer(p->dev->queue, g, p->flat, 0, off, bytes, 0, NULL,
+                                            clrt__trace_slot(&ev))
+                      : clEnqueueCopyBuffer(p->dev->queue, p->flat, g, off, 0, bytes, 0, NULL,
+                                            clrt__trace_slot(&ev));
+        clrt__trace_command(p->dev, p->dev->queue, ev, CLRT__TRACE_COPY,
+                            to_flat ? "gradient pack" : "gradient unpack");
+        off += bytes;
+    }
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueCopyBuffer (gradients)");
+}
+
+/* Packs and reads part p's gradients to its host memory (no wait). */
+static clrt_status enqueue_read(clrt__grad_exchange *x, clrt__grad_part *p)
+{
+    clrt_status st = copy_flat(p, x->n_params, 1);
+    if (st != CLRT_OK)
+        return st;
+    cl_int err = clEnqueueReadBuffer(p->dev->queue, p->flat, CL_FALSE, 0,
+                                     (size_t)x->numel * sizeof(float), p->host, 0, NULL, &p->read);
+    clrt__trace_keep(p->dev, p->dev->queue, err == CL_SUCCESS ? p->read : NULL, CLRT__TRACE_COPY,
+                     "gradient read");
+    if (err == CL_SUCCESS)
+        err = clFlush(p->dev->queue);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueReadBuffer (gradients)");
+}
+
+static clrt_status wait_read(clrt__grad_part *p)
+{
+    clrt_status st = clrt__wait_event(NULL, p->read, 0, "reading gradients");
+    clReleaseEvent(p->read);
+    p->read = NULL;
+    return st;
+}
+
+/* part[0].host += the other parts'; then every part's host holds the sum. */
+static void sum_on_host(clrt__grad_exchange *x)
+{
+    float *sum = x->part[0].host;
+    for (int r = 1; r < x->n_parts; r++) {
+        const float *h = x->part[r].host;
+        for (int64_t i = 0; i < x->numel; i++)
+            sum[i] += h[i];
+    }
+    for (int r = 1; r < x->n_parts; r++)
+        memcpy(x->part[r].host, sum, (size_t)x->numel * sizeof(float));
+}
+
+/* Writes the sum back and unpacks it into the gradients. The write reads
+ * host memory until it completes: the part's next read, on the same
+ * in-order queue, is after it, so the host memory is reused only then. */
+static clrt_status enqueue_write(clrt__grad_exchange *x, clrt__grad_part *p)
+{
+    cl_event ev;
+    cl_int err =
+        clEnqueueWriteBuffer(p->dev->queue, p->flat, CL_FALSE, 0, (size_t)x->numel * sizeof(float),
+                             p->host, 0, NULL, clrt__trace_slot(&ev));
+    clrt__trace_command(p->dev, p->dev->queue, ev, CLRT__TRACE_COPY, "gradient write");
+    if (err != CL_SUCCESS)
+        return clrt__fail_cl(err, "clEnqueueWriteBuffer (gradients)");
+    return copy_flat(p, x->n_params, 0);
+}
+
+clrt_status clrt__grad_exchange_sum(clrt__grad_exchange *x)
+{
+    double t0 = clrt__now();
+    clrt_status st = CLRT_OK;
+    for (int r = 0; r < x->n_parts && st == CLRT_OK; r++)
+        st = enqueue_read(x, &x->part[r]);
+    double t1 = clrt__now();
+    for (int r = 0; r < x->n_parts; r++)
+        if (x->part[r].read) {
+            clrt_status w = wait_read(&x->part[r]);
+            st = st == CLRT_OK ? w : st;
+        }
+    double t2 = clrt__now();
+    if (st == CLRT_OK)
+        sum_on_host(x);
+    for (int r = 0; r < x->n_parts && st == CLRT_OK; r++)
+        st = enqueue_write(x, &x->part[r]);
+    x->wait_seconds += t2 - t1;
+    x->sum_seconds += (t1 - t0) + (clrt__now() - t2);
+    return st;
+}
+
+void clrt__grad_exchange_free(clrt__grad_exchange *x)
+{
+    for (int r = 0; r < x->n_parts; r++) {
+        clrt__grad_part *p = &x->part[r];
+        if (p->read)
+            wait_read(p);
+        if (p->dev && p->flat)
+            clrt__device_drain(p->dev); /* the last write may still read p->host */
+        if (p->pinned)
+            clrt__pinned_free(p->dev->queue, p->pinned, p->host);
+        else
+            free(p->host);
+        clrt__buffer_release(p->dev, p->flat, (size_t)x->numel * sizeof(float));
+        free(p->grads);
+    }
+    memset(x, 0, sizeof *x);
+}

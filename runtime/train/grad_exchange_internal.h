@@ -1,0 +1,47 @@
+/* The gradient sum of data-parallel training across the devices of one
+ * process. Each replica's gradients are packed into one flat buffer on its
+ * device (device-side copies), read to host memory in one transfer, summed
+ * on the host, and the sum written back in one transfer and unpacked, so a
+ * step moves each replica's gradients over the bus once each way, however
+ * many parameter tensors the model has. Host memory is pinned on devices
+ * with their own memory (DMA), plain on unified-memory devices.
+ *
+ * The one wait of a data-parallel step is here: the sum needs every
+ * replica's gradients, so the host waits for the last read. Before it,
+ * every replica's forward and backward and its read are already enqueued
+ * and flushed, so the devices compute side by side and a replica's read
+ * overlaps the others' compute. */
+#ifndef CLRT_GRAD_EXCHANGE_INTERNAL_H
+#define CLRT_GRAD_EXCHANGE_INTERNAL_H
+
+#include "runtime/nn/module_internal.h"
+
+#define CLRT__MAX_REPLICAS 16
+
+typedef struct {
+    clrt_device *dev;
+    clrt_tensor **grads; /* the replica's gradients (borrowed), state_dict order */
+    cl_mem flat;         /* on dev: every gradient, one after another */
+    float *host;         /* the flat gradients on the host: pinned, or malloc'ed */
+    cl_mem pinned;       /* the pinned buffer behind host, or NULL */
+    cl_event read;       /* this step's read of flat into host */
+} clrt__grad_part;
+
+typedef struct {
+    int n_parts, n_params;
+    int64_t numel; /* floats in a flat buffer */
+    clrt__grad_part part[CLRT__MAX_REPLICAS];
+    double sum_seconds;  /* host time packing, summing, writing back */
+    double wait_seconds; /* host time blocked until every part was read */
+} clrt__grad_exchange;
+
+/* Sets up the exchange between the replicas' models (identical layers, one
+ * device each). On error nothing is left to free. */
+clrt_status clrt__grad_exchange_init(clrt__grad_exchange *x, int n_parts,
+                                     clrt_module *const *models);
+/* Replaces every replica's gradients by their sum over the replicas. Only
+ * enqueues on the devices, apart from the one wait for the reads. */
+clrt_status clrt__grad_exchange_sum(clrt__grad_exchange *x);
+void clrt__grad_exchange_free(clrt__grad_exchange *x);
+
+#endif

@@ -1,0 +1,45 @@
+/* The trainer's state, shared by its passes (trainer.c) and its set-up
+ * (trainer_setup.c). */
+#ifndef CLRT_TRAINER_INTERNAL_H
+#define CLRT_TRAINER_INTERNAL_H
+
+#include "runtime/train/batch_stream_internal.h"
+#include "runtime/train/grad_exchange_internal.h"
+#include <clrt/train.h>
+
+/* Device-side accumulators of a pass and the loss-gradient buffer, kept
+ * across passes so that no step allocates. */
+typedef struct {
+    clrt_tensor *loss_sum; /* 0-dim float32 */
+    clrt_tensor *correct;  /* 0-dim int32 */
+    clrt_tensor *grad;     /* d loss / d logits, [batch, classes] */
+    clrt_tensor *cum;      /* cfg.step_losses: loss_sum after each step, [batches] */
+    float *step_losses;    /* host: each step's mean loss, from cum */
+} clrt__sums;
+
+/* A model and optimizer on one device with its part of each training
+ * batch. Replica 0 is the caller's model and optimizer (borrowed); the
+ * others are the trainer's copies. */
+typedef struct {
+    clrt_module *model;
+    clrt_optimizer *opt;
+    clrt__batch_stream train;
+    clrt__sums sums;
+} clrt__replica;
+
+_Static_assert(CLRT_MAX_DATA_PARALLEL == CLRT__MAX_REPLICAS, "one limit");
+
+struct clrt_trainer {
+    clrt_train_config cfg; /* device: replica 0's; devices: NULL (the replicas') */
+    int n_rep;
+    clrt__replica rep[CLRT__MAX_REPLICAS];
+    clrt__grad_exchange exchange; /* when n_rep > 1 */
+    clrt__batch_stream test;      /* on replica 0's device */
+    int have_test;
+    int epoch;
+};
+
+clrt_status clrt__sums_init(clrt__sums *s, clrt_device *d);
+void clrt__sums_free(clrt__sums *s);
+
+#endif

@@ -1,0 +1,233 @@
+/* The trainer's construction and teardown: argument checks, the device
+ * list, the replicas of data-parallel training (a clone of the model and
+ * the optimizer per further device), their batch streams and sums. */
+#include "runtime/train/trainer_internal.h"
+#include "runtime/core/alloc_internal.h"
+#include "runtime/optim/optim_internal.h"
+
+#include <stdlib.h>
+
+clrt_status clrt__sums_init(clrt__sums *s, clrt_device *d)
+{
+    s->loss_sum = clrt__alloc(d, CLRT_F32, 0, NULL);
+    s->correct = s->loss_sum ? clrt__alloc(d, CLRT_I32, 0, NULL) : NULL;
+    return s->correct ? CLRT_OK : clrt_last_status();
+}
+
+void clrt__sums_free(clrt__sums *s)
+{
+    clrt_tensor_release(s->cum);
+    free(s->step_losses);
+    clrt_tensor_release(s->loss_sum);
+    clrt_tensor_release(s->correct);
+    clrt_tensor_release(s->grad);
+}
+
+clrt_train_config clrt_train_defaults(void)
+{
+    return (clrt_train_config){.epochs = 10, .batch_size = 256, .seed = 0, .evaluate = 1};
+}
+
+static clrt_status check_config(const clrt_module *model, const clrt_optimizer *opt,
+                                const clrt_dataset *train, const clrt_dataset *test,
+                                const clrt_train_config *cfg)
+{
+    int64_t a[3], b[3];
+    if (!model || !opt || !train || !cfg)
+        return clrt__fail(CLRT_EINVAL, "clrt_trainer_new: NULL model, optimizer, training set "
+                                       "or config");
+    if (cfg->batch_size < 1 || cfg->epochs < 0)
+        return clrt__fail(CLRT_EINVAL,
+                          "clrt_trainer_new: batch_size %d must be >= 1 and "
+                          "epochs %d >= 0",
+                          cfg->batch_size, cfg->epochs);
+    if (!test)
+        return CLRT_OK;
+    clrt_dataset_sample_shape(train, a);
+    clrt_dataset_sample_shape(test, b);
+    if (a[0] != b[0] || a[1] != b[1] || a[2] != b[2] ||
+        clrt_dataset_num_classes(train) != clrt_dataset_num_classes(test))
+        return clrt__fail(CLRT_ESHAPE,
+                          "clrt_trainer_new: %s has samples [%lld, %lld, %lld] in %d classes but "
+                          "%s has [%lld, %lld, %lld] in %d",
+                          clrt_dataset_name(train), (long long)a[0], (long long)a[1],
+                          (long long)a[2], clrt_dataset_num_classes(train), clrt_dataset_name(test),
+                          (long long)b[0], (long long)b[1], (long long)b[2],
+                          clrt_dataset_num_classes(test));
+    return CLRT_OK;
+}
+
+/* The devices to train on, into devs: cfg->devices, or the one device
+ * (cfg->device, else the model's). */
+static int pick_devices(const clrt_module *model, const clrt_train_config *cfg, clrt_device **devs)
+{
+    const char *api = "clrt_trainer_new";
+    int n = cfg->n_devices;
+    if (!cfg->devices && n == 0) {
+        devs[0] = cfg->device ? cfg->device : model->device;
+        return 1;
+    }
+    if (!cfg->devices || n < 1 || n > CLRT_MAX_DATA_PARALLEL)
+        return clrt__fail(CLRT_EINVAL, "%s: cfg.devices lists %d devices; give 1 to %d", api,
+                          cfg->devices ? n : 0, CLRT_MAX_DATA_PARALLEL);
+    for (int i = 0; i < n; i++) {
+        if (!(devs[i] = cfg->devices[i]))
+            return clrt__fail(CLRT_EINVAL, "%s: cfg.devices[%d] is NULL", api, i);
+        for (int j = 0; j < i; j++)
+            if (devs[j] == devs[i])
+                return clrt__fail(CLRT_EINVAL, "%s: %s is listed twice in cfg.devices (%d and %d)",
+                                  api, clrt_device_str(devs[i]), j, i);
+    }
+    if (n > cfg->batch_size)
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: %d devices but a batch of %d samples: every device needs a "
+                          "part of each full batch",
+                          api, n, cfg->batch_size);
+    if (cfg->device && cfg->device != devs[0])
+        return clrt__fail(CLRT_EINVAL, "%s: cfg.device is %s but cfg.devices[0] is %s", api,
+                          clrt_device_str(cfg->device), clrt_device_str(devs[0]));
+    return n;
+}
+
+/* Replica t->n_rep on d: a clone of replica 0's model and an optimizer
+ * like replica 0's over the clone's parameters. */
+static clrt_status add_replica(clrt_trainer *t, clrt_device *d)
+{
+    clrt__replica *r0 = &t->rep[0], *r = &t->rep[t->n_rep];
+    if (!(r->model = clrt_module_clone(r0->model, d)))
+        return clrt_last_status();
+    t->n_rep++;
+    int n = clrt_module_parameters(r->model, NULL, NULL, NULL, 0);
+    clrt_tensor **params = clrt__calloc((size_t)n + 1, sizeof *params);
+    clrt_tensor **grads = clrt__calloc((size_t)n + 1, sizeof *grads);
+    if (params && grads)
+        clrt_module_parameters(r->model, NULL, params, grads, n);
+    else
+        clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
+    r->opt = params && grads ? clrt__optim_replica(r0->opt, n, params, grads) : NULL;
+    free(params);
+    free(grads);
+    return r->opt ? CLRT_OK : clrt_last_status();
+}
+
+/* The per-step buffers of cfg.step_losses: one float per training batch. */
+static clrt_status cum_init(clrt__sums *s, const clrt_train_config *cfg, const clrt_dataset *train,
+                            clrt_device *d)
+{
+    int64_t size = clrt_dataset_size(train),
+            batch = cfg->batch_size < size ? cfg->batch_size : size;
+    if (!cfg->step_losses || size < 1)
+        return CLRT_OK; /* an empty data set: the batch stream reports it */
+    int64_t n[1] = {(size + batch - 1) / batch};
+    s->cum = clrt__alloc(d, CLRT_F32, 1, n);
+    s->step_losses = s->cum ? clrt__malloc((size_t)n[0] * sizeof(float)) : NULL;
+    if (s->cum && !s->step_losses)
+        clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
+    return s->step_losses ? CLRT_OK : clrt_last_status();
+}
+
+/* Every replica's sums and its stream of its part of each batch; with
+ * several, the gradient exchange between them. */
+static clrt_status replicas_init(clrt_trainer *t, const clrt_dataset *train)
+{
+    clrt_status st = CLRT_OK;
+    clrt_module *models[CLRT__MAX_REPLICAS];
+    for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
+        clrt__replica *r = &t->rep[k];
+        clrt_device *d = r->model->device;
+        models[k] = r->model;
+        st = clrt__sums_init(&r->sums, d);
+        if (st == CLRT_OK)
+            st = cum_init(&r->sums, &t->cfg, train, d);
+        if (st == CLRT_OK)
+            st = clrt__stream_init_shard(&r->train, train, d, t->cfg.batch_size, k, t->n_rep);
+    }
+    if (st == CLRT_OK && t->n_rep > 1)
+        st = clrt__grad_exchange_init(&t->exchange, t->n_rep, models);
+    return st;
+}
+
+/* Replica 0 (the caller's model and optimizer, on devs[0]) and its copies. */
+static clrt_status trainer_init(clrt_trainer *t, const clrt_dataset *train,
+                                const clrt_dataset *test, clrt_device **devs, int n)
+{
+    clrt_status st = CLRT_OK;
+    for (int k = 1; k < n && st == CLRT_OK; k++)
+        st = add_replica(t, devs[k]);
+    if (st == CLRT_OK)
+        st = replicas_init(t, train);
+    if (st == CLRT_OK && test)
+        st = clrt__stream_init(&t->test, test, devs[0], t->cfg.batch_size);
+    return st;
+}
+
+clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
+                               const clrt_dataset *test, const clrt_train_config *cfg)
+{
+    clrt_device *devs[CLRT__MAX_REPLICAS];
+    if (check_config(model, opt, train, test, cfg) != CLRT_OK)
+        return NULL;
+    int n = pick_devices(model, cfg, devs);
+    if (n < 1 || clrt__optim_check_device(opt, devs[0], "clrt_trainer_new") != CLRT_OK ||
+        clrt_module_to(model, devs[0]) != CLRT_OK)
+        return NULL;
+    clrt_trainer *t = clrt__calloc(1, sizeof *t);
+    if (!t) {
+        clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
+        return NULL;
+    }
+    t->cfg = *cfg;
+    t->cfg.device = devs[0];
+    t->cfg.devices = NULL;
+    t->cfg.n_devices = 0;
+    t->rep[0] = (clrt__replica){.model = model, .opt = opt};
+    t->n_rep = 1;
+    t->have_test = test != NULL;
+    t->epoch = cfg->start_epoch > 0 ? cfg->start_epoch : 0; /* resuming: epochs done */
+    if (trainer_init(t, train, test, devs, n) != CLRT_OK) {
+        clrt_trainer_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void clrt_trainer_free(clrt_trainer *t)
+{
+    if (!t)
+        return;
+    if (t->n_rep > 1)
+        clrt__grad_exchange_free(&t->exchange);
+    clrt__stream_free(&t->test);
+    for (int k = 0; k < t->n_rep; k++) {
+        clrt__replica *r = &t->rep[k];
+        clrt__stream_free(&r->train);
+        clrt__sums_free(&r->sums);
+        if (k > 0) {
+            clrt_optimizer_free(r->opt);
+            clrt_module_free(r->model);
+        }
+    }
+    free(t);
+}
+
+clrt_status clrt_train(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
+                       const clrt_dataset *test, const clrt_train_config *cfg,
+                       clrt_epoch_stats *stats)
+{
+    clrt_trainer *t = clrt_trainer_new(model, opt, train, test, cfg);
+    if (!t)
+        return clrt_last_status();
+    clrt_status st = CLRT_OK;
+    for (int e = 0; e < cfg->epochs && st == CLRT_OK; e++) {
+        clrt_epoch_stats s;
+        st = clrt_trainer_epoch(t, &s);
+        if (st != CLRT_OK)
+            break;
+        if (stats)
+            stats[e] = s;
+        if (cfg->on_epoch && cfg->on_epoch(cfg->ctx, &s))
+            break;
+    }
+    clrt_trainer_free(t);
+    return st;
+}
