@@ -10,8 +10,11 @@
 #define CNN_MAX_SWEEP 16
 
 typedef struct {
-    const char *model;     /* "lenet" | "seed-cnn" */
-    const char *device;    /* NULL: the best device, clrt_try_gpu(0) */
+    const char *model;   /* "lenet" | "seed-cnn" */
+    const char *device;  /* NULL: the best device, clrt_try_gpu(0) */
+    const char *devices; /* --devices LIST|all: data-parallel training, or NULL */
+    clrt_device *dp[CLRT_MAX_DATA_PARALLEL]; /* the --devices list, resolved by main */
+    int n_dp;
     const char *dataset;   /* "fashion-mnist" | "cifar10" */
     const char *data_dir;  /* NULL: Debian's folder for Fashion-MNIST */
     const char *optimizer; /* "sgd" | "adam" */

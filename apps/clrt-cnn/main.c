@@ -41,11 +41,34 @@ static void print_device(clrt_device *d)
                clrt_device_kind_str(info.kind));
 }
 
-/* --device, else the best device (gpu:0 if any, else cpu); NULL after
- * printing why. */
-static clrt_device *pick_device(const cnn_options *o)
+/* --devices into o->dp: "all" (every GPU, else cpu), or specs between
+ * commas. The first device, or NULL + error. */
+static clrt_device *pick_devices(cnn_options *o)
 {
-    clrt_device *d = o->device ? clrt_device_get(o->device) : clrt_try_gpu(0);
+    if (strcmp(o->devices, "all") == 0) {
+        int n = clrt_try_all_gpus(o->dp, CLRT_MAX_DATA_PARALLEL);
+        o->n_dp = n > CLRT_MAX_DATA_PARALLEL ? CLRT_MAX_DATA_PARALLEL : n;
+        return n > 0 ? o->dp[0] : NULL;
+    }
+    char spec[64];
+    o->n_dp = 0;
+    for (const char *p = o->devices; *p; p += *p == ',') {
+        size_t len = strcspn(p, ",");
+        snprintf(spec, sizeof spec, "%.*s", (int)(len < sizeof spec ? len : sizeof spec - 1), p);
+        p += len;
+        if (o->n_dp == CLRT_MAX_DATA_PARALLEL || !(o->dp[o->n_dp++] = clrt_device_get(spec)))
+            return NULL;
+    }
+    return o->n_dp ? o->dp[0] : (clrt_device_get(""), NULL);
+}
+
+/* --devices, --device, else the best device (gpu:0 if any, else cpu); NULL
+ * after printing why. */
+static clrt_device *pick_device(cnn_options *o)
+{
+    clrt_device *d = o->devices  ? pick_devices(o)
+                     : o->device ? clrt_device_get(o->device)
+                                 : clrt_try_gpu(0);
     if (!d)
         fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
     return d;
@@ -55,7 +78,10 @@ static int train_one(const cnn_options *o, const cnn_data *data, clrt_device *d)
 {
     clrt_epoch_stats last;
     double mean = 0;
-    print_device(d);
+    for (int i = 0; i < o->n_dp; i++)
+        print_device(o->dp[i]);
+    if (o->n_dp == 0)
+        print_device(d);
     printf("model %s, %s lr %g, batch %d, %d epochs, seed %llu\n", o->model, o->optimizer, o->lr,
            o->batch_size, o->epochs, (unsigned long long)o->seed);
     if (cnn_run(o, data, d, o->epochs, o->batch_size, &last, &mean))

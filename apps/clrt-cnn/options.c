@@ -16,6 +16,9 @@ void cnn_usage(FILE *f)
                "                              /usr/share/datasets/fashion-mnist\n"
                "  --device SPEC               cpu, cpu:1, gpu, gpu:1, cuda:0 ... (default: the\n"
                "                              best device, gpu:0 if any, else cpu)\n"
+               "  --devices LIST|all          train on several devices at once (data parallel):\n"
+               "                              cpu:0,cpu:1, gpu:0,gpu:1, or all (every GPU, else\n"
+               "                              cpu); each batch is split across them\n"
                "  --compare                   train the same model from the same seed on every\n"
                "                              visible device in turn and print a table\n"
                "  --batch-sweep B1,B2,...     one epoch at each batch size, with the share of\n"
@@ -104,10 +107,10 @@ static int one_of(const char *flag, const char *v, const char *a, const char *b)
 }
 
 static const char *const valued_flags[] = {
-    "--model",    "--dataset",     "--optimizer",  "--device", "--data-dir",
-    "--epochs",   "--batch-size",  "--seed",       "--limit",  "--lr",
-    "--momentum", "--batch-sweep", "--schedule",   "--save",   "--resume",
-    "--logdir",   "--plot",        "--test-limit", NULL};
+    "--model",    "--dataset",  "--optimizer",   "--device",     "--devices",
+    "--data-dir", "--epochs",   "--batch-size",  "--seed",       "--limit",
+    "--lr",       "--momentum", "--batch-sweep", "--schedule",   "--save",
+    "--resume",   "--logdir",   "--plot",        "--test-limit", NULL};
 
 static int is_valued_flag(const char *flag)
 {
@@ -132,6 +135,8 @@ static int apply(const char *flag, const char *v, cnn_options *o)
                                                      : (o->cosine = strcmp(v, "cosine") == 0, 0);
     if (strcmp(flag, "--device") == 0)
         return (o->device = v, 0);
+    if (strcmp(flag, "--devices") == 0)
+        return (o->devices = v, 0);
     if (strcmp(flag, "--data-dir") == 0)
         return (o->data_dir = v, 0);
     if (strcmp(flag, "--epochs") == 0)
@@ -220,5 +225,8 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
                    "cannot be combined with --compare or --batch-sweep");
     if (o->compare && o->n_sweep)
         return bad("--compare", "", "cannot be combined with --batch-sweep");
+    if (o->devices && (o->device || o->compare || o->n_sweep))
+        return bad("--devices", o->devices,
+                   "cannot be combined with --device, --compare or --batch-sweep");
     return 0;
 }

@@ -62,6 +62,8 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     cnn_progress_init(&progress, clrt_device_str(d));
     clrt_train_config cfg = clrt_train_defaults();
     cfg.device = d;
+    if (o->n_dp > 1)
+        cfg.devices = o->dp, cfg.n_devices = o->n_dp;
     cfg.epochs = epochs;
     cfg.batch_size = batch;
     cfg.seed = o->seed;

@@ -96,7 +96,8 @@ typedef struct {
      * devices (weighted by each part's share of the batch, so the result is
      * the batch mean as on one device), and steps each replica's optimizer
      * with the sum, which keeps the replicas identical. The loss and
-     * accuracy cover every device; the test pass runs on devices[0]. A
+     * accuracy cover every device; the test pass runs on devices[0]. The
+     * replicas take the optimizer's learning rate at each epoch's start. A
      * device listed twice, more devices than the batch size or than
      * CLRT_MAX_DATA_PARALLEL, a `device` other than devices[0]: CLRT_EINVAL.
      * The list is copied. */

@@ -221,13 +221,17 @@ static clrt_status train_batch(clrt_trainer *t, const pass_args *base, int64_t i
     return st;
 }
 
+/* Every replica in training mode at replica 0's learning rate (the caller
+ * may have changed it between epochs), sums zeroed, first batch staged. */
 static clrt_status start_train_pass(clrt_trainer *t, uint64_t seed)
 {
     clrt_status st = CLRT_OK;
     t->exchange.sum_seconds = t->exchange.wait_seconds = 0;
     for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
         clrt_module_train(t->rep[k].model, 1);
-        st = zero_sums(&t->rep[k].sums);
+        st = clrt_optimizer_set_lr(t->rep[k].opt, clrt_optimizer_lr(t->rep[0].opt));
+        if (st == CLRT_OK)
+            st = zero_sums(&t->rep[k].sums);
         if (st == CLRT_OK)
             st = clrt__stream_start(&t->rep[k].train, 1, seed);
     }
