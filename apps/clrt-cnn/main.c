@@ -59,7 +59,7 @@ static clrt_device *pick_devices(cnn_options *o)
         if (o->n_dp == CLRT_MAX_DATA_PARALLEL || !(o->dp[o->n_dp++] = clrt_device_get(spec)))
             return NULL;
     }
-    return o->n_dp ? o->dp[0] : (clrt_device_get(""), NULL);
+    return o->dp[0]; /* options.c refuses an empty list */
 }
 
 /* --devices, --device, else the best device (gpu:0 if any, else cpu); NULL

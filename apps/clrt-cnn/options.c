@@ -136,7 +136,7 @@ static int apply(const char *flag, const char *v, cnn_options *o)
     if (strcmp(flag, "--device") == 0)
         return (o->device = v, 0);
     if (strcmp(flag, "--devices") == 0)
-        return (o->devices = v, 0);
+        return *v ? (o->devices = v, 0) : bad(flag, v, "expected a device list or all");
     if (strcmp(flag, "--data-dir") == 0)
         return (o->data_dir = v, 0);
     if (strcmp(flag, "--epochs") == 0)

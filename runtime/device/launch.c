@@ -70,36 +70,15 @@ static clrt_status launch_at(clrt_device *d, cl_kernel k, cl_uint dims, const si
     return CLRT_OK;
 }
 
-/* Sets k's arguments and runs enqueue(d, k, ctx) under d's launch lock
- * (launch_internal.h says why). */
-static clrt_status locked(clrt_device *d, cl_kernel k, int nargs, const clrt__karg *args,
-                          clrt_status (*enqueue)(clrt_device *, cl_kernel, const void *),
-                          const void *ctx)
-{
-    pthread_mutex_lock(&d->launch_lock);
-    clrt_status st = set_args(k, nargs, args);
-    if (st == CLRT_OK)
-        st = enqueue(d, k, ctx);
-    pthread_mutex_unlock(&d->launch_lock);
-    return st;
-}
-
-typedef struct {
-    cl_uint dims;
-    const size_t *global, *local;
-} grid;
-
-static clrt_status enqueue_grid(clrt_device *d, cl_kernel k, const void *ctx)
-{
-    const grid *g = ctx;
-    return launch_at(d, k, g->dims, NULL, g->global, g->local);
-}
-
 clrt_status clrt__launch(clrt_device *d, cl_kernel k, int nargs, const clrt__karg *args,
                          cl_uint dims, const size_t *global, const size_t *local)
 {
-    grid g = {dims, global, local};
-    return locked(d, k, nargs, args, enqueue_grid, &g);
+    pthread_mutex_lock(&d->launch_lock); /* launch_internal.h says why */
+    clrt_status st = set_args(k, nargs, args);
+    if (st == CLRT_OK)
+        st = launch_at(d, k, dims, NULL, global, local);
+    pthread_mutex_unlock(&d->launch_lock);
+    return st;
 }
 
 clrt_status clrt__launch_1d(clrt_device *d, cl_kernel k, size_t n, int nargs,
@@ -137,13 +116,8 @@ static size_t preferred_multiple(clrt_device *d, cl_kernel k)
     return m;
 }
 
-typedef struct {
-    size_t items, planes;
-} plane_grid;
-
-static clrt_status enqueue_planes(clrt_device *d, cl_kernel k, const void *ctx)
+static clrt_status enqueue_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes)
 {
-    size_t items = ((const plane_grid *)ctx)->items, planes = ((const plane_grid *)ctx)->planes;
     size_t wg = clrt__wg_size(d, k), mult = preferred_multiple(d, k);
     if (mult > wg)
         mult = 1;
@@ -176,6 +150,10 @@ clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t p
         return clrt_last_status();
     if (items == 0 || planes == 0)
         return CLRT_OK;
-    plane_grid g = {items, planes};
-    return locked(d, k, nargs, args, enqueue_planes, &g);
+    pthread_mutex_lock(&d->launch_lock);
+    clrt_status st = set_args(k, nargs, args);
+    if (st == CLRT_OK)
+        st = enqueue_planes(d, k, items, planes);
+    pthread_mutex_unlock(&d->launch_lock);
+    return st;
 }

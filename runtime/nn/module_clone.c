@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A copy of t on d, also when t is already there. */
-static clrt_tensor *copy_on(clrt_tensor *t, clrt_device *d)
-{
-    return clrt__dev(t) == d ? clrt_tensor_clone(t) : clrt_tensor_to(t, d);
-}
-
 /* The copy's parameters: values copied, gradients zeroed. Entries not made
  * are NULL, so clrt_module_free can undo a partial copy. */
 static clrt_status clone_params(clrt_module *copy, const clrt_module *m, clrt_device *d)
@@ -22,7 +16,7 @@ static clrt_status clone_params(clrt_module *copy, const clrt_module *m, clrt_de
         copy->params[i].value = copy->params[i].grad = NULL;
     for (int i = 0; i < m->nparams; i++) {
         clrt_tensor *v = m->params[i].value;
-        copy->params[i].value = copy_on(v, d);
+        copy->params[i].value = clrt__tensor_copy_on(v, d);
         copy->params[i].grad =
             copy->params[i].value ? clrt_zeros(d, CLRT_F32, v->ndim, v->shape) : NULL;
         if (!copy->params[i].grad)

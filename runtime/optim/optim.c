@@ -128,9 +128,7 @@ clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, i
 static clrt_status copy_state(clrt_optimizer *r, const clrt_optimizer *o)
 {
     for (int i = 0; i < o->n * o->kind->n_state; i++) {
-        clrt_tensor *src = o->state[i];
-        clrt_tensor *copy =
-            clrt__dev(src) == r->dev ? clrt_tensor_clone(src) : clrt_tensor_to(src, r->dev);
+        clrt_tensor *copy = clrt__tensor_copy_on(o->state[i], r->dev);
         if (!copy)
             return clrt_last_status();
         clrt_tensor_release(r->state[i]);

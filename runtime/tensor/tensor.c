@@ -471,6 +471,11 @@ static clrt_status copy_across(clrt_tensor *src, clrt_tensor *dst)
     return st;
 }
 
+clrt_tensor *clrt__tensor_copy_on(clrt_tensor *t, clrt_device *d)
+{
+    return clrt__dev(t) == d ? clrt_tensor_clone(t) : clrt_tensor_to(t, d);
+}
+
 clrt_tensor *clrt_tensor_to(clrt_tensor *t, clrt_device *d)
 {
     if (!t || !d) {

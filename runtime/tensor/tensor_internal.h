@@ -54,4 +54,8 @@ clrt_status clrt__tensor_replace_all(int n, clrt_tensor *const *dst, const void 
 /* Enqueue a fill of the whole buffer with a value of t's dtype (async). */
 clrt_status clrt__fill(clrt_tensor *t, double value);
 
+/* A fresh copy of t on d, also when t already lives there (clrt_tensor_to
+ * then returns t itself). NULL + error. */
+clrt_tensor *clrt__tensor_copy_on(clrt_tensor *t, clrt_device *d);
+
 #endif
