@@ -12,6 +12,7 @@ packages=(
   libclblast-dev                       # GEMM on OpenCL devices
   libopenblas-dev                      # GEMM on CPU devices (host BLAS)
   zlib1g-dev                           # gzipped data sets
+  libopenmpi-dev openmpi-bin           # the distributed part (libclrt_mpi, mpirun)
   check libsubunit-dev                 # unit tests
   python3                              # test helpers (JSON validation)
   python3-venv python3-torch           # checks against PyTorch (tests/python)

@@ -78,17 +78,6 @@ static trained train_on(clrt_device **devs, int n_dev, uint64_t seed, const clrt
     return r;
 }
 
-/* max |a - b| / max |b| over one tensor. */
-static double rel_diff(const float *a, const float *b, int64_t n)
-{
-    double diff = 0, scale = 1e-30;
-    for (int64_t i = 0; i < n; i++) {
-        diff = fmax(diff, fabs((double)a[i] - b[i]));
-        scale = fmax(scale, fabs((double)b[i]));
-    }
-    return diff / scale;
-}
-
 START_TEST(two_devices_train_as_one)
 {
     uint64_t seed = tu_seed();
@@ -98,7 +87,7 @@ START_TEST(two_devices_train_as_one)
     trained two = train_on(pair, 2, seed, ds);
     ck_assert_int_eq(one.n, two.n);
     for (int i = 0; i < one.n; i++) {
-        double d = rel_diff(two.values[i], one.values[i], one.numel[i]);
+        double d = tu_rel_diff(two.values[i], one.values[i], (size_t)one.numel[i]);
         ck_assert_msg(d <= 1e-4, "parameter %d after %d steps: two devices differ by %.3g", i,
                       STEPS, d);
     }
@@ -138,7 +127,7 @@ START_TEST(clone_computes_what_the_original_does)
     clrt_tensor *ya = TU_NONNULL(clrt_module_forward(m, xa));
     clrt_tensor *yb = TU_NONNULL(clrt_module_forward(c, xb));
     float *ha = tu_read(ya), *hb = tu_read(yb);
-    ck_assert_double_le(rel_diff(hb, ha, 30), tu_same_platform(a, b) ? 0 : 1e-5);
+    ck_assert_double_le(tu_rel_diff(hb, ha, 30), tu_same_platform(a, b) ? 0 : 1e-5);
     float *g = tu_read(TU_NONNULL(clrt_module_grad(c, "0.weight")));
     for (int i = 0; i < 100; i++)
         ck_assert_float_eq(g[i], 0);

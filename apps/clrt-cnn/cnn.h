@@ -34,6 +34,9 @@ typedef struct {
     const char *plot;   /* --plot FILE.svg: loss and accuracy curves */
     int n_sweep;
     int sweep[CNN_MAX_SWEEP];
+    int distributed;        /* --distributed: an MPI job */
+    clrt_collective *world; /* set by cnn_dist_begin, else NULL */
+    int rank, local_rank;   /* in the job and on this host; 0 alone */
 } cnn_options;
 
 /* Parses argv. Returns 0 to go on, 1 when --help was printed (exit 0), -1
@@ -80,6 +83,15 @@ int cnn_plot(const char *path, const clrt_epoch_stats *s, int n);
 /* A bar chart of n labelled values. 0, or 1 after printing the error. */
 int cnn_plot_bars(const char *path, const char *title, const char *const *labels,
                   const double *values, int n);
+
+/* --distributed (distributed/mpi.c, or distributed/none.c when clrt is
+ * built without MPI). begin initialises MPI and sets o->world, o->rank and
+ * o->local_rank; 0, or 1 after printing why. abort ends the whole job
+ * after this rank printed its error (the other ranks may be waiting for it
+ * in a collective); end frees the world and finalises MPI. */
+int cnn_dist_begin(int *argc, char ***argv, cnn_options *o);
+void cnn_dist_abort(const cnn_options *o, int rc);
+void cnn_dist_end(cnn_options *o);
 
 /* --profile (profile.c): begin records a profiler trace (joining
  * CLRT_TRACE's); report stops it and prints the top operations. Both

@@ -62,13 +62,24 @@ static clrt_device *pick_devices(cnn_options *o)
     return o->dp[0]; /* options.c refuses an empty list */
 }
 
-/* --devices, --device, else the best device (gpu:0 if any, else cpu); NULL
- * after printing why. */
+/* Without --device(s) in an MPI job: the GPU of this rank's number on its
+ * host (ranks beyond the GPUs share them), else cpu. */
+static clrt_device *local_rank_device(const cnn_options *o)
+{
+    clrt_device *gpus[MAX_DEVICES];
+    int n = clrt_try_all_gpus(gpus, MAX_DEVICES);
+    n = n > MAX_DEVICES ? MAX_DEVICES : n;
+    return n > 0 ? gpus[o->local_rank % n] : NULL;
+}
+
+/* --devices, --device, else the best device (gpu:0 if any, else cpu; in an
+ * MPI job, the local rank's); NULL after printing why. */
 static clrt_device *pick_device(cnn_options *o)
 {
-    clrt_device *d = o->devices  ? pick_devices(o)
-                     : o->device ? clrt_device_get(o->device)
-                                 : clrt_try_gpu(0);
+    clrt_device *d = o->devices       ? pick_devices(o)
+                     : o->device      ? clrt_device_get(o->device)
+                     : o->distributed ? local_rank_device(o)
+                                      : clrt_try_gpu(0);
     if (!d)
         fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
     return d;
@@ -152,25 +163,38 @@ static int sweep(const cnn_options *o, const cnn_data *data, clrt_device *d)
            cnn_plot_bars(o->plot, "training samples per second", labels, speed, o->n_sweep);
 }
 
-int main(int argc, char **argv)
+/* Everything after the options; 0, or 1 after printing why. */
+static int run(cnn_options *o)
 {
-    cnn_options o;
     cnn_data data;
-    int parsed = cnn_parse_options(argc, argv, &o);
-    if (parsed != 0)
-        return parsed > 0 ? 0 : 2;
     /* A bad --device fails before the data set is read. */
-    clrt_device *d = o.compare ? NULL : pick_device(&o);
-    if ((!o.compare && !d) || load_data(&o, &data))
+    clrt_device *d = o->compare ? NULL : pick_device(o);
+    if ((!o->compare && !d) || load_data(o, &data))
         return 1;
-    int rc = o.profile ? cnn_profile_begin() : 0;
+    int rc = o->profile ? cnn_profile_begin() : 0;
     if (rc == 0)
-        rc = o.compare   ? compare(&o, &data)
-             : o.n_sweep ? sweep(&o, &data, d)
-                         : train_one(&o, &data, d);
-    if (o.profile && rc == 0)
+        rc = o->compare   ? compare(o, &data)
+             : o->n_sweep ? sweep(o, &data, d)
+                          : train_one(o, &data, d);
+    if (o->profile && rc == 0)
         rc = cnn_profile_report(stdout);
     clrt_dataset_free(data.train);
     clrt_dataset_free(data.test);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cnn_options o;
+    int parsed = cnn_parse_options(argc, argv, &o);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
+    if (o.distributed && cnn_dist_begin(&argc, &argv, &o))
+        return 1;
+    int rc = run(&o);
+    if (o.distributed && rc != 0)
+        cnn_dist_abort(&o, rc); /* the other ranks may wait for this one */
+    if (o.distributed)
+        cnn_dist_end(&o);
     return rc;
 }

@@ -19,6 +19,11 @@ void cnn_usage(FILE *f)
                "  --devices LIST|all          train on several devices at once (data parallel):\n"
                "                              cpu:0,cpu:1, gpu:0,gpu:1, or all (every GPU, else\n"
                "                              cpu); each batch is split across them\n"
+               "  --distributed               train across the processes of an MPI job (each\n"
+               "                              rank on --device/--devices, default: its local\n"
+               "                              rank's GPU, else cpu); run under mpirun, e.g.\n"
+               "                              mpirun -np 2 clrt-cnn --distributed; rank 0\n"
+               "                              prints and writes --save/--logdir/--plot\n"
                "  --compare                   train the same model from the same seed on every\n"
                "                              visible device in turn and print a table\n"
                "  --batch-sweep B1,B2,...     one epoch at each batch size, with the share of\n"
@@ -190,6 +195,10 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
             o->profile = 1;
             continue;
         }
+        if (strcmp(flag, "--distributed") == 0) {
+            o->distributed = 1;
+            continue;
+        }
         const char *eq = strchr(flag, '=');
         char name[64];
         const char *value;
@@ -225,6 +234,10 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
                    "cannot be combined with --compare or --batch-sweep");
     if (o->compare && o->n_sweep)
         return bad("--compare", "", "cannot be combined with --batch-sweep");
+    if (o->distributed && (o->compare || o->n_sweep || o->profile))
+        return bad("--distributed", "",
+                   "trains one model: it cannot be combined with --compare, --batch-sweep or "
+                   "--profile");
     if (o->devices && (o->device || o->compare || o->n_sweep))
         return bad("--devices", o->devices,
                    "cannot be combined with --device, --compare or --batch-sweep");

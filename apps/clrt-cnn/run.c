@@ -37,6 +37,11 @@ static void print_epoch(cnn_progress_state *p, const clrt_epoch_stats *s)
            "data %4.1f%%\n",
            p->device, s->epoch, s->lr, s->train_loss, s->train_acc, s->test_acc, s->train_seconds,
            s->samples_per_s, 100.0 * s->data_share);
+    if (s->exchange_seconds > 0) /* data parallel: where the training pass's host time went */
+        printf("%-6s          time split: data %.3f s, staging waits %.3f s, gradient sums "
+               "%.3f s (waiting for the devices %.3f s, across processes %.3f s)\n",
+               p->device, s->data_seconds, s->wait_seconds, s->exchange_seconds,
+               s->exchange_wait_seconds, s->world_seconds);
     fflush(stdout);
 }
 
@@ -62,21 +67,23 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     cnn_progress_init(&progress, clrt_device_str(d));
     clrt_train_config cfg = clrt_train_defaults();
     cfg.device = d;
+    cfg.world = o->world;
     if (o->n_dp > 1)
         cfg.devices = o->dp, cfg.n_devices = o->n_dp;
     cfg.epochs = epochs;
     cfg.batch_size = batch;
     cfg.seed = o->seed;
     cfg.start_epoch = start;
-    cfg.step_losses = o->logdir != NULL;
-    if (o->logdir && !(log = clrt_summary_open(o->logdir)))
+    cfg.step_losses = o->logdir != NULL; /* the same on every rank */
+    int writer = o->rank == 0;           /* in an MPI job, rank 0 writes the files */
+    if (writer && o->logdir && !(log = clrt_summary_open(o->logdir)))
         goto fail;
-    cfg.progress = cnn_progress;
+    cfg.progress = writer ? cnn_progress : NULL;
     cfg.ctx = &progress;
     if (!(trainer = clrt_trainer_new(model, opt, data->train, data->test, &cfg)))
         goto fail;
     double total = 0;
-    if (o->plot && !(history = calloc((size_t)epochs, sizeof *history))) {
+    if (writer && o->plot && !(history = calloc((size_t)epochs, sizeof *history))) {
         fprintf(stderr, "clrt-cnn: out of memory\n");
         goto done;
     }
@@ -90,7 +97,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
         total += last->train_seconds;
         if (log && cnn_log_epoch(log, last, clrt_optimizer_steps(opt) - last->steps))
             goto done;
-        if (o->save && cnn_checkpoint_save(o->save, model, opt))
+        if (writer && o->save && cnn_checkpoint_save(o->save, model, opt))
             goto done;
     }
     if (start >= epochs) {

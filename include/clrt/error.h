@@ -28,7 +28,8 @@ extern "C" {
     X(ENOTSUP, -11, "not supported")                             \
     X(ENOPLATFORM, -12, "no OpenCL platform")                    \
     X(ESTATE, -13, "object is in the wrong state for this call") \
-    X(ENONFINITE, -14, "a value became NaN or infinite")
+    X(ENONFINITE, -14, "a value became NaN or infinite")         \
+    X(ECOMM, -15, "communication between processes failed")
 
 typedef enum {
 #define CLRT__STATUS_ENUM(name, value, desc) CLRT_##name = value,
@@ -46,6 +47,14 @@ CLRT_API const char *clrt_last_error(void);
 /* This thread's last failure code (CLRT_OK if none since the last clear). */
 CLRT_API clrt_status clrt_last_status(void);
 CLRT_API void clrt_clear_error(void);
+/* Sets this thread's code and message (printf-style) and returns code: for
+ * code outside the library that reports through clrt's error path, such as
+ * a clrt_collective's transport (clrt/collective.h). */
+CLRT_API clrt_status clrt_set_error(clrt_status code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 #ifdef __cplusplus
 }

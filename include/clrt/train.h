@@ -26,6 +26,7 @@
  * before collecting its parameters. */
 #ifndef CLRT_TRAIN_H
 #define CLRT_TRAIN_H
+#include <clrt/collective.h>
 #include <clrt/data.h>
 #include <clrt/nn.h>
 #include <clrt/optim.h>
@@ -67,6 +68,10 @@ typedef struct {
      * device. */
     double exchange_seconds;
     double exchange_wait_seconds;
+    /* Across processes (cfg.world): the part of exchange_seconds spent in
+     * the sum over the processes (MPI_Allreduce), which includes waiting
+     * for the slowest process to reach it. 0 in one process. */
+    double world_seconds;
     /* With cfg.step_losses: the mean training loss of each of this epoch's
      * `steps` batches, in order (the last batch may be smaller). Kept on
      * the device while the pass runs and read once at its end; owned by
@@ -98,11 +103,29 @@ typedef struct {
      * with the sum, which keeps the replicas identical. The loss and
      * accuracy cover every device; the test pass runs on devices[0]. The
      * replicas take the optimizer's learning rate at each epoch's start. A
-     * device listed twice, more devices than the batch size or than
+     * device listed twice, more devices (over all processes) than the batch size or than
      * CLRT_MAX_DATA_PARALLEL, a `device` other than devices[0]: CLRT_EINVAL.
      * The list is copied. */
     clrt_device *const *devices;
     int n_devices;
+    /* Training across processes (clrt/collective.h; clrt/mpi.h makes one
+     * from an MPI communicator), NULL: this process alone. Each process
+     * trains on its own devices (device/devices above) and every process
+     * must make the same calls with the same model, seed, batch size and
+     * data, which clrt_trainer_new checks (CLRT_EINVAL on every process,
+     * naming what differs). It starts every process from rank 0's
+     * parameters (broadcast, then a hash of each process's parameters
+     * checked against rank 0's); each global batch, shuffled alike
+     * everywhere, is split across all the devices of all the processes
+     * (process r's devices take the r-th run of parts), so a batch holds
+     * the samples a one-device run's batch holds and each sample is seen
+     * once per epoch across the processes; the gradients are summed over
+     * every device of every process each step, and the epoch's loss and
+     * accuracy (training and test) over the processes, so each process gets
+     * the same stats. The test set is split across the processes too.
+     * Optimizer state is not broadcast: resume every process from the same
+     * checkpoint. Borrowed until the trainer is freed. */
+    const clrt_collective *world;
     int epochs; /* for clrt_train */
     int batch_size;
     uint64_t seed;             /* epoch e shuffles with a seed mixed from (seed, e) */

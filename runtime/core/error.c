@@ -42,7 +42,7 @@ void clrt_clear_error(void)
     last_code = CLRT_OK;
 }
 
-clrt_status clrt__fail(clrt_status code, const char *fmt, ...)
+clrt_status clrt_set_error(clrt_status code, const char *fmt, ...)
 {
     char tmp[sizeof last_message];
     va_list ap;

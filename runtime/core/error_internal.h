@@ -16,8 +16,9 @@
  * caller takes its next path. Positive, so never a public clrt_status. */
 #define CLRT__DECLINED ((clrt_status)1)
 
-/* Sets the message (printf-style) and status; returns code. */
-clrt_status clrt__fail(clrt_status code, const char *fmt, ...) CLRT__PRINTF(2, 3);
+/* Sets the message (printf-style) and status; returns code: the public
+ * clrt_set_error (clrt/error.h) under the name the library's code uses. */
+#define clrt__fail clrt_set_error
 /* "clEnqueueWriteBuffer failed: CL_INVALID_VALUE (-30)"; out-of-memory
  * OpenCL codes map to CLRT_ENOMEM, everything else to CLRT_EOPENCL. */
 clrt_status clrt__fail_cl(cl_int err, const char *what);

@@ -6,6 +6,11 @@
  * many parameter tensors the model has. Host memory is pinned on devices
  * with their own memory (DMA), plain on unified-memory devices.
  *
+ * Across processes (a clrt_collective, clrt/collective.h), the host sum of
+ * this process's replicas is then summed over the processes in place
+ * (MPI_Allreduce with libclrt_mpi) before it is written back: one sum of
+ * the flat buffer per step, whatever the number of devices or tensors.
+ *
  * The one wait of a data-parallel step is here: the sum needs every
  * replica's gradients, so the host waits for the last read. Before it,
  * every replica's forward and backward and its read are already enqueued
@@ -15,6 +20,7 @@
 #define CLRT_GRAD_EXCHANGE_INTERNAL_H
 
 #include "runtime/nn/module_internal.h"
+#include <clrt/collective.h>
 
 #define CLRT__MAX_REPLICAS 16
 
@@ -31,16 +37,20 @@ typedef struct {
     int n_parts, n_params;
     int64_t numel; /* floats in a flat buffer */
     clrt__grad_part part[CLRT__MAX_REPLICAS];
-    double sum_seconds;  /* host time packing, summing, writing back */
-    double wait_seconds; /* host time blocked until every part was read */
+    const clrt_collective *world; /* the processes to sum over too, or NULL */
+    double sum_seconds;           /* host time in the sum, the two waits below included */
+    double wait_seconds;          /* of it, blocked until every part was read */
+    double world_seconds;         /* of it, in the sum over the processes */
 } clrt__grad_exchange;
 
 /* Sets up the exchange between the replicas' models (identical layers, one
- * device each). On error nothing is left to free. */
+ * device each) and, when world is not NULL, the same exchange in the
+ * world's other processes. On error nothing is left to free. */
 clrt_status clrt__grad_exchange_init(clrt__grad_exchange *x, int n_parts,
-                                     clrt_module *const *models);
-/* Replaces every replica's gradients by their sum over the replicas. Only
- * enqueues on the devices, apart from the one wait for the reads. */
+                                     clrt_module *const *models, const clrt_collective *world);
+/* Replaces every replica's gradients by their sum over the replicas (and
+ * the processes). Only enqueues on the devices, apart from the one wait
+ * for the reads. */
 clrt_status clrt__grad_exchange_sum(clrt__grad_exchange *x);
 void clrt__grad_exchange_free(clrt__grad_exchange *x);
 

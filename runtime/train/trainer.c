@@ -3,7 +3,9 @@
  * enqueued, loss and accuracy summed on the device and read once per pass.
  * Data parallel: one replica (model, optimizer, stream of its part of each
  * batch, sums) per device, gradients summed across them every step
- * (grad_exchange_internal.h). One device is the case of one replica. */
+ * (grad_exchange_internal.h). One device is the case of one replica.
+ * Across processes (cfg.world), the replicas of every process split each
+ * batch, and the gradient and metric sums run over the processes too. */
 #include "runtime/core/clock_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/device/trace_internal.h"
@@ -31,7 +33,7 @@ typedef struct {
 
 typedef struct {
     double loss, acc, seconds, data_seconds, wait_seconds;
-    double exchange_seconds, exchange_wait_seconds;
+    double exchange_seconds, exchange_wait_seconds, world_seconds;
     int64_t samples;
 } pass_result;
 
@@ -88,6 +90,22 @@ static clrt_status add_sums(const clrt__sums *s, double *loss, double *right)
     return st;
 }
 
+/* *loss and *right summed over the processes of cfg's world (none: as they are). */
+static clrt_status sum_over_world(const clrt_train_config *cfg, double *loss, double *right)
+{
+    double v[2] = {*loss, *right};
+    clrt_status st = clrt__world_sum(cfg ? cfg->world : NULL, v, 2);
+    *loss = v[0], *right = v[1];
+    return st;
+}
+
+/* Samples in batch i of a pass (all replicas' parts together). */
+static int64_t batch_samples(const clrt__batch_stream *b, int64_t i)
+{
+    int64_t left = b->size - i * b->batch;
+    return left < b->batch ? left : b->batch;
+}
+
 /* Copies the running loss sum after step i into cum[i], on the device:
  * per-step losses cost no wait. */
 static clrt_status record_step(clrt__sums *s, int64_t i)
@@ -102,8 +120,8 @@ static clrt_status record_step(clrt__sums *s, int64_t i)
 }
 
 /* After the pass (its sums already read, so no new wait): each step's mean
- * loss from the differences of the running sums, added over the replicas,
- * into replica 0's step_losses. */
+ * loss from the differences of the running sums, added over the replicas
+ * and the processes, into replica 0's step_losses. */
 static clrt_status read_step_losses(clrt_trainer *t, int64_t batches)
 {
     float *acc = t->rep[0].sums.step_losses;
@@ -115,6 +133,8 @@ static clrt_status read_step_losses(clrt_trainer *t, int64_t batches)
         for (int64_t i = 0; st == CLRT_OK && i < batches; i++)
             acc[i] += part[i];
     }
+    if (st == CLRT_OK)
+        st = clrt__world_sum_f32(t->cfg.world, acc, batches);
     const clrt__batch_stream *b = &t->rep[0].train;
     for (int64_t i = batches - 1; st == CLRT_OK && i >= 0; i--) {
         int64_t n = i < batches - 1 ? b->batch : b->size - (batches - 1) * b->batch;
@@ -147,13 +167,15 @@ static clrt_status eval_pass(pass_args *p, pass_result *r)
         st = clrt__stream_next(p->stream, i, &x, &y);
         if (st == CLRT_OK)
             st = step(p, x, y, 1.0);
-        done += x ? x->shape[0] : 0;
+        done += batch_samples(p->stream, i);
         if (st == CLRT_OK && p->cfg && p->cfg->progress)
             p->cfg->progress(p->cfg->ctx, p->phase, p->epoch, done, p->stream->size);
     }
     r->samples = p->stream->size;
     if (st == CLRT_OK)
         st = add_sums(p->sums, &loss, &right);
+    if (st == CLRT_OK)
+        st = sum_over_world(p->cfg, &loss, &right);
     r->loss = loss / (double)r->samples;
     r->acc = right / (double)r->samples;
     r->seconds = clrt__now() - t0;
@@ -188,13 +210,6 @@ clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_
 
 /* --- training --- */
 
-/* Samples in batch i of a pass (all replicas' parts together). */
-static int64_t batch_samples(const clrt__batch_stream *b, int64_t i)
-{
-    int64_t left = b->size - i * b->batch;
-    return left < b->batch ? left : b->batch;
-}
-
 /* Batch i on every replica: forward and backward enqueued on each device
  * before anything waits, the gradients summed across devices, then each
  * replica's optimizer step. */
@@ -211,7 +226,7 @@ static clrt_status train_batch(clrt_trainer *t, const pass_args *base, int64_t i
         if (st == CLRT_OK)
             st = step(&p, x, y, (double)x->shape[0] / n);
     }
-    if (st == CLRT_OK && t->n_rep > 1)
+    if (st == CLRT_OK && t->exchanging)
         st = clrt__grad_exchange_sum(&t->exchange);
     for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
         st = clrt_optimizer_step(t->rep[k].opt);
@@ -226,7 +241,7 @@ static clrt_status train_batch(clrt_trainer *t, const pass_args *base, int64_t i
 static clrt_status start_train_pass(clrt_trainer *t, uint64_t seed)
 {
     clrt_status st = CLRT_OK;
-    t->exchange.sum_seconds = t->exchange.wait_seconds = 0;
+    t->exchange.sum_seconds = t->exchange.wait_seconds = t->exchange.world_seconds = 0;
     for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
         clrt_module_train(t->rep[k].model, 1);
         st = clrt_optimizer_set_lr(t->rep[k].opt, clrt_optimizer_lr(t->rep[0].opt));
@@ -248,11 +263,14 @@ static clrt_status finish_train_pass(clrt_trainer *t, int64_t batches, pass_resu
         r->data_seconds += t->rep[k].train.data_seconds;
         r->wait_seconds += t->rep[k].train.wait_seconds;
     }
+    if (st == CLRT_OK)
+        st = sum_over_world(&t->cfg, &loss, &right);
     r->samples = t->rep[0].train.size;
     r->loss = loss / (double)r->samples;
     r->acc = right / (double)r->samples;
     r->exchange_seconds = t->exchange.sum_seconds;
     r->exchange_wait_seconds = t->exchange.wait_seconds;
+    r->world_seconds = t->exchange.world_seconds;
     if (st == CLRT_OK && t->rep[0].sums.cum)
         st = read_step_losses(t, batches);
     return st;
@@ -305,6 +323,7 @@ static void fill_stats(clrt_trainer *t, const pass_result *tr, const pass_result
                             .lr = clrt_optimizer_lr(t->rep[0].opt),
                             .exchange_seconds = tr->exchange_seconds,
                             .exchange_wait_seconds = tr->exchange_wait_seconds,
+                            .world_seconds = tr->world_seconds,
                             .step_losses = s0->step_losses,
                             .steps = s0->step_losses ? clrt__stream_batches(&t->rep[0].train) : 0};
 }

@@ -5,6 +5,7 @@
 
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/train/grad_exchange_internal.h"
+#include "runtime/train/world_internal.h"
 #include <clrt/train.h>
 
 /* Device-side accumulators of a pass and the loss-gradient buffer, kept
@@ -33,8 +34,9 @@ struct clrt_trainer {
     clrt_train_config cfg; /* device: replica 0's; devices: NULL (the replicas') */
     int n_rep;
     clrt__replica rep[CLRT__MAX_REPLICAS];
-    clrt__grad_exchange exchange; /* when n_rep > 1 */
-    clrt__batch_stream test;      /* on replica 0's device */
+    clrt__grad_exchange exchange; /* when n_rep > 1 or across processes */
+    int exchanging;               /* exchange is set up */
+    clrt__batch_stream test;      /* on replica 0's device; this process's part across processes */
     int have_test;
     int epoch;
 };

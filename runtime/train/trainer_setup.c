@@ -36,6 +36,15 @@ static clrt_status check_config(const clrt_module *model, const clrt_optimizer *
     if (!model || !opt || !train || !cfg)
         return clrt__fail(CLRT_EINVAL, "clrt_trainer_new: NULL model, optimizer, training set "
                                        "or config");
+    const clrt_collective *w = cfg->world;
+    if (w && (w->size < 1 || w->rank < 0 || w->rank >= w->size || !w->sum_f32 || !w->sum_f64 ||
+              !w->broadcast))
+        return clrt__fail(CLRT_EINVAL,
+                          "clrt_trainer_new: cfg.world is rank %d of %d%s; it needs 0 <= rank < "
+                          "size and all three functions",
+                          w->rank, w->size,
+                          !w->sum_f32 || !w->sum_f64 || !w->broadcast ? " with a NULL function"
+                                                                      : "");
     if (cfg->batch_size < 1 || cfg->epochs < 0)
         return clrt__fail(CLRT_EINVAL,
                           "clrt_trainer_new: batch_size %d must be >= 1 and "
@@ -57,16 +66,10 @@ static clrt_status check_config(const clrt_module *model, const clrt_optimizer *
     return CLRT_OK;
 }
 
-/* The devices to train on, into devs: cfg->devices, or the one device
- * (cfg->device, else the model's). */
-static int pick_devices(const clrt_module *model, const clrt_train_config *cfg, clrt_device **devs)
+/* cfg->devices into devs. */
+static clrt_status list_devices(const clrt_train_config *cfg, clrt_device **devs, const char *api)
 {
-    const char *api = "clrt_trainer_new";
     int n = cfg->n_devices;
-    if (!cfg->devices && n == 0) {
-        devs[0] = cfg->device ? cfg->device : model->device;
-        return 1;
-    }
     if (!cfg->devices || n < 1 || n > CLRT_MAX_DATA_PARALLEL)
         return clrt__fail(CLRT_EINVAL, "%s: cfg.devices lists %d devices; give 1 to %d", api,
                           cfg->devices ? n : 0, CLRT_MAX_DATA_PARALLEL);
@@ -78,15 +81,31 @@ static int pick_devices(const clrt_module *model, const clrt_train_config *cfg, 
                 return clrt__fail(CLRT_EINVAL, "%s: %s is listed twice in cfg.devices (%d and %d)",
                                   api, clrt_device_str(devs[i]), j, i);
     }
-    if (n > cfg->batch_size)
-        return clrt__fail(CLRT_EINVAL,
-                          "%s: %d devices but a batch of %d samples: every device needs a "
-                          "part of each full batch",
-                          api, n, cfg->batch_size);
     if (cfg->device && cfg->device != devs[0])
         return clrt__fail(CLRT_EINVAL, "%s: cfg.device is %s but cfg.devices[0] is %s", api,
                           clrt_device_str(cfg->device), clrt_device_str(devs[0]));
-    return n;
+    return CLRT_OK;
+}
+
+/* The devices to train on, into devs: cfg->devices, or the one device
+ * (cfg->device, else the model's). Their count, or 0 + error. */
+static int pick_devices(const clrt_module *model, const clrt_train_config *cfg, clrt_device **devs)
+{
+    const char *api = "clrt_trainer_new";
+    int n = cfg->devices || cfg->n_devices ? cfg->n_devices : 1,
+        world = clrt__world_size(cfg->world);
+    if (cfg->devices || cfg->n_devices) {
+        if (list_devices(cfg, devs, api) != CLRT_OK)
+            return 0;
+    } else
+        devs[0] = cfg->device ? cfg->device : model->device;
+    if ((int64_t)n * world <= cfg->batch_size)
+        return n;
+    clrt__fail(CLRT_EINVAL,
+               "%s: %d devices%s but a batch of %d samples: every device needs a part of each "
+               "full batch",
+               api, n * world, world > 1 ? " over all processes" : "", cfg->batch_size);
+    return 0;
 }
 
 /* Replica t->n_rep on d: a clone of replica 0's model and an optimizer
@@ -126,10 +145,13 @@ static clrt_status cum_init(clrt__sums *s, const clrt_train_config *cfg, const c
     return s->step_losses ? CLRT_OK : clrt_last_status();
 }
 
-/* Every replica's sums and its stream of its part of each batch; with
- * several, the gradient exchange between them. */
+/* Every replica's sums and its stream of its part of each batch (across
+ * processes, process r's replicas take the r-th run of parts); with
+ * several replicas or processes, the gradient exchange between them. */
 static clrt_status replicas_init(clrt_trainer *t, const clrt_dataset *train)
 {
+    const clrt_collective *w = t->cfg.world;
+    int first = clrt__world_rank(w) * t->n_rep, parts = clrt__world_size(w) * t->n_rep;
     clrt_status st = CLRT_OK;
     clrt_module *models[CLRT__MAX_REPLICAS];
     for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
@@ -140,10 +162,11 @@ static clrt_status replicas_init(clrt_trainer *t, const clrt_dataset *train)
         if (st == CLRT_OK)
             st = cum_init(&r->sums, &t->cfg, train, d);
         if (st == CLRT_OK)
-            st = clrt__stream_init_shard(&r->train, train, d, t->cfg.batch_size, k, t->n_rep);
+            st = clrt__stream_init_shard(&r->train, train, d, t->cfg.batch_size, first + k, parts);
     }
-    if (st == CLRT_OK && t->n_rep > 1)
-        st = clrt__grad_exchange_init(&t->exchange, t->n_rep, models);
+    if (st == CLRT_OK && parts > 1)
+        st = clrt__grad_exchange_init(&t->exchange, t->n_rep, models, w);
+    t->exchanging = st == CLRT_OK && parts > 1;
     return st;
 }
 
@@ -157,7 +180,9 @@ static clrt_status trainer_init(clrt_trainer *t, const clrt_dataset *train,
     if (st == CLRT_OK)
         st = replicas_init(t, train);
     if (st == CLRT_OK && test)
-        st = clrt__stream_init(&t->test, test, devs[0], t->cfg.batch_size);
+        st =
+            clrt__stream_init_shard(&t->test, test, devs[0], t->cfg.batch_size,
+                                    clrt__world_rank(t->cfg.world), clrt__world_size(t->cfg.world));
     return st;
 }
 
@@ -169,7 +194,9 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
         return NULL;
     int n = pick_devices(model, cfg, devs);
     if (n < 1 || clrt__optim_check_device(opt, devs[0], "clrt_trainer_new") != CLRT_OK ||
-        clrt_module_to(model, devs[0]) != CLRT_OK)
+        clrt_module_to(model, devs[0]) != CLRT_OK ||
+        clrt__world_agree(cfg->world, model, cfg, train, test) != CLRT_OK ||
+        clrt__world_broadcast_params(cfg->world, model) != CLRT_OK)
         return NULL;
     clrt_trainer *t = clrt__calloc(1, sizeof *t);
     if (!t) {
@@ -195,7 +222,7 @@ void clrt_trainer_free(clrt_trainer *t)
 {
     if (!t)
         return;
-    if (t->n_rep > 1)
+    if (t->exchanging)
         clrt__grad_exchange_free(&t->exchange);
     clrt__stream_free(&t->test);
     for (int k = 0; k < t->n_rep; k++) {

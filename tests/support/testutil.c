@@ -59,6 +59,16 @@ double tu_rel_err(const float *got, const double *ref, size_t n, double floor)
     return max_diff / max_ref;
 }
 
+double tu_rel_diff(const float *a, const float *b, size_t n)
+{
+    double diff = 0, scale = 1e-30;
+    for (size_t i = 0; i < n; i++) {
+        diff = fmax(diff, fabs((double)a[i] - b[i]));
+        scale = fmax(scale, fabs((double)b[i]));
+    }
+    return diff / scale;
+}
+
 float *tu_read(const clrt_tensor *t)
 {
     size_t n = (size_t)clrt_tensor_numel(t);

@@ -19,6 +19,9 @@ float *tu_random_floats(uint64_t *state, size_t n, double lo, double hi);
 
 /* max |got - ref| / max(max |ref|, floor); NaN in got gives INFINITY. */
 double tu_rel_err(const float *got, const double *ref, size_t n, double floor);
+/* max |a - b| / max |b| (two float32 results of the same computation, e.g.
+ * parameters trained two ways); NaN in a gives NaN, which fails any <=. */
+double tu_rel_diff(const float *a, const float *b, size_t n);
 /* Read a float32 tensor to a malloc'ed host array (ck_assert on failure). */
 float *tu_read(const clrt_tensor *t);
 /* The device a suite tests: CLRT_TEST_DEVICE (a spec such as "gpu:0"), else
