@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Renders BENCHMARKS.md from the results bench/benchmarks.sh saved in a
-folder (machine.txt, the clrt-bench --json files, compare.json). Every
-figure and every piece of evidence in the paragraphs comes from those
-files; the paragraphs say what limits each figure, with the numbers that
-show it.
+folder (machine.txt, the clrt-bench --json files, compare.json; notes.txt,
+if any: lines of provenance written by hand, for results added to the
+folder by a later, partial run). Every figure and every piece of evidence
+in the paragraphs comes from those files; the paragraphs say what limits
+each figure, with the numbers that show it.
   bench/benchmarks.py RESULTS_DIR [--gpu GPU_RESULTS_DIR] > BENCHMARKS.md"""
 import argparse
 import json
@@ -61,7 +62,7 @@ def verdict(ok):
 
 # --- sections -------------------------------------------------------------
 
-def section_machine(m, compare):
+def section_machine(m, compare, notes):
     lines = ["## The machine", "",
              f"- CPU: {m.get('cpu', '?')} (model {m.get('cpu_model', '?')}; "
              f"{m.get('cpu_flags', '').strip() or 'no AVX2'}), {m.get('cores', '?')} cores, "
@@ -73,6 +74,7 @@ def section_machine(m, compare):
     if compare:
         lines.append(f"- Reference: {compare['pytorch']} (from PyPI, pinned in "
                      "`bench/requirements.txt`)")
+    lines += [f"- {n}" for n in (notes or "").splitlines() if n.strip()]
     if m["smi"]:
         lines += ["", "`clrt-smi`:", "", "```"] + m["smi"] + ["```"]
     return "\n".join(lines)
@@ -86,6 +88,7 @@ bench/benchmarks.sh                 # everything below, then rewrites this file 
 bench/compare.sh                    # only the PyTorch comparison (3 rounds of 2 epochs)
 build/clrt-bench matmul             # exercise 1, every device and GEMM path
 build/clrt-bench logging            # exercise 3
+build/clrt-bench multi              # exercise 4, two devices (PoCL: POCL_DEVICES="pthread pthread")
 build/clrt-bench transfer           # host<->device and device copies against memcpy
 build/clrt-bench launch             # one small op's launch cost against bare OpenCL
 ```
@@ -97,7 +100,7 @@ PyTorch alternately, round after round, each on 2 threads (OpenBLAS,
 PoCL and PyTorch alike), so that a load that drifts hits both."""
 
 
-def section_exercises(compare, matmul, logging):
+def section_exercises(compare, matmul, logging, multi):
     rows = [["1. matrix products, CPU vs device, small and large",
              "`clrt-bench matmul`", "below"],
             ["2. reading and writing parameters on the device", "`clrt_module_param`, `clrt_tensor_to`",
@@ -105,7 +108,7 @@ def section_exercises(compare, matmul, logging):
             ["3. 1000 products, norms logged per step vs kept on the device",
              "`clrt-bench logging`", "below"],
             ["4. two products on two devices at once vs in sequence",
-             "`clrt-bench multi` (issue 11, data-parallel)", "not yet: lands with issue 11"],
+             "`clrt-bench multi`", "below" if multi else "not in this run"],
             ["notebook: the CIFAR-10 CNN, Adam, batch 256, CPU time per epoch",
              "`clrt-cnn --model seed-cnn`, `bench/compare.sh`",
              "seed-cnn row of the comparison"]]
@@ -438,6 +441,75 @@ def section_logging(lg, compare):
         f"device the whole difference is that wait against one more queued command.{ref}"])
 
 
+def multi_setting(doc):
+    workers = doc.get("pocl_max_pthread_count") or "one per core"
+    return [str(doc["openblas_threads"]), workers]
+
+
+def section_multi(runs):
+    """runs: {"defaults": doc, "1thread": doc or None, "1worker": doc or None}."""
+    base = runs["defaults"]
+    seq, con = (next(r for r in base["rows"] if r["mode"] == m) for m in ("sequential", "concurrent"))
+    labels = {"defaults": "defaults", "1thread": "one OpenBLAS thread per product",
+              "1worker": "the same, one PoCL worker thread"}
+    rows = []
+    for key, doc in runs.items():
+        if doc:
+            by = {r["mode"]: r["seconds"] for r in doc["rows"]}
+            rows.append([labels[key]] + multi_setting(doc) +
+                        [f"{by['sequential'] * 1e3:.0f}", f"{by['concurrent'] * 1e3:.0f}",
+                         f"**{doc['speedup']:.2f}x**"])
+    n = base["n"]
+    return "\n".join([
+        "## Exercise 4: two products on two devices at once (`clrt-bench multi`)", "",
+        f"Two products of {n}x{n} float32 matrices ({2e-9 * n ** 3:.1f} GFLOP each): (a) both on "
+        f"{seq['device']}, one after the other, then one wait; (b) one on {con['device']} and one "
+        f"on {con['second']['device']} at the same time, both submitted before waiting for either. "
+        f"Median of {base['reps']} rounds, (a) and (b) alternating; every output checked against "
+        f"a float64 reference. Ideal speed-up: {base['ideal_speedup']:.2f}x.", "",
+        table(["setting", "OpenBLAS threads", "PoCL workers", "(a) in sequence ms",
+               "(b) at once ms", "speed-up (a) / (b)"], rows), "",
+        "### What limits it", "", multi_paragraph(runs)])
+
+
+def multi_paragraph(runs):
+    def secs(doc, mode):
+        return next(r["seconds"] for r in doc["rows"] if r["mode"] == mode)
+    base, one_thread, one_worker = runs["defaults"], runs["1thread"], runs["1worker"]
+    devices = [base["rows"][1]["device"], base["rows"][1]["second"]["device"]]
+    if not all(d.startswith("cpu") for d in devices):
+        return (f"{' and '.join(devices)}: {base['speedup']:.2f}x of the ideal "
+                f"{base['ideal_speedup']:.2f}x.")
+    text = [f"Both devices are PoCL CPU devices on this host's cores, so the second device "
+            f"adds a queue, not arithmetic. With the defaults, one "
+            f"product already runs OpenBLAS's {base['openblas_threads']} threads on every core, "
+            f"and two at once split the same cores: {base['speedup']:.2f}x."]
+    if one_thread:
+        alone1, alone2 = secs(one_thread, "sequential") / 2, secs(base, "sequential") / 2
+        split = secs(one_thread, "concurrent") / secs(base, "sequential")
+        text.append(
+            f"With one OpenBLAS thread per product each device's product has a core of its own, "
+            f"and (b) gains {one_thread['speedup']:.2f}x over (a). The cores set that figure, not the "
+            f"devices: one product takes {alone1 * 1e3:.0f} ms on one thread and "
+            f"{alone2 * 1e3:.0f} ms on {base['openblas_threads']} ({alone1 / alone2:.2f}x), and "
+            f"two products at once on one thread each take {secs(one_thread, 'concurrent') * 1e3:.0f} ms "
+            f"against {secs(base, 'sequential') * 1e3:.0f} ms in sequence on "
+            f"{base['openblas_threads']} threads each ({split:.2f}x the time)" +
+            (": the same work on the same cores, however it is split." if 0.85 < split < 1.15
+             else "."))
+    if one_worker:
+        text.append(
+            f"PoCL's CPU driver runs the commands of all its devices on one pool of worker "
+            f"threads (POCL_MAX_PTHREAD_COUNT of them); with one worker the two devices' "
+            f"products take turns on it: {one_worker['speedup']:.2f}x.")
+    text.append(
+        "On a host with two GPUs the same command measures what the exercise is about. clrt's "
+        "`clrt_device_synchronize` submits (flushes) only the queue it waits for, and a driver "
+        "may hold queued work until then (NVIDIA's, Oclgrind), so (b) flushes each device's "
+        "queue as soon as its product is enqueued.")
+    return " ".join(text)
+
+
 def section_gpu(gpu_dir):
     if not gpu_dir:
         return ("## GPU figures\n\nNo GPU was at hand for this run (this machine has none). On a "
@@ -468,10 +540,17 @@ def main():
           "saved results); do not edit by hand. Figures are medians; the machine is shared, "
           "so expect 20-50% between runs and trust the ratios, each taken against its "
           "reference in the same run.\n")
-    for s in (section_machine(m, compare), section_commands(), section_exercises(compare, mm, lg),
-              section_compare(compare, mm, la), section_matmul(mm, forced, load(a.results, "matmul_pocl1.json"), host_devices),
-              section_logging(lg, compare), section_transfer(tr), section_launch(la),
-              section_gpu(a.gpu)):
+    multi = {k: load(a.results, f) for k, f in (("defaults", "multi.json"),
+                                                  ("1thread", "multi_1thread.json"),
+                                                  ("1worker", "multi_1worker.json"))}
+    sections = [section_machine(m, compare, load(a.results, "notes.txt")), section_commands(),
+                section_exercises(compare, mm, lg, multi["defaults"]),
+                section_compare(compare, mm, la),
+                section_matmul(mm, forced, load(a.results, "matmul_pocl1.json"), host_devices),
+                section_logging(lg, compare)]
+    if multi["defaults"]:
+        sections.append(section_multi(multi))
+    for s in sections + [section_transfer(tr), section_launch(la), section_gpu(a.gpu)]:
         print(s + "\n")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates BENCHMARKS.md: runs clrt-bench's exercises (matmul, transfer,
-# launch, logging; --json) and bench/compare.sh on this machine, saves the
-# raw results in a folder, then renders the file from them
+# launch, logging, multi; --json) and bench/compare.sh on this machine,
+# saves the raw results in a folder, then renders the file from them
 # (bench/benchmarks.py). BENCHMARKS.md is never edited by hand.
 #   bench/benchmarks.sh [--out DIR] [--rounds R] [--epochs E] [--matmul-sizes N,N,...]
 #   bench/benchmarks.sh --render DIR [--gpu DIR]   only render saved results
@@ -42,6 +42,7 @@ fi
 
 [[ -x build/clrt-bench ]] || scripts/setup.sh >&2
 mkdir -p "$out"
+rm -f "$out/notes.txt" # notes on earlier partial runs (benchmarks.py) no longer apply
 say() { echo "benchmarks: $*" >&2; }
 
 # The machine, as the renderer prints it. The commit is read before anything
@@ -89,6 +90,16 @@ POCL_DEVICES="pthread pthread" build/clrt-bench transfer --device cpu:0 --json >
 say "clrt-bench launch and logging"
 build/clrt-bench launch --device cpu --json > "$out/launch.json"
 build/clrt-bench logging --device cpu --json > "$out/logging.json"
+# Exercise 4 on PoCL's two CPU devices, which share this host's cores: as
+# they come (OpenBLAS's threads on every core for each product), one
+# OpenBLAS thread per product (a core for each device), and one PoCL worker
+# thread (which every PoCL CPU device shares).
+say "clrt-bench multi (exercise 4, two PoCL devices; three thread settings)"
+two="pthread pthread"
+POCL_DEVICES=$two build/clrt-bench multi --json > "$out/multi.json"
+POCL_DEVICES=$two OPENBLAS_NUM_THREADS=1 build/clrt-bench multi --json > "$out/multi_1thread.json"
+POCL_DEVICES=$two OPENBLAS_NUM_THREADS=1 POCL_MAX_PTHREAD_COUNT=1 build/clrt-bench multi --json \
+  > "$out/multi_1worker.json"
 say "bench/compare.sh ($rounds rounds of $epochs epochs)"
 bench/compare.sh --rounds "$rounds" --epochs "$epochs" --json-out "$out/compare.json" \
   | tee "$out/compare.txt" >&2

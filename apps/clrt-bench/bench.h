@@ -17,6 +17,7 @@ typedef struct {
 #define BENCH_COMMANDS(X)                                                                          \
     X(matmul, "exercise 1: square SGEMM 16..4096 per device and GEMM path vs OpenBLAS")            \
     X(logging, "exercise 3: 1000 products, norms read per step vs kept on the device")             \
+    X(multi, "exercise 4: two large products on two devices at once vs in sequence on one")        \
     X(transfer, "host<->device and device copies, pageable and pinned, vs memcpy")                 \
     X(launch, "clrt_add launch overhead vs bare clEnqueueNDRangeKernel loops")                     \
     X(startup, "fresh process to first finished kernel, cold vs warm caches")                      \

@@ -13,8 +13,9 @@ import tempfile
 BENCH = sys.argv[1]
 
 
-def run(*args, rc=0):
-    p = subprocess.run([BENCH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run(*args, rc=0, env=None):
+    p = subprocess.run([BENCH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=None if env is None else {**os.environ, **env})
     if p.returncode != rc:
         sys.exit(f"clrt-bench {' '.join(args)}: exit {p.returncode}, wanted {rc}\n{p.stdout}{p.stderr}")
     return p
@@ -59,6 +60,18 @@ def main():
     if {r["loop"] for r in la["rows"]} != {"bare_fixed_out", "bare_new_out", "clrt_add",
                                             "clrt_add_out", "bare_wait_each"}:
         sys.exit(f"launch: {la}")
+
+    # multi: both products checked inside the command (poisoned outputs
+    # against a float64 reference); two devices by default, or a clear exit.
+    mu = rows("multi", "--size", "33", "--reps", "3", fields=["mode", "n", "seconds"])
+    if ([r["mode"] for r in mu["rows"]] != ["sequential", "concurrent"]
+            or mu["rows"][1]["second"]["device"] != "cpu:1" or not mu["speedup"] > 0):
+        sys.exit(f"multi: {mu}")
+    run("multi", "--devices", "cpu:0", rc=2)
+    run("multi", "--devices", "cpu:1,cpu:1", rc=2)
+    one = run("multi", "--size", "8", rc=1, env={"POCL_DEVICES": "pthread"})
+    if "POCL_DEVICES" not in one.stderr:
+        sys.exit(f"multi on one device: {one.stderr}")
 
     # weights: LeNet's ten tensors, shapes in order, values inside the
     # uniform init bound 1/sqrt(fan_in), and the same file for the same seed.
