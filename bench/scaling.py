@@ -9,8 +9,8 @@ alternating in rounds so that a drifting load hits each alike:
          on two cores: PoCL's devices in one process share one pool of
          worker threads, so the pool gets two (POCL_MAX_PTHREAD_COUNT=2), and
          each GEMM one OpenBLAS thread
-  ranks  two MPI ranks (mpirun -np 2 --bind-to core), one device and one core
-         each: clrt-cnn --distributed
+  ranks  two MPI ranks (mpirun -np 2 --bind-to core: --bind-to), one device
+         and one PoCL worker each: clrt-cnn --distributed
 Each run trains --epochs epochs on --limit images; the last epoch's training
 pass is timed (the first builds kernels). Prints, per way, the median steps
 per second, the speed-up over `one` (target: >= 1.7, 85% of 2), how far
@@ -46,7 +46,7 @@ def commands(a):
         # threads: two workers for two devices is one core each.
         "devs": (cnn + ["--devices", "cpu:0,cpu:1"],
                  {"POCL_DEVICES": "pthread pthread", "POCL_MAX_PTHREAD_COUNT": "2"}),
-        "ranks": (["mpirun", "-np", "2", "--bind-to", "core"] + cnn
+        "ranks": (["mpirun", "-np", "2", "--bind-to", a.bind_to] + cnn
                   + ["--distributed", "--device", "cpu"], MPI_ROOT),
     }
     if not shutil.which("mpirun") or not a.mpi:
@@ -114,6 +114,7 @@ def main():
     ap.add_argument("--test-limit", type=int, default=1000)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--no-mpi", dest="mpi", action="store_false")
+    ap.add_argument("--bind-to", default="core", help="mpirun's binding of each rank")
     a = ap.parse_args()
     ways = commands(a)
     rows = {w: [] for w in ways}

@@ -203,6 +203,24 @@ START_TEST(synchronize)
 }
 END_TEST
 
+/* A flush submits and returns; what it submitted still computes right. */
+START_TEST(flush)
+{
+    ck_assert_int_eq(clrt_device_flush(NULL), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "clrt_device_flush", "NULL", NULL);
+    int64_t shape[1] = {1001};
+    clrt_tensor *x = TU_NONNULL(clrt_full(tu_device(), CLRT_F32, 1, shape, 1.5));
+    clrt_tensor *y = TU_NONNULL(clrt_add(x, x));
+    TU_OK(clrt_device_flush(tu_device()));
+    float *h = tu_read(y);
+    for (int i = 0; i < 1001; i++)
+        ck_assert_float_eq(h[i], 3.0f);
+    free(h);
+    clrt_tensor_release(y);
+    clrt_tensor_release(x);
+}
+END_TEST
+
 START_TEST(status_names_and_messages)
 {
     ck_assert_str_eq(clrt_status_name(CLRT_OK), "CLRT_OK");
@@ -294,6 +312,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, cpu_index_out_of_range_says_how_many);
         tcase_add_test(tc, gpu_calls_match_the_host);
         tcase_add_test(tc, synchronize);
+        tcase_add_test(tc, flush);
         tcase_add_test(tc, status_names_and_messages);
     }
     suite_add_tcase(s, tc);

@@ -10,9 +10,6 @@
  * fails the run. */
 #include "bench.h"
 
-#include "runtime/core/error_internal.h"
-#include "runtime/device/device_internal.h"
-
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -172,17 +169,9 @@ static void teardown(multi_bench *m)
     }
 }
 
-/* Starts what is queued on d. clrt's public API has no flush of its own:
- * clrt_device_synchronize flushes only the device it waits for, and a
- * driver may hold queued work until a flush (NVIDIA's, Oclgrind). */
-static int submit(clrt_device *d)
-{
-    cl_int err = clFlush(d->queue);
-    if (err == CL_SUCCESS)
-        return 1;
-    clrt__fail_cl(err, "clFlush");
-    return fail("submitting");
-}
+/* Starts what is queued on d: a driver may hold queued work until a flush
+ * (NVIDIA's, Oclgrind), which would serialise the devices. */
+static int submit(clrt_device *d) { return clrt_device_flush(d) == CLRT_OK || fail("submitting"); }
 
 /* (a): both products on device 0, then one wait; seconds, or -1. */
 static double sequential(multi_bench *m)

@@ -80,6 +80,11 @@ CLRT_API const char *clrt_device_kind_str(clrt_device_kind k); /* "GPU" "ACCELER
 /* Wait until every command queued on d has finished (like
  * torch.cuda.synchronize). The only blocking call apart from reads. */
 CLRT_API clrt_status clrt_device_synchronize(clrt_device *d);
+/* Submit every command queued on d now, without waiting (clFlush). clrt's
+ * ops only enqueue, and a driver may hold queued work until a flush
+ * (NVIDIA's, Oclgrind): flush each device before waiting on another, so
+ * that devices given work one after another compute at the same time. */
+CLRT_API clrt_status clrt_device_flush(clrt_device *d);
 
 /* Number of OpenCL programs this process has built from source (not loaded
  * from the disk cache); for tests and benchmarks. */

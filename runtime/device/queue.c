@@ -89,6 +89,16 @@ clrt_status clrt__device_set_profiling(clrt_device *d, int on)
     return st;
 }
 
+clrt_status clrt_device_flush(clrt_device *d)
+{
+    if (!d)
+        return clrt__fail(CLRT_EINVAL, "clrt_device_flush: device is NULL");
+    if (!d->opened)
+        return CLRT_OK;
+    cl_int err = clFlush(d->queue);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clFlush (clrt_device_flush)");
+}
+
 clrt_status clrt_device_synchronize(clrt_device *d)
 {
     if (!d)

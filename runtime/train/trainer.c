@@ -225,6 +225,8 @@ static clrt_status train_batch(clrt_trainer *t, const pass_args *base, int64_t i
         st = clrt__stream_next(&r->train, i, &x, &y);
         if (st == CLRT_OK)
             st = step(&p, x, y, (double)x->shape[0] / n);
+        if (st == CLRT_OK && t->n_rep > 1) /* computing while the next device's step is enqueued */
+            st = clrt_device_flush(r->model->device);
     }
     if (st == CLRT_OK && t->exchanging)
         st = clrt__grad_exchange_sum(&t->exchange);
