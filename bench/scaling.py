@@ -99,10 +99,12 @@ def report(a, rows):
         if not sp:
             print(f"{way:6} {step:7.2f}   (one device: no gradient sums)")
             continue
-        med = [statistics.median(s[i] for s in sp) / steps * 1e3 for i in range(5)]
-        data, staging, sums, dev_wait, world = med
-        print(f"{way:6} {step:7.2f} {sums:7.2f} {sums - dev_wait - world:7.2f} {dev_wait:9.2f} "
-              f"{world:10.2f} {staging:8.2f} {data:7.2f}")
+        own = [s[2] - s[3] - s[4] for s in sp]  # per round, then the median
+        data, staging, sums, dev_wait, world = (statistics.median(s[i] for s in sp)
+                                                for i in range(5))
+        ms = 1e3 / steps
+        print(f"{way:6} {step:7.2f} {sums * ms:7.2f} {statistics.median(own) * ms:7.2f} "
+              f"{dev_wait * ms:9.2f} {world * ms:10.2f} {staging * ms:8.2f} {data * ms:7.2f}")
 
 
 def main():

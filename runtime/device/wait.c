@@ -43,6 +43,8 @@ static clrt_status wait_event(cl_command_queue q, cl_event ev, double expect_s, 
     }
     if (status > CL_COMPLETE) {
         clrt__sleep(expect_s);
+        if (expect_s > 0) /* near the end now: poll finely again */
+            t0 = clrt__now();
         while ((status = status_of(ev)) > CL_COMPLETE) {
             double pause = (clrt__now() - t0) / 8;
             clrt__sleep(pause < MIN_PAUSE ? MIN_PAUSE : pause > MAX_PAUSE ? MAX_PAUSE : pause);

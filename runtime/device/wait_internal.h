@@ -16,9 +16,9 @@
  * be NULL when the caller has flushed it); with no estimate (expect_s 0),
  * polls between sched_yield calls for up to 50 us first; sleeps about expect_s (the
  * caller's estimate of the time left; 0 when it has none), then polls the
- * event's status with sleeps that grow with the time already waited (20 us
- * up to 1 ms, at most an eighth of the wait so far), so the host oversleeps
- * by a small fraction of the wait. Does not release ev. CLRT_OK, or an
+ * event's status with sleeps that grow with the time waited past the
+ * estimate (20 us up to 1 ms, at most an eighth of it), so the host
+ * oversleeps by a small fraction of its misestimate. Does not release ev. CLRT_OK, or an
  * error naming `what` and the command's failure (a negative status). */
 clrt_status clrt__wait_event(cl_command_queue q, cl_event ev, double expect_s, const char *what);
 

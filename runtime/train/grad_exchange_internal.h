@@ -41,6 +41,7 @@ typedef struct {
     double sum_seconds;           /* host time in the sum, the two waits below included */
     double wait_seconds;          /* of it, blocked until every part was read */
     double world_seconds;         /* of it, in the sum over the processes */
+    double last_wait; /* the last step's wait for the reads: the next one's sleep hint */
 } clrt__grad_exchange;
 
 /* Sets up the exchange between the replicas' models (identical layers, one

@@ -22,20 +22,22 @@ static const char *const term_names[N_TERMS] = {"parameter tensors",
 
 static const uint8_t hash_key[CLRT__CACHE_KEY_BYTES]; /* a fixed key: a checksum */
 
+/* A hash of every parameter's ndim and shape, in order. */
 static uint64_t shapes_hash(clrt_module *m, int n)
 {
+    size_t row = CLRT_MAX_DIMS + 1;
     clrt_tensor **p = clrt__calloc((size_t)n + 1, sizeof *p);
-    int64_t dims[CLRT_MAX_DIMS + 1];
+    int64_t *dims = clrt__calloc((size_t)n * row + 1, sizeof *dims);
     uint64_t h = 0;
-    if (!p)
-        return 0;
-    clrt_module_parameters(m, NULL, p, NULL, n);
-    for (int i = 0; i < n; i++) {
-        dims[0] = p[i]->ndim;
-        memcpy(dims + 1, p[i]->shape, sizeof(int64_t) * (size_t)p[i]->ndim);
-        h ^= clrt__siphash24(hash_key, dims, sizeof(int64_t) * (size_t)(1 + p[i]->ndim)) +
-             (uint64_t)i;
+    if (p && dims) {
+        clrt_module_parameters(m, NULL, p, NULL, n);
+        for (int i = 0; i < n; i++) {
+            dims[(size_t)i * row] = p[i]->ndim;
+            memcpy(dims + (size_t)i * row + 1, p[i]->shape, sizeof(int64_t) * (size_t)p[i]->ndim);
+        }
+        h = clrt__siphash24(hash_key, dims, sizeof(int64_t) * (size_t)n * row);
     }
+    free(dims);
     free(p);
     return h;
 }
