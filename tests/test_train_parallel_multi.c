@@ -10,8 +10,10 @@
 #include <math.h>
 #include <string.h>
 
-#define BATCH 256
-#define STEPS 20
+/* Smaller on slow devices (Oclgrind's pass): CLRT_TEST_SIZE=small. */
+#define BATCH TU_SIZED(256, 32)
+#define STEPS TU_SIZED(20, 4)
+#define MAX_STEPS 20
 #define MAX_PARAMS 16
 
 static clrt_dataset *fashion(int64_t n)
@@ -46,7 +48,7 @@ typedef struct {
     float *values[MAX_PARAMS];
     int64_t numel[MAX_PARAMS];
     double loss;
-    float step_losses[STEPS];
+    float step_losses[MAX_STEPS];
 } trained;
 
 /* Trains a fresh model for one epoch of STEPS batches on `n_dev` devices
@@ -63,7 +65,7 @@ static trained train_on(clrt_device **devs, int n_dev, uint64_t seed, const clrt
     clrt_trainer *t = TU_NONNULL(clrt_trainer_new(m, opt, ds, NULL, &cfg));
     TU_OK(clrt_trainer_epoch(t, &s));
     ck_assert_int_eq(s.steps, STEPS);
-    memcpy(r.step_losses, s.step_losses, sizeof r.step_losses); /* the trainer's until freed */
+    memcpy(r.step_losses, s.step_losses, sizeof(float) * STEPS); /* the trainer's until freed */
     r.loss = s.train_loss;
     clrt_trainer_free(t);
     clrt_tensor *params[MAX_PARAMS];
