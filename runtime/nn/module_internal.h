@@ -113,6 +113,11 @@ int clrt__is_relu(const clrt_module *m);
  * kind and size ("Sequential(12 modules)"). Returns buf. */
 char *clrt__module_brief(const clrt_module *m, char *buf, size_t cap);
 
+/* The module's parameters (*params) and gradients (*grads) in
+ * state_dict order, as new malloc'ed arrays the caller frees; either
+ * pointer may be NULL (not wanted). Their count, or a negative status. */
+int clrt__module_param_arrays(clrt_module *m, clrt_tensor ***params, clrt_tensor ***grads);
+
 /* A fresh 64-bit seed mixed from two values (splitmix64 finaliser). */
 uint64_t clrt__seed_mix(uint64_t a, uint64_t b);
 

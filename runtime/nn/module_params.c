@@ -280,3 +280,21 @@ clrt_status clrt_module_init(clrt_module *m, uint64_t seed)
     clrt_status st = init_walk(m, seed, &position);
     return st != CLRT_OK ? st : clrt_module_zero_grad(m);
 }
+
+int clrt__module_param_arrays(clrt_module *m, clrt_tensor ***params, clrt_tensor ***grads)
+{
+    int n = clrt_module_parameters(m, NULL, NULL, NULL, 0);
+    clrt_tensor **p = params ? clrt__calloc((size_t)n + 1, sizeof *p) : NULL;
+    clrt_tensor **g = grads ? clrt__calloc((size_t)n + 1, sizeof *g) : NULL;
+    if (n < 0 || (params && !p) || (grads && !g)) {
+        free(p);
+        free(g);
+        return n < 0 ? n : clrt__fail(CLRT_ENOMEM, "parameter list: out of host memory");
+    }
+    clrt_module_parameters(m, NULL, p, g, n);
+    if (params)
+        *params = p;
+    if (grads)
+        *grads = g;
+    return n;
+}

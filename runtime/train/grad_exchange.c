@@ -14,10 +14,10 @@
 static clrt_status part_init(clrt__grad_exchange *x, clrt__grad_part *p, clrt_module *m)
 {
     p->dev = m->device;
-    p->grads = clrt__calloc((size_t)x->n_params, sizeof *p->grads);
-    if (!p->grads)
-        return clrt__fail(CLRT_ENOMEM, "data-parallel gradients: out of host memory");
-    if (clrt_module_parameters(m, NULL, NULL, p->grads, x->n_params) != x->n_params)
+    int n = clrt__module_param_arrays(m, NULL, &p->grads);
+    if (n < 0)
+        return (clrt_status)n;
+    if (n != x->n_params)
         return clrt__fail(CLRT_EINVAL, "data-parallel gradients: the replicas differ");
     size_t bytes = (size_t)x->numel * sizeof(float);
     p->flat = clrt__buffer_new(p->dev, bytes, "flat gradient buffer");

@@ -228,7 +228,7 @@ static clrt_status train_batch(clrt_trainer *t, const pass_args *base, int64_t i
         if (st == CLRT_OK && t->n_rep > 1) /* computing while the next device's step is enqueued */
             st = clrt_device_flush(r->model->device);
     }
-    if (st == CLRT_OK && t->exchanging)
+    if (st == CLRT_OK && t->exchange.n_parts > 0)
         st = clrt__grad_exchange_sum(&t->exchange);
     for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
         st = clrt_optimizer_step(t->rep[k].opt);

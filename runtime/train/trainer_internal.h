@@ -34,8 +34,7 @@ struct clrt_trainer {
     clrt_train_config cfg; /* device: replica 0's; devices: NULL (the replicas') */
     int n_rep;
     clrt__replica rep[CLRT__MAX_REPLICAS];
-    clrt__grad_exchange exchange; /* when n_rep > 1 or across processes */
-    int exchanging;               /* exchange is set up */
+    clrt__grad_exchange exchange; /* n_parts 0: none (one device, one process) */
     clrt__batch_stream test;      /* on replica 0's device; this process's part across processes */
     int have_test;
     int epoch;

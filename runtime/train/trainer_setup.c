@@ -92,13 +92,13 @@ static clrt_status list_devices(const clrt_train_config *cfg, clrt_device **devs
 static int pick_devices(const clrt_module *model, const clrt_train_config *cfg, clrt_device **devs)
 {
     const char *api = "clrt_trainer_new";
-    int n = cfg->devices || cfg->n_devices ? cfg->n_devices : 1,
-        world = clrt__world_size(cfg->world);
-    if (cfg->devices || cfg->n_devices) {
-        if (list_devices(cfg, devs, api) != CLRT_OK)
-            return 0;
-    } else
+    int n = 1, world = clrt__world_size(cfg->world);
+    if (!cfg->devices && !cfg->n_devices)
         devs[0] = cfg->device ? cfg->device : model->device;
+    else if (list_devices(cfg, devs, api) == CLRT_OK)
+        n = cfg->n_devices;
+    else
+        return 0;
     if ((int64_t)n * world <= cfg->batch_size)
         return n;
     clrt__fail(CLRT_EINVAL,
@@ -116,14 +116,11 @@ static clrt_status add_replica(clrt_trainer *t, clrt_device *d)
     if (!(r->model = clrt_module_clone(r0->model, d)))
         return clrt_last_status();
     t->n_rep++;
-    int n = clrt_module_parameters(r->model, NULL, NULL, NULL, 0);
-    clrt_tensor **params = clrt__calloc((size_t)n + 1, sizeof *params);
-    clrt_tensor **grads = clrt__calloc((size_t)n + 1, sizeof *grads);
-    if (params && grads)
-        clrt_module_parameters(r->model, NULL, params, grads, n);
-    else
-        clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
-    r->opt = params && grads ? clrt__optim_replica(r0->opt, n, params, grads) : NULL;
+    clrt_tensor **params, **grads;
+    int n = clrt__module_param_arrays(r->model, &params, &grads);
+    if (n < 0)
+        return (clrt_status)n;
+    r->opt = clrt__optim_replica(r0->opt, n, params, grads);
     free(params);
     free(grads);
     return r->opt ? CLRT_OK : clrt_last_status();
@@ -166,7 +163,6 @@ static clrt_status replicas_init(clrt_trainer *t, const clrt_dataset *train)
     }
     if (st == CLRT_OK && parts > 1)
         st = clrt__grad_exchange_init(&t->exchange, t->n_rep, models, w);
-    t->exchanging = st == CLRT_OK && parts > 1;
     return st;
 }
 
@@ -222,8 +218,7 @@ void clrt_trainer_free(clrt_trainer *t)
 {
     if (!t)
         return;
-    if (t->exchanging)
-        clrt__grad_exchange_free(&t->exchange);
+    clrt__grad_exchange_free(&t->exchange); /* a no-op when never set up */
     clrt__stream_free(&t->test);
     for (int k = 0; k < t->n_rep; k++) {
         clrt__replica *r = &t->rep[k];

@@ -26,11 +26,10 @@ static const uint8_t hash_key[CLRT__CACHE_KEY_BYTES]; /* a fixed key: a checksum
 static uint64_t shapes_hash(clrt_module *m, int n)
 {
     size_t row = CLRT_MAX_DIMS + 1;
-    clrt_tensor **p = clrt__calloc((size_t)n + 1, sizeof *p);
+    clrt_tensor **p = NULL;
     int64_t *dims = clrt__calloc((size_t)n * row + 1, sizeof *dims);
     uint64_t h = 0;
-    if (p && dims) {
-        clrt_module_parameters(m, NULL, p, NULL, n);
+    if (dims && clrt__module_param_arrays(m, &p, NULL) == n) {
         for (int i = 0; i < n; i++) {
             dims[(size_t)i * row] = p[i]->ndim;
             memcpy(dims + (size_t)i * row + 1, p[i]->shape, sizeof(int64_t) * (size_t)p[i]->ndim);
@@ -124,18 +123,19 @@ static clrt_status copy_params(clrt_tensor **p, int n, float *flat, int to_host)
     return st;
 }
 
-/* Rank 0's parameter values into flat and onto this process's device;
- * *hash: of the values read back from the device. */
+/* Rank 0's parameter values from its device to every other process's;
+ * *hash: of what rank 0 sent, elsewhere of what was read back from the
+ * device after the write. */
 static clrt_status receive_params(const clrt_collective *w, clrt_tensor **p, int n, float *flat,
                                   int64_t numel, uint64_t *hash)
 {
     size_t bytes = (size_t)numel * sizeof(float);
-    clrt_status st = copy_params(p, n, flat, 1);
+    clrt_status st = w->rank == 0 ? copy_params(p, n, flat, 1) : CLRT_OK;
     if (st == CLRT_OK)
         st = w->broadcast(w->ctx, flat, bytes, 0);
-    if (st == CLRT_OK)
+    if (st == CLRT_OK && w->rank != 0)
         st = copy_params(p, n, flat, 0);
-    if (st == CLRT_OK)
+    if (st == CLRT_OK && w->rank != 0)
         st = copy_params(p, n, flat, 1);
     *hash = st == CLRT_OK ? clrt__siphash24(hash_key, flat, bytes) : 0;
     return st;
@@ -146,18 +146,17 @@ clrt_status clrt__world_broadcast_params(const clrt_collective *w, clrt_module *
     static const char *const names[1] = {"parameter values (hash, after the broadcast)"};
     if (clrt__world_size(w) == 1)
         return CLRT_OK;
-    int n = clrt_module_parameters(model, NULL, NULL, NULL, 0);
+    clrt_tensor **p = NULL;
+    int n = clrt__module_param_arrays(model, &p, NULL);
     int64_t numel = clrt_module_param_count(model);
-    clrt_tensor **p = clrt__calloc((size_t)n + 1, sizeof *p);
-    float *flat = clrt__malloc((size_t)numel * sizeof(float) + 1);
+    float *flat = n >= 0 ? clrt__malloc((size_t)numel * sizeof(float) + 1) : NULL;
     uint64_t hash = 0;
-    clrt_status st = p && flat ? CLRT_OK
-                               : clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory "
-                                                         "for the parameter broadcast");
-    if (st == CLRT_OK) {
-        clrt_module_parameters(model, NULL, p, NULL, n);
+    clrt_status st = n < 0   ? (clrt_status)n
+                     : !flat ? clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory "
+                                                       "for the parameter broadcast")
+                             : CLRT_OK;
+    if (st == CLRT_OK)
         st = receive_params(w, p, n, flat, numel, &hash);
-    }
     if (st == CLRT_OK)
         st = compare_terms(w, &hash, names, 1, "clrt_trainer_new (distributed)");
     free(flat);

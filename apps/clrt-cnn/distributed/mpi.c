@@ -29,10 +29,8 @@ int cnn_dist_begin(int *argc, char ***argv, cnn_options *o)
 
 void cnn_dist_abort(const cnn_options *o, int rc)
 {
-    int size = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     fprintf(stderr, "clrt-cnn: rank %d of %d failed (its error is above); ending the job\n",
-            o->rank, size);
+            o->rank, o->world->size);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, rc);
 }
