@@ -35,12 +35,16 @@ static clrt_module *small_cnn(clrt_device *d, uint64_t seed)
     return m;
 }
 
+/* lr 0.02: at 0.05 this model is still on its starting plateau after 20
+ * steps, where the rounding of another summation order grows: over 8
+ * seeds the largest difference was 2.4e-4 at lr 0.05 (two seeds past the
+ * 1e-4 bound) and 2e-7 at 0.02, where only the rounding is left. */
 static clrt_optimizer *sgd_for(clrt_module *m)
 {
     clrt_tensor *params[MAX_PARAMS], *grads[MAX_PARAMS];
     int n = clrt_module_parameters(m, NULL, params, grads, MAX_PARAMS);
     ck_assert_int_gt(n, 0);
-    return TU_NONNULL(clrt_sgd(n, params, grads, 0.05, 0.9, 0));
+    return TU_NONNULL(clrt_sgd(n, params, grads, 0.02, 0.9, 0));
 }
 
 typedef struct {

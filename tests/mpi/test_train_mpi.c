@@ -103,11 +103,15 @@ static clrt_train_config config(const run_spec *r)
     return cfg;
 }
 
+/* lr 0.02: at 0.05 this model is still on its starting plateau after 20
+ * steps, where the rounding of another summation order grows: over 8
+ * seeds the largest difference was 2.4e-4 at lr 0.05 (two seeds past the
+ * 1e-4 bound) and 2e-7 at 0.02, where only the rounding is left. */
 static clrt_optimizer *sgd_for(clrt_module *m)
 {
     clrt_tensor *params[MAX_PARAMS], *grads[MAX_PARAMS];
     int n = clrt_module_parameters(m, NULL, params, grads, MAX_PARAMS);
-    return need(clrt_sgd(n, params, grads, 0.05, 0.9, 0), "clrt_sgd");
+    return need(clrt_sgd(n, params, grads, 0.02, 0.9, 0), "clrt_sgd");
 }
 
 static void keep_params(clrt_module *m, trained *t)
