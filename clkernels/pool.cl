@@ -136,3 +136,117 @@ __kernel void avgpool_bwd(__global const float *gout, __global float *gx, pool_g
     })
     gx[(ulong)plane * (ulong)hw + (ulong)q] = acc * (1.0f / (KSIZE * KSIZE));
 }
+
+/* 2x2 windows at stride 2 on CPU devices, vectorised by hand: an item
+ * takes PV neighbouring output pixels of one row (-DPV=2|4|8) with vector
+ * loads of the two input rows beneath them, where the per-pixel kernels
+ * above lean on the driver vectorising across work items, which PoCL does
+ * poorly for them (thousands of small work-groups). Item (row block b of
+ * output row oh, flattened in dim 0; plane in dim 1); blocks start at
+ * min(b * PV, OW - PV), so they overlap instead of running past the row.
+ * The host picks these only for even H and W (every input pixel in exactly
+ * one window) and OW >= PV. Same ties, NaN and index rules as above. */
+#ifdef PV
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#if PV == 2
+#define FV2 float4
+#define VLOAD2 vload4
+#define VSTORE2 vstore4
+#define IV2 int4
+#define IOTA (int2)(0, 1)
+#define IOTA2 (int4)(0, 1, 2, 3)
+#define DUP(v) (v).s0011
+#elif PV == 4
+#define FV2 float8
+#define VLOAD2 vload8
+#define VSTORE2 vstore8
+#define IV2 int8
+#define IOTA (int4)(0, 1, 2, 3)
+#define IOTA2 (int8)(0, 1, 2, 3, 4, 5, 6, 7)
+#define DUP(v) (v).s00112233
+#else
+#define FV2 float16
+#define VLOAD2 vload16
+#define VSTORE2 vstore16
+#define IV2 int16
+#define IOTA (int8)(0, 1, 2, 3, 4, 5, 6, 7)
+#define IOTA2 (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define DUP(v) (v).s0011223344556677
+#endif
+#define FV CAT(float, PV)
+#define IV CAT(int, PV)
+#define VLOAD CAT(vload, PV)
+#define VSTORE CAT(vstore, PV)
+
+/* The first input pixel (plane index) of the row block an item owns, and
+ * the output index of its first pixel; 0 when the item is past the end. */
+static int block_of(pool_geom g, int blocks, int *first, ulong *o)
+{
+    int item = get_global_id(0), plane = get_global_id(1);
+    if (item >= g.OH * blocks || plane >= g.planes)
+        return 0;
+    int oh = item / blocks, ow0 = min((item - oh * blocks) * PV, g.OW - PV);
+    *first = 2 * oh * g.W + 2 * ow0;
+    *o = (ulong)plane * (ulong)(g.OH * g.OW) + (ulong)(oh * g.OW + ow0);
+    return 1;
+}
+
+/* Takes candidate v (at offset off in its window) where it beats best
+ * (best_at: the offset of best):
+ * greater, or a NaN over a number. */
+#define TAKE(v, off)                                                       \
+    {                                                                      \
+        IV take_ = isgreater(v, best) | (isnan(v) & ~isnan(best));         \
+        best = select(best, v, take_);                                     \
+        best_at = select(best_at, (IV)(off), take_);                       \
+    }
+
+__kernel void maxpool2_fwd(__global const float *x, __global float *out, __global int *idx,
+                           int want_idx, pool_geom g, int blocks)
+{
+    int first;
+    ulong o;
+    if (!block_of(g, blocks, &first, &o))
+        return;
+    __global const float *xp = x + (ulong)get_global_id(1) * (ulong)(g.H * g.W) + first;
+    FV2 r0 = VLOAD2(0, xp), r1 = VLOAD2(0, xp + g.W);
+    FV best = r0.even, v;
+    IV best_at = (IV)(0);
+    v = r0.odd;
+    TAKE(v, 1)
+    v = r1.even;
+    TAKE(v, g.W)
+    v = r1.odd;
+    TAKE(v, g.W + 1)
+    VSTORE(best, 0, out + o);
+    if (want_idx)
+        VSTORE(first + 2 * IOTA + best_at, 0, idx + o);
+}
+
+/* gx over the two input rows under an item's outputs: each window's
+ * gradient at its maximum, zero elsewhere, through the epilogue EPI. */
+__kernel void maxpool2_bwd(__global const float *gout, __global const int *idx,
+                           __global float *gx, __global const float *mask, pool_geom g,
+                           int blocks)
+{
+    int first;
+    ulong o;
+    if (!block_of(g, blocks, &first, &o))
+        return;
+    FV2 gv = DUP(VLOAD(0, gout + o));
+    IV2 iv = DUP(VLOAD(0, idx + o));
+    ulong base = (ulong)get_global_id(1) * (ulong)(g.H * g.W);
+    #pragma unroll
+    for (int r = 0; r < 2; r++) {
+        int q0 = first + r * g.W;
+        FV2 v = select((FV2)(0.0f), gv, iv == (q0 + IOTA2));
+        ulong at = base + (ulong)q0;
+        if (EPI == EPI_MASK)
+            v = select((FV2)(0.0f), v, isgreater(VLOAD2(0, mask + at), (FV2)(0.0f)));
+        else if (EPI == EPI_RELU)
+            v = select(v, (FV2)(0.0f), isless(v, (FV2)(0.0f)));
+        VSTORE2(v, 0, gx + at);
+    }
+}
+#endif

@@ -12,11 +12,15 @@ typedef struct {
 
 /* k=2,s=2; k=3,s=2 (overlapping windows); k=3,s=1; odd sizes; windows that
  * leave rows unused (s > k); 1x1; one large case. Few distinct (k, s)
- * pairs: each is a kernel build. */
+ * pairs: each is a kernel build. On CPU devices, 2x2 windows at stride 2
+ * over even sizes take the row-vector kernels: rows of 14, 4 and 9 outputs
+ * (8 per item, the last block overlapping), 5 (4 per item), 3 and 2 (2 per
+ * item); 1 output per row and odd sizes take the per-pixel ones. */
 static const pool_case cases[] = {
     {2, 3, 8, 8, 2, 2},   {3, 2, 7, 9, 3, 2},     {1, 1, 13, 13, 3, 1}, {3, 5, 11, 7, 2, 3},
     {2, 4, 28, 28, 2, 2}, {1, 1, 1, 1, 1, 1},     {3, 6, 14, 14, 2, 2}, {2, 3, 9, 5, 3, 1},
-    {1, 2, 11, 10, 2, 2}, {16, 16, 61, 59, 3, 2},
+    {1, 2, 11, 10, 2, 2}, {16, 16, 61, 59, 3, 2}, {2, 3, 10, 10, 2, 2}, {3, 2, 4, 6, 2, 2},
+    {2, 2, 6, 18, 2, 2},  {1, 3, 2, 2, 2, 2},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -41,7 +45,8 @@ static pool_dims dims_of(pool_case c)
     return d;
 }
 
-/* Forward references: out and, for max, the first maximum's h*W+w. */
+/* Forward references: out and, for max, the first maximum's h*W+w (a NaN
+ * wins over numbers, the first NaN over later ones). */
 static void ref_pool(const pool_dims *d, const double *x, int is_max, double *out, int *idx)
 {
     const pool_case c = d->c;
@@ -55,7 +60,7 @@ static void ref_pool(const pool_dims *d, const double *x, int is_max, double *ou
                     for (int kw = 0; kw < c.k; kw++) {
                         int q = (oh * c.s + kh) * c.W + ow * c.s + kw;
                         acc += xp[q];
-                        if (xp[q] > best)
+                        if (xp[q] > best || (isnan(xp[q]) && !isnan(best)))
                             best = xp[q], bi = q;
                     }
                 size_t o = ((size_t)pl * d->OH + oh) * d->OW + ow;
@@ -111,14 +116,17 @@ static void check_close(const char *what, const clrt_tensor *got, const double *
     free(h);
 }
 
-/* Inputs: with `ties`, small integers so that windows often hold equal
- * maxima (the first must win); else uniform floats. */
+/* Inputs: with `ties` 1, small integers so that windows often hold equal
+ * maxima (the first must win); with 2, uniform floats with one in 8 NaN
+ * (a NaN must win, the first of several); else uniform floats. */
 static float *pool_input(uint64_t *rng, size_t n, int ties)
 {
     float *x = tu_random_floats(rng, n, -1, 1);
-    if (ties)
-        for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && ties; i++)
+        if (ties == 1)
             x[i] = floorf(x[i] * 2.0f); /* -2, -1, 0, 1 */
+        else if (x[i] > 0.75f)
+            x[i] = NAN;
     return x;
 }
 
@@ -168,6 +176,9 @@ START_TEST(maxpool_random) { run_maxpool(_i, 0); }
 END_TEST
 
 START_TEST(maxpool_ties_first) { run_maxpool(_i, 1); }
+END_TEST
+
+START_TEST(maxpool_nan_first) { run_maxpool(_i, 2); }
 END_TEST
 
 START_TEST(avgpool)
@@ -334,6 +345,7 @@ static Suite *pool_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, maxpool_random, 0, N_CASES);
     tcase_add_loop_test(tc, maxpool_ties_first, 0, N_CASES);
+    tcase_add_loop_test(tc, maxpool_nan_first, 0, N_CASES);
     tcase_add_loop_test(tc, avgpool, 0, N_CASES);
     tcase_add_loop_test(tc, gradients_vs_finite_differences, 0, 2);
     tcase_add_test(tc, more_planes_than_grid_rows);

@@ -1,4 +1,5 @@
 /* 2-D max and average pooling, forward and backward (clkernels/pool.cl). */
+#include "runtime/core/env_internal.h"
 #include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/check_internal.h"
 
@@ -73,25 +74,61 @@ static clrt_status check_pooled(const char *op, const char *name, const clrt_ten
     return CLRT_OK;
 }
 
+static geom_arg geom_of(const pool_dims *pd)
+{
+    return (geom_arg){(cl_int)pd->H,
+                      (cl_int)pd->W,
+                      (cl_int)pd->OH,
+                      (cl_int)pd->OW,
+                      (cl_int)(pd->N * pd->C),
+                      clrt__divisor_of((uint32_t)pd->OW),
+                      clrt__divisor_of((uint32_t)pd->W)};
+}
+
 /* Runs a pool kernel, built for pd's window and stride and the epilogue
  * kind epi (maxpool_bwd's; 0 for the others), over planes of input
  * (backward) or output (forward) pixels. */
 static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, int epi,
                        int over_input, int nargs, clrt__karg *args)
 {
-    geom_arg g = {(cl_int)pd->H,
-                  (cl_int)pd->W,
-                  (cl_int)pd->OH,
-                  (cl_int)pd->OW,
-                  (cl_int)(pd->N * pd->C),
-                  clrt__divisor_of((uint32_t)pd->OW),
-                  clrt__divisor_of((uint32_t)pd->W)};
+    geom_arg g = geom_of(pd);
     char options[64];
     snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DEPI=%d", pd->K, pd->stride, epi);
     args[nargs] = CLRT__ARG(g);
     cl_kernel k = clrt__kernel(d, "pool", options, name);
     size_t items = over_input ? (size_t)(pd->H * pd->W) : (size_t)(pd->OH * pd->OW);
     return clrt__run_planes(d, k, items, (size_t)(pd->N * pd->C), nargs + 1, args);
+}
+
+/* Output pixels per item of the 2x2, stride-2 max-pooling kernels
+ * vectorised by hand (maxpool2_*), or 0 where the per-pixel ones run: those
+ * suit GPUs, these CPU devices (CLRT_CONV_ALGO=vec picks them everywhere,
+ * im2col nowhere). They need every input pixel in exactly one window (even
+ * H and W) and rows of at least 2 outputs. */
+static int row_vector(const clrt_device *d, const pool_dims *pd)
+{
+    clrt__conv_algo algo = clrt__env()->conv_algo;
+    int cpu = d->info.kind == CLRT_DEVICE_CPU;
+    if (algo == CLRT__CONV_IM2COL || (!cpu && algo != CLRT__CONV_VEC))
+        return 0;
+    if (pd->K != 2 || pd->stride != 2 || pd->H % 2 || pd->W % 2 || pd->OW < 2)
+        return 0;
+    return pd->OW >= 8 ? 8 : pd->OW >= 4 ? 4 : 2;
+}
+
+/* Runs maxpool2_* (name) with pv outputs per item over row blocks. */
+static clrt_status run_rows(clrt_device *d, const char *name, const pool_dims *pd, int epi, int pv,
+                            int nargs, clrt__karg *args)
+{
+    geom_arg g = geom_of(pd);
+    cl_int blocks = (cl_int)clrt__ceil_div((size_t)pd->OW, (size_t)pv);
+    char options[80];
+    snprintf(options, sizeof options, "-DKSIZE=2 -DSTRIDE=2 -DEPI=%d -DPV=%d", epi, pv);
+    args[nargs] = CLRT__ARG(g);
+    args[nargs + 1] = CLRT__ARG(blocks);
+    cl_kernel k = clrt__kernel(d, "pool", options, name);
+    return clrt__run_planes(d, k, (size_t)pd->OH * (size_t)blocks, (size_t)(pd->N * pd->C),
+                            nargs + 2, args);
 }
 
 /* --- max --- */
@@ -121,7 +158,10 @@ static clrt_status maxpool_fwd(clrt_tensor *out, clrt_tensor *indices, clrt_tens
     cl_mem mi = indices ? clrt__mem(indices) : mo; /* unused when want_idx is 0 */
     cl_int want_idx = indices != NULL;
     clrt__karg args[6] = {CLRT__ARG(mx), CLRT__ARG(mo), CLRT__ARG(mi), CLRT__ARG(want_idx)};
-    return run(clrt__dev(x), "maxpool_fwd", pd, 0, 0, 4, args);
+    clrt_device *d = clrt__dev(x);
+    int pv = row_vector(d, pd);
+    return pv ? run_rows(d, "maxpool2_fwd", pd, 0, pv, 4, args)
+              : run(d, "maxpool_fwd", pd, 0, 0, 4, args);
 }
 
 clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
@@ -190,8 +230,11 @@ clrt_status clrt__maxpool2d_backward_fused_out(clrt_tensor *grad_x, clrt_tensor 
         return st;
     cl_mem mg = clrt__mem(grad_out), mi = clrt__mem(indices), mx = clrt__mem(grad_x);
     cl_mem mm = epi->mask ? clrt__mem(epi->mask) : mx; /* unread without a mask */
-    clrt__karg kargs[5] = {CLRT__ARG(mg), CLRT__ARG(mi), CLRT__ARG(mx), CLRT__ARG(mm)};
-    return run(clrt__dev(grad_x), "maxpool_bwd", &pd, (int)epi->kind, 1, 4, kargs);
+    clrt__karg kargs[6] = {CLRT__ARG(mg), CLRT__ARG(mi), CLRT__ARG(mx), CLRT__ARG(mm)};
+    clrt_device *d = clrt__dev(grad_x);
+    int pv = row_vector(d, &pd);
+    return pv ? run_rows(d, "maxpool2_bwd", &pd, (int)epi->kind, pv, 4, kargs)
+              : run(d, "maxpool_bwd", &pd, (int)epi->kind, 1, 4, kargs);
 }
 
 clrt_status clrt_f_maxpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
