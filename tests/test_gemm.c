@@ -18,6 +18,8 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
 
 /* One product: op(a) [m,k] x op(b) [k,n]; batch_x = 0 means x is 2-D. */
 typedef struct {
@@ -625,6 +627,71 @@ START_TEST(test_internal_bad_args)
 }
 END_TEST
 
+/* One product on the CPU device, without the restart: prints "better X"
+ * (or "better none") on stdout, and OpenBLAS's kernels warning, if due, on
+ * stderr. */
+static int child_main(void)
+{
+    int64_t s[2] = {8, 8};
+    clrt_device *d = clrt_cpu();
+    clrt_tensor *a = d ? clrt_full(d, CLRT_F32, 2, s, 1.0) : NULL;
+    clrt_tensor *c = a ? clrt_matmul(a, a) : NULL;
+    float v[64] = {0};
+    if (!c || clrt_to_host(c, v, sizeof v) != CLRT_OK || v[63] != 8.0f)
+        return 1;
+    clrt_tensor_release(a);
+    clrt_tensor_release(c);
+    const char *better = clrt_host_blas().better_core;
+    printf("better %s\n", better ? better : "none");
+    return 0;
+}
+
+/* main restarted this program (clrt_host_blas_restart, as clrt's programs
+ * do) when OpenBLAS had picked its generic kernels: every product above ran
+ * on the kernels it names now, and none better is left. A child that does
+ * not restart warns, once, exactly when a better core exists, and not when
+ * OPENBLAS_CORETYPE is set. */
+START_TEST(test_host_blas_core)
+{
+    clrt_host_blas_info b = clrt_host_blas();
+    clrt_device_info info;
+    if (!CLRT_TEST_HAVE_HOST_BLAS || clrt_device_info_get(tu_device(), &info) != CLRT_OK ||
+        info.gemm_path != CLRT_GEMM_HOST_BLAS)
+        return;
+    ck_assert_ptr_nonnull(b.core);
+    ck_assert_msg(b.better_core == NULL, "after the restart OpenBLAS still runs %s, not %s", b.core,
+                  b.better_core);
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    if (forced)
+        ck_assert_msg(strcasecmp(forced, b.core) == 0, "OPENBLAS_CORETYPE=%s but OpenBLAS runs %s",
+                      forced, b.core);
+    static char out[8192];
+    const char *unset[] = {"OPENBLAS_CORETYPE", NULL};
+    int status = tu_run_child(unset, 120, out, sizeof out);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: %s", out);
+    const char *line = strstr(out, "better ");
+    ck_assert_ptr_nonnull(line);
+    char better[32] = "";
+    ck_assert_int_eq(sscanf(line, "better %31s", better), 1);
+    const char *warning = strstr(out, "clrt: warning: OpenBLAS runs its generic");
+    if (strcmp(better, "none") == 0) {
+        ck_assert_msg(warning == NULL, "warned with no better core: %s", out);
+        return;
+    }
+    char want[64];
+    snprintf(want, sizeof want, "OPENBLAS_CORETYPE=%s", better);
+    ck_assert_msg(warning && strstr(warning, want), "no warning naming %s: %s", want, out);
+    ck_assert_msg(strstr(warning + 1, "clrt: warning: OpenBLAS") == NULL, "warned twice: %s", out);
+    char set[64];
+    snprintf(set, sizeof set, "OPENBLAS_CORETYPE=%s", better);
+    const char *with[] = {set, NULL};
+    status = tu_run_child(with, 120, out, sizeof out);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: %s", out);
+    ck_assert_msg(strstr(out, "better none") && !strstr(out, "clrt: warning: OpenBLAS"),
+                  "%s set: %s", set, out);
+}
+END_TEST
+
 static Suite *gemm_suite(void)
 {
     Suite *s = suite_create("gemm");
@@ -643,6 +710,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(ok, test_internal_k0_strided);
     tcase_add_test(ok, test_never_blocks);
     tcase_add_test(ok, test_clblast_tuning_and_override);
+    tcase_add_test(ok, test_host_blas_core);
     suite_add_tcase(s, ok);
     TCase *bad = tcase_create("errors");
     tcase_add_checked_fixture(bad, setup, NULL);
@@ -656,4 +724,11 @@ static Suite *gemm_suite(void)
     return s;
 }
 
-int main(void) { return tu_run(gemm_suite()); }
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "child") == 0)
+        return child_main();
+    if (clrt_host_blas_restart(argv) != 0)
+        return 1;
+    return tu_run(gemm_suite());
+}

@@ -20,6 +20,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    clrt_host_blas_restart(argv); /* OpenBLAS's fastest kernels for this CPU */
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

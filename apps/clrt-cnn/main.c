@@ -185,6 +185,7 @@ static int run(cnn_options *o)
 
 int main(int argc, char **argv)
 {
+    clrt_host_blas_restart(argv); /* OpenBLAS's fastest kernels for this CPU */
     cnn_options o;
     int parsed = cnn_parse_options(argc, argv, &o);
     if (parsed != 0)

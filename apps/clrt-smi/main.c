@@ -83,6 +83,24 @@ static void print_table(const clrt_device_info *infos, int n)
         print_row(rows[r], width);
 }
 
+/* Below the table, when a device runs GEMMs on the host's BLAS: which
+ * kernels OpenBLAS picked, and the faster ones this CPU runs when it
+ * picked its generic fallback (clrt/host_blas.h). */
+static void print_host_blas(const clrt_device_info *infos, int n)
+{
+    int used = 0;
+    for (int i = 0; i < n; i++)
+        used |= infos[i].gemm_path == CLRT_GEMM_HOST_BLAS;
+    clrt_host_blas_info b = clrt_host_blas();
+    if (!used || !b.core)
+        return;
+    printf("\nhost BLAS: OpenBLAS, %s kernels", b.core);
+    if (b.better_core)
+        printf(" (this CPU runs %s's several times faster: set OPENBLAS_CORETYPE=%s)",
+               b.better_core, b.better_core);
+    printf("\n");
+}
+
 static void json_string(const char *s)
 {
     putchar('"');
@@ -149,7 +167,19 @@ static void print_json(const clrt_device_info *infos, int n, const char *error)
     printf("  \"devices\": [%s", n ? "\n" : "");
     for (int i = 0; i < n; i++)
         print_json_device(&infos[i], i, i + 1 == n);
-    printf("%s]\n}\n", n ? "  " : "");
+    printf("%s]", n ? "  " : "");
+    clrt_host_blas_info b = clrt_host_blas();
+    if (b.core) {
+        printf(",\n  \"host_blas\": {\"core\": ");
+        json_string(b.core);
+        printf(", \"better_core\": ");
+        if (b.better_core)
+            json_string(b.better_core);
+        else
+            printf("null");
+        printf("}");
+    }
+    printf("\n}\n");
 }
 
 static void usage(FILE *f)
@@ -198,7 +228,9 @@ int main(int argc, char **argv)
     else if (n == 0) /* with platforms but no device, error says "no OpenCL device found" */
         fprintf(stderr, "clrt-smi: %s%s\n",
                 clrt_last_status() == CLRT_ENOPLATFORM ? "no OpenCL device found: " : "", error);
-    else
+    else {
         print_table(infos, n);
+        print_host_blas(infos, n);
+    }
     return n == 0 ? 1 : 0;
 }

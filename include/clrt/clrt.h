@@ -26,4 +26,5 @@
 #include <clrt/data.h>
 #include <clrt/train.h>
 #include <clrt/trace.h>
+#include <clrt/host_blas.h>
 #endif

@@ -228,6 +228,7 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
     if (st != CLRT_OK)
         return st;
     drain_at_exit_too(d);
+    clrt__host_blas_warn_once();
     int n = group_buffers(g, mems, ops);
     host_gemm_job *j = job_new(g);
     if (!j)

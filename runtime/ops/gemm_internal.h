@@ -44,5 +44,8 @@ clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g);
 extern pthread_mutex_t clrt__clblast_lock;
 /* ENOTSUP when built without CLRT_HAVE_HOST_BLAS. */
 clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g);
+/* Warns once per process, on stderr, when OpenBLAS runs kernels this CPU
+ * outclasses (host_blas.c). */
+void clrt__host_blas_warn_once(void);
 
 #endif

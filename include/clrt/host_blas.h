@@ -1,0 +1,41 @@
+/* clrt/host_blas.h — the host BLAS behind CPU devices' GEMM path.
+ *
+ * OpenBLAS picks its kernels for the CPU once, when it loads, and falls
+ * back to its generic Prescott (SSE3) kernels on CPUs newer than it knows:
+ * Debian 12's 0.3.21 does so on Sapphire Rapids, where they run GEMMs about
+ * 6x slower than its SkylakeX (AVX-512) kernels. OPENBLAS_CORETYPE set in
+ * the environment before the process starts overrides the choice. clrt
+ * says so once, on stderr, when it opens a CPU device whose GEMMs would run
+ * on the slow kernels; its programs restart themselves with the variable
+ * set (clrt_host_blas_restart). Nothing here allocates; the strings are
+ * static. */
+#ifndef CLRT_HOST_BLAS_H
+#define CLRT_HOST_BLAS_H
+#include <clrt/api.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    const char *library;     /* OpenBLAS's build configuration string; NULL in a
+                                build without a host BLAS */
+    const char *core;        /* the kernels OpenBLAS picked ("Prescott", "SkylakeX"...);
+                                NULL without a host BLAS */
+    const char *better_core; /* an OPENBLAS_CORETYPE value whose kernels this CPU
+                                runs and which beat `core` by far; NULL when none */
+} clrt_host_blas_info;
+
+CLRT_API clrt_host_blas_info clrt_host_blas(void);
+
+/* For main(), before anything else runs: when OPENBLAS_CORETYPE is unset
+ * and clrt_host_blas().better_core is not NULL, sets the variable to it
+ * and re-executes the program (/proc/self/exe) with the same argv, so that
+ * OpenBLAS loads again with the better kernels. Returns only when it did
+ * nothing (not needed, already done, or no /proc/self/exe): then 0, or -1
+ * when the exec failed. Not for programs that have started threads. */
+CLRT_API int clrt_host_blas_restart(char *const argv[]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
