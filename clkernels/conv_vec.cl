@@ -171,25 +171,39 @@ __kernel void conv_px_fwd(__global const float *restrict xp, __global const floa
 }
 
 /* xp [planes, H + 2 pad, W + 2 pad] <- planes plane0.. of x [.., H, W] in
- * a zero border. Item (column of the padded plane, plane), down the rows:
- * an item per element made PoCL run thousands of work-groups of a few
- * hundred floats each, and their dispatch cost more than the copy. */
+ * a zero border (a negative pad crops instead). Item (plane): its rows in
+ * 16-float vector copies. One item per element made PoCL run thousands of
+ * work-groups of a few hundred floats each, and one per column of a plane
+ * strided stores a row apart; either way dispatch and scalar stores cost
+ * more than the copy. */
 __kernel void pad_planes(__global const float *restrict x, __global float *restrict xp,
                          int planes, int H, int W, int pad, int plane0)
 {
-    int q = get_global_id(0), p = get_global_id(1);
-    int HP = H + 2 * pad, WP = W + 2 * pad, w = q - pad;
-    if (q >= WP || p >= planes)
+    int p = get_global_id(0);
+    if (p >= planes)
         return;
-    __global const float *src = x + (size_t)(plane0 + p) * (size_t)(H * W);
-    __global float *dst = xp + (size_t)p * (size_t)(HP * WP) + q;
-    int column_in = w >= 0 && w < W;
-    for (int r = 0; r < HP; r++) {
-        int h = r - pad;
-        float v = 0.0f;
-        if (column_in && h >= 0 && h < H)
-            v = src[h * W + w];
-        dst[(size_t)r * WP] = v;
+    int HP = H + 2 * pad, WP = W + 2 * pad;
+    int lo = max(pad, 0), hi = min(W + pad, WP); /* copied columns [lo, hi) */
+    __global const float *src = x + (size_t)(plane0 + p) * (size_t)(H * W) + (lo - pad);
+    __global float *dst = xp + (size_t)p * (size_t)(HP * WP);
+    for (int r = 0; r < HP; r++, dst += WP) {
+        int h = r - pad, q = 0;
+        if (h < 0 || h >= H) {
+            for (; q + 16 <= WP; q += 16)
+                vstore16((float16)(0.0f), 0, dst + q);
+            for (; q < WP; q++)
+                dst[q] = 0.0f;
+            continue;
+        }
+        __global const float *row = src + (size_t)h * (size_t)W - lo;
+        for (; q < lo; q++)
+            dst[q] = 0.0f;
+        for (; q + 16 <= hi; q += 16)
+            vstore16(vload16(0, row + q), 0, dst + q);
+        for (; q < hi; q++)
+            dst[q] = row[q];
+        for (; q < WP; q++)
+            dst[q] = 0.0f;
     }
 }
 

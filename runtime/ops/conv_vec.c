@@ -125,8 +125,8 @@ static cl_mem padded_copy(clrt_device *d, const clrt__conv_dims *cd, vec_opts o,
     cl_mem xp = clrt__workspace(d, CLRT__WS_COL, floats * sizeof(float));
     clrt__karg args[] = {CLRT__ARG(x),    CLRT__ARG(xp),     CLRT__ARG(planes), CLRT__ARG(g->H),
                          CLRT__ARG(g->W), CLRT__ARG(g->pad), CLRT__ARG(plane0)};
-    if (xp && clrt__run_planes(d, vec_kernel(d, cd, o, "pad_planes"), (size_t)WP, (size_t)planes, 7,
-                               args) != CLRT_OK)
+    if (xp &&
+        launch_items(d, vec_kernel(d, cd, o, "pad_planes"), 7, args, (size_t)planes, 1) != CLRT_OK)
         return NULL;
     return xp;
 }
