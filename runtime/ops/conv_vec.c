@@ -179,8 +179,10 @@ static fwd_plan plan_forward(const clrt_device *d, const clrt__conv_dims *cd, co
         p.o = (vec_opts){vw, 1, 1, g.O};
         p.blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)vw);
         p.channel_blocks = 1;
+        /* A row narrower than a vector is loaded past its end: copied
+         * then, with floats to spare after the last one. */
         p.spare = (size_t)vw;
-        p.copy = 1;
+        p.copy = g.pad != 0 || g.OW < vw;
     } else {
         int vw = vector_width(d, g.O);
         g.lanes = (cl_int)(clrt__ceil_div((size_t)g.O, (size_t)vw) * (size_t)vw);
