@@ -9,8 +9,10 @@
 
 typedef enum {
     CLRT__CONV_AUTO,   /* direct kernels on CPU devices, im2col + GEMM elsewhere */
-    CLRT__CONV_IM2COL, /* CLRT_CONV_ALGO=im2col: im2col + GEMM everywhere */
-    CLRT__CONV_VEC     /* CLRT_CONV_ALGO=vec: the CPU kernels on every device */
+    CLRT__CONV_IM2COL, /* CLRT_CONV_ALGO=im2col: im2col + GEMM (and per-pixel
+                          pooling) everywhere */
+    CLRT__CONV_VEC     /* CLRT_CONV_ALGO=vec: the CPU kernels (pooling's too)
+                          on every device */
 } clrt__conv_algo;
 
 typedef struct {
