@@ -3,6 +3,10 @@
 #define T float
 #endif
 
+/* Token pasting after expansion: CAT(float, VW) is float16 for -DVW=16. */
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+
 /* q / d for 0 <= q < 2^31, with d given as (mul, shift) from the host
  * (clrt__divisor_of: Granlund-Montgomery, as in PyTorch's IntDivider). An
  * integer division blocks vectorization on CPU drivers (im2col on PoCL

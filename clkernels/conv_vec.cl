@@ -12,8 +12,6 @@
  * (output channels). Work items carry 25-200 FMAs per input value loaded;
  * launch them in small work-groups. */
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #define VEC CAT(float, VW)
 #define VLOAD CAT(vload, VW)
 #define VSTORE CAT(vstore, VW)
@@ -170,6 +168,16 @@ __kernel void conv_px_fwd(__global const float *restrict xp, __global const floa
     }
 }
 
+/* dst[0, n) <- 0. */
+static void zeros(__global float *dst, int n)
+{
+    int q = 0;
+    for (; q + 16 <= n; q += 16)
+        vstore16((float16)(0.0f), 0, dst + q);
+    for (; q < n; q++)
+        dst[q] = 0.0f;
+}
+
 /* xp [planes, H + 2 pad, W + 2 pad] <- planes plane0.. of x [.., H, W] in
  * a zero border (a negative pad crops instead). Item (plane): its rows in
  * 16-float vector copies. One item per element made PoCL run thousands of
@@ -187,23 +195,18 @@ __kernel void pad_planes(__global const float *restrict x, __global float *restr
     __global const float *src = x + (size_t)(plane0 + p) * (size_t)(H * W) + (lo - pad);
     __global float *dst = xp + (size_t)p * (size_t)(HP * WP);
     for (int r = 0; r < HP; r++, dst += WP) {
-        int h = r - pad, q = 0;
+        int h = r - pad, q = lo;
         if (h < 0 || h >= H) {
-            for (; q + 16 <= WP; q += 16)
-                vstore16((float16)(0.0f), 0, dst + q);
-            for (; q < WP; q++)
-                dst[q] = 0.0f;
+            zeros(dst, WP);
             continue;
         }
         __global const float *row = src + (size_t)h * (size_t)W - lo;
-        for (; q < lo; q++)
-            dst[q] = 0.0f;
+        zeros(dst, lo);
         for (; q + 16 <= hi; q += 16)
             vstore16(vload16(0, row + q), 0, dst + q);
         for (; q < hi; q++)
             dst[q] = row[q];
-        for (; q < WP; q++)
-            dst[q] = 0.0f;
+        zeros(dst + hi, WP - hi);
     }
 }
 

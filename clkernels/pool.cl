@@ -147,8 +147,6 @@ __kernel void avgpool_bwd(__global const float *gout, __global float *gx, pool_g
  * The host picks these only for even H and W (every input pixel in exactly
  * one window) and OW >= PV. Same ties, NaN and index rules as above. */
 #ifdef PV
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #if PV == 2
 #define FV2 float4
 #define VLOAD2 vload4
