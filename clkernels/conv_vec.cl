@@ -279,6 +279,118 @@ __kernel void conv_vec_wgrad(__global const float *restrict gt, __global const f
         VSTORE(bacc, 0, pj + g.C * KK * g.lanes);
 }
 
+/* lane_keep + 16 - skip, loaded as a vector: lanes [0, skip) 0, the rest 1. */
+__constant float lane_keep[32] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+/* The sum of v's lanes. */
+static float lane_sum(VEC v)
+{
+#if VW == 16
+    float8 h8 = v.lo + v.hi;
+    float4 h4 = h8.lo + h8.hi;
+#elif VW == 8
+    float4 h4 = v.lo + v.hi;
+#else
+    float4 h4 = v;
+#endif
+    float2 h2 = h4.lo + h4.hi;
+    return h2.x + h2.y;
+}
+
+/* One VW-pixel block of a conv_px_wgrad row: xr at the block's first input
+ * column of kernel row kh, gr at its grad_out row of the first of `outs`
+ * channels (ohw apart); keep masks grad_out lanes a previous block took. */
+static void px_wgrad_block(__global const float *xr, __global const float *gr, int ohw, int outs,
+                           VEC keep, int masked, int with_bias, VEC *acc, VEC *bacc)
+{
+    VEC xv[KSIZE];
+    #pragma unroll
+    for (int kw = 0; kw < KSIZE; kw++)
+        xv[kw] = VLOAD(0, xr + kw);
+    #pragma unroll
+    for (int o = 0; o < COUT; o++) {
+        if (o < outs) {
+            VEC gv = VLOAD(0, gr + o * ohw);
+            if (masked)
+                gv *= keep;
+            if (with_bias)
+                bacc[o] += gv;
+            #pragma unroll
+            for (int kw = 0; kw < KSIZE; kw++)
+                acc[o * KSIZE + kw] = fma(xv[kw], gv, acc[o * KSIZE + kw]);
+        }
+    }
+}
+
+/* The images [n0, n_end) of a conv_px_wgrad item: xr at image n0's kernel
+ * row kh of channel c, gr at its grad_out plane of the item's first
+ * channel; image strides x_image and gy_image. */
+static void px_wgrad_images(__global const float *xr, __global const float *gr, size_t x_image,
+                            size_t gy_image, int images, vec_geom g, int outs, int with_bias,
+                            VEC *acc, VEC *bacc)
+{
+    int WP = g.W + 2 * g.pad, ohw = g.OH * g.OW, blocks = (g.OW + VW - 1) / VW;
+    int last = g.OW - VW;
+    VEC keep = VLOAD(0, lane_keep + 16 - ((blocks - 1) * VW - last));
+    for (int n = 0; n < images; n++, xr += x_image, gr += gy_image) {
+        __global const float *xo = xr, *go = gr;
+        for (int oh = 0; oh < g.OH; oh++, xo += WP, go += g.OW) {
+            for (int b = 0; b + 1 < blocks; b++)
+                px_wgrad_block(xo + b * VW, go + b * VW, ohw, outs, keep, 0, with_bias, acc, bacc);
+            px_wgrad_block(xo + last, go + last, ohw, outs, keep, 1, with_bias, acc, bacc);
+        }
+    }
+}
+
+/* conv_vec_wgrad's partial sums (the same layout) for stride 1 and few
+ * output channels, vectorised over output pixels instead, so no lanes idle
+ * on absent channels and grad_out is read as it is (NCHW, images from
+ * gy_img0): item (group j, channel c, kernel row kh) flattened in dim 0,
+ * block of COUT output channels in dim 1, keeps COUT*K vectors; per
+ * VW-pixel block of an output row it loads K shifted input vectors and
+ * COUT grad_out vectors. Blocks start at min(b * VW, OW - VW); the last
+ * one's lanes an earlier block took are masked out of grad_out. Items with
+ * c = kh = 0 also sum the bias gradient (their own loop, so the others
+ * carry no adds for it). */
+__kernel void conv_px_wgrad(__global const float *restrict gy, __global const float *restrict xp,
+                            __global float *restrict partial, vec_geom g, int per, int x_img0,
+                            int gy_img0)
+{
+    int item = get_global_id(0), o0 = (int)get_global_id(1) * COUT;
+    int groups = (g.N + per - 1) / per;
+    if (item >= groups * g.C * KSIZE || o0 >= g.O)
+        return;
+    int kh = item % KSIZE, rest = item / KSIZE, c = rest % g.C, j = rest / g.C;
+    int WP = g.W + 2 * g.pad, plane = (g.H + 2 * g.pad) * WP, ohw = g.OH * g.OW;
+    int outs = min(COUT, g.O - o0), n0 = j * per, images = min(g.N, n0 + per) - n0;
+    VEC acc[COUT * KSIZE], bacc[COUT];
+    #pragma unroll
+    for (int i = 0; i < COUT * KSIZE; i++)
+        acc[i] = (VEC)(0.0f);
+    #pragma unroll
+    for (int o = 0; o < COUT; o++)
+        bacc[o] = (VEC)(0.0f);
+    __global const float *xr = xp + ((size_t)(x_img0 + n0) * g.C + c) * (size_t)plane + kh * WP;
+    __global const float *gr = gy + ((size_t)(gy_img0 + n0) * g.O + o0) * (size_t)ohw;
+    size_t x_image = (size_t)g.C * (size_t)plane, gy_image = (size_t)g.O * (size_t)ohw;
+    if (c == 0 && kh == 0)
+        px_wgrad_images(xr, gr, x_image, gy_image, images, g, outs, 1, acc, bacc);
+    else
+        px_wgrad_images(xr, gr, x_image, gy_image, images, g, outs, 0, acc, bacc);
+    __global float *pj = partial + (size_t)j * (size_t)((g.C * KK + 1) * g.lanes) + o0;
+    #pragma unroll
+    for (int o = 0; o < COUT; o++) {
+        if (o < outs) {
+            #pragma unroll
+            for (int kw = 0; kw < KSIZE; kw++)
+                pj[((c * KSIZE + kh) * KSIZE + kw) * g.lanes + o] = lane_sum(acc[o * KSIZE + kw]);
+            if (c == 0 && kh == 0)
+                pj[g.C * KK * g.lanes + o] = lane_sum(bacc[o]);
+        }
+    }
+}
+
 /* gw [O, taps] (+)= the sum over groups of partial [groups, taps + 1,
  * lanes] (taps rows), and gb [O] (+)= that of the last row when has_bias.
  * Item (tap or taps for the bias, o). */

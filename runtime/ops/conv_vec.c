@@ -8,7 +8,9 @@
  *   input gradient  (stride 1) the forward kernel run on grad_out with the
  *                   weights flipped and transposed, padding K-1-pad;
  *   weight gradient per-group partial sums, then a sum over the groups;
- *                   with padding, the input is first copied into a zero
+ *                   vectorised over output channels, or at stride 1 with
+ *                   few of them over output pixels (plan_weight); with
+ *                   padding, the input is first copied into a zero
  *                   border so the inner loop has no bounds checks.
  * With few output channels (LeNet's 6 and 16) im2col's column matrices
  * cost more memory traffic than the arithmetic they feed, so these beat
@@ -23,8 +25,8 @@
 #include <string.h>
 
 /* MAX_KSIZE bounds the unrolled taps; MAX_PIXELS the forward accumulators
- * (PW vectors), MAX_PX_CHANNELS the pixel-vectorised forward's (one vector
- * per output channel) and MAX_WGRAD_ACC the weight gradient's (KB*K
+ * (PW vectors), MAX_PX_CHANNELS the pixel-vectorised kernels' channels
+ * (one vector each) and MAX_WGRAD_ACC the weight gradient's (KB*K
  * vectors), so all fit AVX-512's 32 vector registers; ITEMS_PER_UNIT
  * weight-gradient items per compute unit balance the cores. */
 enum {
@@ -83,15 +85,16 @@ static cl_kernel vec_kernel(clrt_device *d, const clrt__conv_dims *cd, vec_opts 
 }
 
 /* Launches k over `items` heavy work items (dim 0) times `blocks` channel
- * blocks (dim 1) in work-groups small enough that every compute unit gets
- * several. */
+ * blocks (dim 1) in work-groups of `local` items (0: small enough that
+ * every compute unit gets several). */
 static clrt_status launch_items(clrt_device *d, cl_kernel k, int nargs, const clrt__karg *args,
-                                size_t items, size_t blocks)
+                                size_t items, size_t blocks, size_t local)
 {
     if (!k)
         return clrt_last_status();
-    size_t local = items / (8 * (size_t)(d->info.compute_units ? d->info.compute_units : 1));
     size_t wg = clrt__wg_size(d, k);
+    if (!local)
+        local = items / (8 * (size_t)(d->info.compute_units ? d->info.compute_units : 1));
     local = local < 1 ? 1 : local > wg ? wg : local;
     size_t global[2] = {clrt__ceil_div(items, local) * local, blocks}, lws[2] = {local, 1};
     return clrt__launch(d, k, nargs, args, 2, global, lws);
@@ -125,8 +128,8 @@ static cl_mem padded_copy(clrt_device *d, const clrt__conv_dims *cd, vec_opts o,
     cl_mem xp = clrt__workspace(d, CLRT__WS_COL, floats * sizeof(float));
     clrt__karg args[] = {CLRT__ARG(x),    CLRT__ARG(xp),     CLRT__ARG(planes), CLRT__ARG(g->H),
                          CLRT__ARG(g->W), CLRT__ARG(g->pad), CLRT__ARG(plane0)};
-    if (xp &&
-        launch_items(d, vec_kernel(d, cd, o, "pad_planes"), 7, args, (size_t)planes, 1) != CLRT_OK)
+    if (xp && launch_items(d, vec_kernel(d, cd, o, "pad_planes"), 7, args, (size_t)planes, 1, 0) !=
+                  CLRT_OK)
         return NULL;
     return xp;
 }
@@ -214,7 +217,7 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
                           CLRT__ARG(p->blocks), CLRT__ARG(x_img0), CLRT__ARG(out_img0)};
     epi_args(c, &args[7], &kind, &mask);
     return launch_items(d, vec_kernel(d, cd, p->o, p->kernel), 9, args,
-                        (size_t)n * (size_t)g.OH * (size_t)p->blocks, p->channel_blocks);
+                        (size_t)n * (size_t)g.OH * (size_t)p->blocks, p->channel_blocks, 0);
 }
 
 /* Runs geometry g's convolution in chunks of images whose padded copies
@@ -262,14 +265,64 @@ static int row_block(int K)
     return kb;
 }
 
+/* How a weight gradient runs. conv_vec_wgrad vectorises over output
+ * channels on grad_out made channel-minor (vec_channels_last); with few
+ * channels most lanes would idle (LeNet's and the seed CNN's first layers:
+ * 6 channels fill 6 of AVX-512's 16), so at stride 1, when output rows fill
+ * more lanes than the channels do, conv_px_wgrad vectorises over output
+ * pixels and reads grad_out as it is. Both write partial sums per group of
+ * images, `lanes` apart per tap, that vec_wgrad_sum adds. */
+typedef struct {
+    int by_pixel; /* conv_px_wgrad, else conv_vec_wgrad */
+    vec_opts o;
+    cl_int lanes;
+    size_t items_per_group, channel_blocks;
+} wgrad_plan;
+
+/* Pixel lanes for conv_px_wgrad, or 0 where it does not apply or
+ * conv_vec_wgrad's channel lanes are the fuller. Fill: useful lanes per
+ * lane of the widest vector, over the vectors an item's row or channels
+ * take. */
+static int px_wgrad_width(const clrt_device *d, const clrt__conv_dims *cd)
+{
+    int widest = vector_width(d, 16), px = widest, vw = vector_width(d, cd->O);
+    while (px > cd->OW && px > 4)
+        px /= 2;
+    if (cd->stride != 1 || cd->OW < px)
+        return 0;
+    double px_fill = (double)cd->OW / (double)(clrt__ceil_div((size_t)cd->OW, (size_t)px) * widest);
+    double ch_fill = (double)cd->O / (double)(clrt__ceil_div((size_t)cd->O, (size_t)vw) * widest);
+    return px_fill > ch_fill ? px : 0;
+}
+
+static wgrad_plan plan_weight(const clrt_device *d, const clrt__conv_dims *cd)
+{
+    int px = px_wgrad_width(d, cd);
+    if (px) {
+        /* COUT channels per item, split evenly: COUT*(K+1) accumulators
+         * (taps and bias) and K+1 loaded vectors within 30 of AVX-512's 32
+         * registers. */
+        int most = (29 - cd->K) / (cd->K + 1),
+            cout = most > MAX_PX_CHANNELS ? MAX_PX_CHANNELS : most;
+        size_t blocks = clrt__ceil_div((size_t)cd->O, (size_t)cout);
+        cout = (int)clrt__ceil_div((size_t)cd->O, blocks);
+        return (wgrad_plan){1, {px, 1, 1, cout}, cd->O, (size_t)cd->C * cd->K, blocks};
+    }
+    int vw = vector_width(d, cd->O), kb = row_block(cd->K);
+    cl_int lanes = (cl_int)(clrt__ceil_div((size_t)cd->O, (size_t)vw) * (size_t)vw);
+    return (wgrad_plan){
+        0, {vw, 1, kb, 1}, lanes, (size_t)cd->C * (size_t)(cd->K / kb), (size_t)(lanes / vw)};
+}
+
 /* The weight and bias gradients of images [img0, img0 + n): grad_out
- * channel-minor, the images padded when needed, sums per group into
- * partials, the groups added into gw and gb (when given). The caller holds
- * the workspace. */
+ * channel-minor (for conv_vec_wgrad), the images padded when needed, sums
+ * per group into partials, the groups added into gw and gb (when given).
+ * The caller holds the workspace. */
 typedef struct {
     const clrt__conv_dims *cd;
     cl_mem gy, x, gw, gb;
     int accumulate;
+    wgrad_plan p;
 } weight_args;
 
 /* gt <- images [img0, img0 + n) of gy channel-minor (vec_channels_last);
@@ -299,56 +352,68 @@ static cl_int images_per_group(const clrt_device *d, size_t per_group, int n)
     return (cl_int)clrt__ceil_div((size_t)n, groups);
 }
 
+/* partial <- the planned kernel's partial sums over groups of `per` images
+ * of grad_out (gy, or gt channel-minor) and the input xp. */
+static clrt_status launch_wgrad(clrt_device *d, const weight_args *a, cl_mem gy, cl_mem xp,
+                                cl_mem partial, vec_geom g, cl_int per, cl_int x_img0,
+                                cl_int gy_img0)
+{
+    clrt__karg args[] = {CLRT__ARG(gy),  CLRT__ARG(xp),     CLRT__ARG(partial), CLRT__ARG(g),
+                         CLRT__ARG(per), CLRT__ARG(x_img0), CLRT__ARG(gy_img0)};
+    size_t groups = clrt__ceil_div((size_t)g.N, (size_t)per);
+    const char *kernel = a->p.by_pixel ? "conv_px_wgrad" : "conv_vec_wgrad";
+    /* conv_px_wgrad: a group's items in one work-group, so they run on one
+     * core and share the group's grad_out from its cache. */
+    return launch_items(d, vec_kernel(d, a->cd, a->p.o, kernel), a->p.by_pixel ? 7 : 6, args,
+                        groups * a->p.items_per_group, a->p.channel_blocks,
+                        a->p.by_pixel ? a->p.items_per_group : 0);
+}
+
 static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
 {
     const weight_args *a = ctx;
     const clrt__conv_dims *cd = a->cd;
-    cl_mem x = a->x;
+    const wgrad_plan *p = &a->p;
     cl_int accumulate = a->accumulate || img0 > 0, has_bias = a->gb != NULL;
-    int vw = vector_width(d, cd->O), kb = row_block(cd->K);
-    vec_opts o = {vw, 1, kb, 1};
-    vec_geom g = {n, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
-    g.lanes = (cl_int)(clrt__ceil_div((size_t)cd->O, (size_t)vw) * (size_t)vw);
-    size_t blocks = (size_t)(g.lanes / vw), per_group = (size_t)cd->C * (cd->K / kb) * blocks;
-    cl_int per = images_per_group(d, per_group, n), x_img0 = img0;
+    vec_geom g = {n, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, p->lanes};
+    cl_int per = images_per_group(d, p->items_per_group * p->channel_blocks, n);
     cl_int ngroups = (cl_int)clrt__ceil_div((size_t)n, (size_t)per);
-    cl_int taps = cd->C * cd->K * cd->K, O = cd->O;
-    cl_mem gt = channels_last(d, cd, o, a->gy, &g, img0, n);
-    if (gt && cd->pad > 0) {
-        x = padded_copy(d, cd, o, x, &g, img0, n, 0);
+    cl_int taps = cd->C * cd->K * cd->K, O = cd->O, x_img0 = img0, gy_img0 = img0;
+    cl_mem gy = a->gy, x = a->x;
+    if (!p->by_pixel) { /* conv_vec_wgrad reads grad_out channel-minor */
+        gy = channels_last(d, cd, p->o, gy, &g, img0, n);
+        gy_img0 = 0;
+    }
+    if (gy && cd->pad > 0) {
+        x = padded_copy(d, cd, p->o, x, &g, img0, n, 0);
         x_img0 = 0;
     }
     cl_mem partial =
-        gt && x ? clrt__workspace(d, CLRT__WS_MAT,
+        gy && x ? clrt__workspace(d, CLRT__WS_MAT,
                                   (size_t)ngroups * (size_t)(taps + 1) * g.lanes * sizeof(float))
                 : NULL;
     if (!partial)
         return clrt_last_status();
-    clrt__karg args[] = {CLRT__ARG(gt), CLRT__ARG(x),   CLRT__ARG(partial),
-                         CLRT__ARG(g),  CLRT__ARG(per), CLRT__ARG(x_img0)};
-    clrt_status st = launch_items(d, vec_kernel(d, cd, o, "conv_vec_wgrad"), 6, args,
-                                  (size_t)ngroups * (size_t)cd->C * (size_t)(cd->K / kb), blocks);
+    clrt_status st = launch_wgrad(d, a, gy, x, partial, g, per, x_img0, gy_img0);
     cl_mem gb = a->gb ? a->gb : a->gw; /* unwritten without a bias */
     clrt__karg sargs[] = {CLRT__ARG(partial),  CLRT__ARG(a->gw),   CLRT__ARG(gb),
                           CLRT__ARG(has_bias), CLRT__ARG(ngroups), CLRT__ARG(O),
                           CLRT__ARG(taps),     CLRT__ARG(g.lanes), CLRT__ARG(accumulate)};
     return st != CLRT_OK ? st
-                         : clrt__run_planes(d, vec_kernel(d, cd, o, "vec_wgrad_sum"),
+                         : clrt__run_planes(d, vec_kernel(d, cd, p->o, "vec_wgrad_sum"),
                                             (size_t)taps + 1, (size_t)cd->O, 9, sargs);
 }
 
 clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw, cl_mem gb,
                                   const clrt__conv_dims *cd, int accumulate)
 {
+    weight_args a = {cd, gy, x, gw, gb, accumulate, plan_weight(d, cd)};
     size_t padded = (size_t)cd->C * (size_t)(cd->H + 2 * cd->pad) * (size_t)(cd->W + 2 * cd->pad);
-    size_t lanes = clrt__ceil_div((size_t)cd->O, (size_t)vector_width(d, cd->O)) *
-                   (size_t)vector_width(d, cd->O);
-    size_t gt = (size_t)cd->OH * (size_t)cd->OW * lanes;
+    size_t gt = !a.p.by_pixel ? (size_t)cd->OH * (size_t)cd->OW * (size_t)a.p.lanes : 0;
     size_t image = (cd->pad > 0 && padded > gt ? padded : gt) * sizeof(float);
     size_t cap = clrt__conv_scratch_cap(d);
     if (image > cap)
         return CLRT__DECLINED; /* not even one image fits: im2col chunks finer */
-    int chunk = cap / image < (size_t)cd->N ? (int)(cap / image) : cd->N;
-    weight_args a = {cd, gy, x, gw, gb, accumulate};
+    int chunk = image == 0 || cap / image >= (size_t)cd->N ? cd->N : (int)(cap / image);
     return clrt__conv_over_chunks(d, cd->N, chunk, weight_chunk, &a);
 }
