@@ -181,9 +181,12 @@ def compare_paragraph(c, mm, la):
     for item, images in (("lenet", 60000), ("seed-cnn", c.get("limit") or 50000)):
         r, steps = rows.get(item), math.ceil(images / 256)
         if r:
+            target = {"lenet": 0.8, "seed-cnn": 0.9}[item]
+            verdict = "met" if r["ratio_median"] <= target else "not met"
             text.append(f"- `{item}`: {r['clrt'] / steps * 1e3:.1f} ms per training step in clrt, "
                         f"{r['pytorch'] / steps * 1e3:.1f} ms in PyTorch (oneDNN convolutions, MKL "
-                        f"GEMMs); closing this gap is issue 15's work, measured with this table.")
+                        f"GEMMs); the target is at most {target}x PyTorch's time: {verdict}. Where "
+                        f"the step's time goes: docs/INTERNALS.md, and `clrt-bench train --layers`.")
     return "\n".join(text)
 
 
