@@ -1,6 +1,6 @@
 /* conv_vec.cl — direct 2-D convolution for CPU devices (NCHW, float),
- * vectorised by hand over output channels (conv_px_fwd: over output
- * pixels, for few channels): each work item keeps a few output pixels' VW
+ * vectorised by hand over output channels (conv_px_fwd and conv_px_wgrad:
+ * over output pixels, for few channels): each work item keeps a few output pixels' VW
  * channels in vector accumulators and adds, per tap, one input value times
  * the tap's vector of weights, which a CPU compiles to FMAs with a
  * broadcast operand. Nothing here relies on the driver
@@ -8,8 +8,8 @@
  *
  * Built with -DKSIZE=k -DSTRIDE=s -DVW=4|8|16 (lanes per vector), -DPW=p
  * (output pixels per forward item), -DKB=b (kernel rows per
- * weight-gradient item, b divides k) and, for conv_px_fwd, -DCOUT=o
- * (output channels). Work items carry 25-200 FMAs per input value loaded;
+ * weight-gradient item, b divides k) and, for the conv_px_ kernels, -DCOUT=o
+ * (output channels per item). Work items carry 25-200 FMAs per input value loaded;
  * launch them in small work-groups. */
 
 #define VEC CAT(float, VW)
@@ -323,9 +323,9 @@ static void px_wgrad_block(__global const float *xr, __global const float *gr, i
     }
 }
 
-/* The images [n0, n_end) of a conv_px_wgrad item: xr at image n0's kernel
- * row kh of channel c, gr at its grad_out plane of the item's first
- * channel; image strides x_image and gy_image. */
+/* The `images` images of a conv_px_wgrad item: xr at the first one's
+ * kernel row kh of channel c, gr at its grad_out plane of the item's first
+ * channel; x_image and gy_image floats from one image to the next. */
 static void px_wgrad_images(__global const float *xr, __global const float *gr, size_t x_image,
                             size_t gy_image, int images, vec_geom g, int outs, int with_bias,
                             VEC *acc, VEC *bacc)
