@@ -162,6 +162,30 @@ static void check_close(const char *what, const clrt_tensor *got, const double *
     check_close_scaled(what, got, ref, n, 1e-3, tol, case_i);
 }
 
+/* The largest channel's sum of |grad_out|: a bias gradient sums N*OH*OW
+ * values per channel, and with one or two channels both sums may nearly
+ * cancel, leaving float32 rounding of terms near 1 large beside the result
+ * (CLRT_TEST_SEED=1882695574510219, case 6: 1.4e-4 of max |ref|). */
+static double bias_terms(const conv_data *t)
+{
+    size_t per = (size_t)t->OH * (size_t)t->OW;
+    double largest = 0;
+    for (int o = 0; o < t->c.O; o++) {
+        double sum = 0;
+        for (int n = 0; n < t->c.N; n++)
+            for (size_t i = 0; i < per; i++)
+                sum += fabs(t->gd[((size_t)n * t->c.O + o) * per + i]);
+        largest = sum > largest ? sum : largest;
+    }
+    return largest;
+}
+
+static void check_bias(const char *what, const clrt_tensor *got, const double *ref,
+                       const conv_data *t, int case_i)
+{
+    check_close_scaled(what, got, ref, (size_t)t->c.O, bias_terms(t), DB_TOL, case_i);
+}
+
 static double *abs_copy(const double *v, size_t n)
 {
     double *a = malloc((n ? n : 1) * sizeof *a);
@@ -280,14 +304,14 @@ static void run_backward_case(int _i)
     grads r = ref_grads(&t);
     check_close("grad input", dx, r.dx, t.nx, DX_TOL, _i);
     check_close("grad weight", dw, r.dw, t.nw, DW_TOL, _i);
-    check_close("grad bias", db, r.db, (size_t)t.c.O, DB_TOL, _i);
+    check_bias("grad bias", db, r.db, &t, _i);
     /* Both parameter gradients in one call (the layer's), into poisoned
      * buffers. */
     clrt_tensor *dw2 = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(w)));
     clrt_tensor *db2 = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, &o));
     TU_OK(clrt__conv2d_backward_params_out(dw2, db2, g, x, t.c.s, t.c.p, 0));
     check_close("grad weight (with bias)", dw2, r.dw, t.nw, DW_TOL, _i);
-    check_close("grad bias (with weight)", db2, r.db, (size_t)t.c.O, DB_TOL, _i);
+    check_bias("grad bias (with weight)", db2, r.db, &t, _i);
     grads_free(&r);
     clrt_tensor *all[] = {x, w, g, dx, dw, db, dw2, db2};
     for (int k = 0; k < 8; k++)
@@ -373,7 +397,7 @@ START_TEST(backward_accumulate)
     for (int k = 0; k < t.c.O; k++)
         r.db[k] += b0[k];
     check_close("accumulated grad weight", dw, r.dw, t.nw, DW_TOL, _i);
-    check_close("accumulated grad bias", db, r.db, (size_t)t.c.O, DB_TOL, _i);
+    check_bias("accumulated grad bias", db, r.db, &t, _i);
     /* and both at once, adding to the first sums */
     TU_OK(clrt__conv2d_backward_params_out(dw, db, g, x, t.c.s, t.c.p, 1));
     grads r2 = ref_grads(&t);
@@ -382,7 +406,7 @@ START_TEST(backward_accumulate)
     for (int k = 0; k < t.c.O; k++)
         r.db[k] += r2.db[k];
     check_close("twice accumulated grad weight", dw, r.dw, t.nw, DW_TOL, _i);
-    check_close("twice accumulated grad bias", db, r.db, (size_t)t.c.O, DB_TOL, _i);
+    check_bias("twice accumulated grad bias", db, r.db, &t, _i);
     grads_free(&r2);
     grads_free(&r);
     free(w0), free(b0);
