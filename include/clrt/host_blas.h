@@ -5,9 +5,9 @@
  * Debian 12's 0.3.21 does so on Sapphire Rapids, where they run GEMMs about
  * 6x slower than its SkylakeX (AVX-512) kernels. OPENBLAS_CORETYPE set in
  * the environment before the process starts overrides the choice. clrt
- * says so once, on stderr, when it opens a CPU device whose GEMMs would run
- * on the slow kernels; its programs restart themselves with the variable
- * set (clrt_host_blas_restart). Nothing here allocates; the strings are
+ * says so once, on stderr, at the first GEMM that would run on the slow
+ * kernels; its programs restart themselves with the variable set
+ * (clrt_host_blas_restart). Nothing here allocates; the strings are
  * static. */
 #ifndef CLRT_HOST_BLAS_H
 #define CLRT_HOST_BLAS_H

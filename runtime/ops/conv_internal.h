@@ -60,6 +60,11 @@ clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out
 clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,
                                int img0, int n);
 
+/* Whether d runs the kernels vectorised by hand for CPU devices (the
+ * direct convolutions below and pool.c's maxpool2_*): on CPU devices, on
+ * every device with CLRT_CONV_ALGO=vec, on none with =im2col. */
+int clrt__cpu_kernels(const clrt_device *d);
+
 /* Direct convolution with kernels vectorised over output channels
  * (conv_vec.c, clkernels/conv_vec.cl), the default on CPU devices for
  * kernels up to 7x7. clrt__conv_vec_ok says whether it applies to cd on d

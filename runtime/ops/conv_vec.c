@@ -44,12 +44,17 @@ typedef struct {
 _Static_assert(sizeof(vec_geom) == 9 * sizeof(cl_int) && offsetof(vec_geom, lanes) == 32,
                "vec_geom must match clkernels/conv_vec.cl");
 
-int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd)
+int clrt__cpu_kernels(const clrt_device *d)
 {
     clrt__conv_algo algo = clrt__env()->conv_algo;
     if (algo == CLRT__CONV_IM2COL)
         return 0;
-    return (d->info.kind == CLRT_DEVICE_CPU || algo == CLRT__CONV_VEC) && cd->K <= MAX_KSIZE;
+    return d->info.kind == CLRT_DEVICE_CPU || algo == CLRT__CONV_VEC;
+}
+
+int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd)
+{
+    return clrt__cpu_kernels(d) && cd->K <= MAX_KSIZE;
 }
 
 int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd)
@@ -66,6 +71,12 @@ static int vector_width(const clrt_device *d, int channels)
     while (vw < max && vw < channels)
         vw *= 2;
     return vw;
+}
+
+/* `channels` rounded up to whole vectors of vw lanes. */
+static cl_int lanes_for(int channels, int vw)
+{
+    return (cl_int)(clrt__ceil_div((size_t)channels, (size_t)vw) * (size_t)vw);
 }
 
 /* The -D options of a conv_vec program besides the kernel size and stride
@@ -188,7 +199,7 @@ static fwd_plan plan_forward(const clrt_device *d, const clrt__conv_dims *cd, co
         p.copy = g.pad != 0 || g.OW < vw;
     } else {
         int vw = vector_width(d, g.O);
-        g.lanes = (cl_int)(clrt__ceil_div((size_t)g.O, (size_t)vw) * (size_t)vw);
+        g.lanes = lanes_for(g.O, vw);
         p.kernel = "conv_vec_fwd";
         p.blocks = (cl_int)clrt__ceil_div((size_t)g.OW, MAX_PIXELS);
         p.o = (vec_opts){vw, (int)clrt__ceil_div((size_t)g.OW, (size_t)p.blocks), 1, 1};
@@ -291,7 +302,7 @@ static int px_wgrad_width(const clrt_device *d, const clrt__conv_dims *cd)
     if (cd->stride != 1 || cd->OW < px)
         return 0;
     double px_fill = (double)cd->OW / (double)(clrt__ceil_div((size_t)cd->OW, (size_t)px) * widest);
-    double ch_fill = (double)cd->O / (double)(clrt__ceil_div((size_t)cd->O, (size_t)vw) * widest);
+    double ch_fill = (double)cd->O / (double)(lanes_for(cd->O, vw) / vw * widest);
     return px_fill > ch_fill ? px : 0;
 }
 
@@ -309,7 +320,7 @@ static wgrad_plan plan_weight(const clrt_device *d, const clrt__conv_dims *cd)
         return (wgrad_plan){1, {px, 1, 1, cout}, cd->O, (size_t)cd->C * cd->K, blocks};
     }
     int vw = vector_width(d, cd->O), kb = row_block(cd->K);
-    cl_int lanes = (cl_int)(clrt__ceil_div((size_t)cd->O, (size_t)vw) * (size_t)vw);
+    cl_int lanes = lanes_for(cd->O, vw);
     return (wgrad_plan){
         0, {vw, 1, kb, 1}, lanes, (size_t)cd->C * (size_t)(cd->K / kb), (size_t)(lanes / vw)};
 }

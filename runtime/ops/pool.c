@@ -1,5 +1,5 @@
 /* 2-D max and average pooling, forward and backward (clkernels/pool.cl). */
-#include "runtime/core/env_internal.h"
+#include "runtime/ops/conv_internal.h"
 #include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/check_internal.h"
 
@@ -107,11 +107,8 @@ static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, in
  * H and W) and rows of at least 2 outputs. */
 static int row_vector(const clrt_device *d, const pool_dims *pd)
 {
-    clrt__conv_algo algo = clrt__env()->conv_algo;
-    int cpu = d->info.kind == CLRT_DEVICE_CPU;
-    if (algo == CLRT__CONV_IM2COL || (!cpu && algo != CLRT__CONV_VEC))
-        return 0;
-    if (pd->K != 2 || pd->stride != 2 || pd->H % 2 || pd->W % 2 || pd->OW < 2)
+    if (!clrt__cpu_kernels(d) || pd->K != 2 || pd->stride != 2 || pd->H % 2 || pd->W % 2 ||
+        pd->OW < 2)
         return 0;
     return pd->OW >= 8 ? 8 : pd->OW >= 4 ? 4 : 2;
 }
