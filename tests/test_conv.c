@@ -3,7 +3,7 @@
  * differences; argument errors. */
 #include "testutil.h"
 
-#include "runtime/ops/conv_internal.h"
+#include "runtime/ops/conv/conv_internal.h"
 #include "runtime/ops/epilogue_internal.h"
 #include <math.h>
 #include <string.h>

@@ -13,7 +13,7 @@
 #include "testutil.h"
 
 #include "clrt_test_gemm_config.h"
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 
 #include <float.h>
 #include <math.h>

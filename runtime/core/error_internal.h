@@ -19,7 +19,7 @@
 /* Sets the message (printf-style) and status; returns code: the public
  * clrt_set_error (clrt/error.h) under the name the library's code uses. */
 #define clrt__fail clrt_set_error
-/* "clEnqueueWriteBuffer failed: CL_INVALID_VALUE (-30)"; out-of-memory
+/* "clCreateContext failed: CL_INVALID_VALUE (-30)"; out-of-memory
  * OpenCL codes map to CLRT_ENOMEM, everything else to CLRT_EOPENCL. */
 clrt_status clrt__fail_cl(cl_int err, const char *what);
 const char *clrt__cl_error_name(cl_int err);

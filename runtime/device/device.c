@@ -6,7 +6,7 @@
 #include "runtime/device/device_internal.h"
 #include "runtime/device/host_ptr_internal.h"
 #include "runtime/core/env_internal.h"
-#include "runtime/device/trace_internal.h"
+#include "runtime/device/profiler/trace_record_internal.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -27,6 +27,8 @@ struct clrt_device {
     pthread_mutex_t lock;        /* guards opening and the program cache */
     pthread_mutex_t launch_lock; /* held from a kernel's arguments to its enqueue */
     clrt__program *programs;
+    atomic_int lost;    /* queued work was lost (command_internal.h) */
+    char lost_why[256]; /* why, once lost is set */
 };
 
 #define CLRT__MAX_DEVICES 64
@@ -47,6 +49,10 @@ clrt_status clrt__device_open(clrt_device *d);
  * compute queue's work (ordered against it with events); created on first
  * use. NULL + error. */
 cl_command_queue clrt__device_copy_queue(clrt_device *d);
+/* Re-creates d's queues with or without profiling (as a profiler trace
+ * starts or stops), after their queued work has finished (queue.c).
+ * CLRT_OK or error. */
+clrt_status clrt__device_set_profiling(clrt_device *d, int on);
 
 /* A read-write buffer of `bytes` (0 makes 4) on d, for `what` ("tensor
  * storage", "scratch buffer": named in errors). The one place clrt creates
@@ -55,6 +61,8 @@ cl_command_queue clrt__device_copy_queue(clrt_device *d);
  * allocates lazily (PoCL) cannot over-commit the device. NULL + CLRT_ENOMEM
  * naming the device, the bytes asked, in use and the limit. Thread-safe. */
 cl_mem clrt__buffer_new(clrt_device *d, size_t bytes, const char *what);
+/* m's size in bytes, as the driver records it. CLRT_OK or error. */
+clrt_status clrt__buffer_bytes(cl_mem m, size_t *bytes);
 /* Releases a buffer from clrt__buffer_new (made with the same `bytes`);
  * NULL: no-op. */
 void clrt__buffer_release(clrt_device *d, cl_mem m, size_t bytes);

@@ -5,9 +5,10 @@
  * the buffer alone (unambiguous), and removed by the buffer's destructor
  * callback, registered before the entry can exist, so a handle reused by a
  * later buffer never finds a stale address. A direct-mapped table: a
- * collision only evicts, costing a rediscovery. */
+ * collision only evicts, costing a rediscovery. Enqueueing the recording
+ * command is here; waiting for it is the caller's (command.c). */
 #include "runtime/device/host_ptr_internal.h"
-#include "runtime/device/trace_internal.h"
+#include "runtime/device/profiler/trace_record_internal.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -84,24 +85,21 @@ static void CL_CALLBACK record(void *p)
     *r->out = r->mem;
 }
 
-void *clrt__host_ptr_get(clrt_device *d, cl_mem m)
+clrt_status clrt__host_ptr_enqueue_record(clrt_device *d, cl_mem m, void **out)
 {
-    void *p = clrt__host_ptr_lookup(m);
-    if (p || !clrt__device_host_addressable(d))
-        return p;
-    if (clrt__host_ptr_track(m) != CLRT_OK)
-        return NULL;
+    clrt_status st = clrt__host_ptr_track(m);
+    if (st != CLRT_OK)
+        return st;
     /* The result comes back through `out`, not the table, which a colliding
-     * buffer could evict before this thread reads it. */
-    record_args r = {(void *)m, m, &p};
+     * buffer could evict before the caller reads it. */
+    record_args r = {(void *)m, m, out};
     const void *loc = &r.mem;
     cl_event ev;
     cl_int err = clEnqueueNativeKernel(d->queue, record, &r, sizeof r, 1, &m, &loc, 0, NULL,
                                        clrt__trace_slot(&ev));
-    clrt__trace_command(d, d->queue, ev, CLRT__TRACE_NATIVE, "host address of a buffer");
-    if (err == CL_SUCCESS)
-        err = clFinish(d->queue);
-    if (err != CL_SUCCESS)
-        clrt__fail_cl(err, "recording a buffer's host address (clEnqueueNativeKernel)");
-    return err == CL_SUCCESS ? p : NULL;
+    clrt__trace_command(d, d->queue, err == CL_SUCCESS ? ev : NULL, CLRT__TRACE_NATIVE,
+                        "host address of a buffer");
+    return err == CL_SUCCESS
+               ? CLRT_OK
+               : clrt__fail_cl(err, "recording a buffer's host address (clEnqueueNativeKernel)");
 }

@@ -1,7 +1,7 @@
 /* Host addresses of device buffers on CPU devices whose buffers live in host
  * memory (unified memory, native kernels): the host-BLAS GEMM runs OpenBLAS
  * on them inside native kernels, and blocking copies to and from the host
- * move their bytes with one memcpy on the calling thread. */
+ * move their bytes with one memcpy on the calling thread (command.c). */
 #ifndef CLRT_HOST_PTR_INTERNAL_H
 #define CLRT_HOST_PTR_INTERNAL_H
 
@@ -20,10 +20,9 @@ void *clrt__host_ptr_lookup(cl_mem m);
 clrt_status clrt__host_ptr_track(cl_mem m);
 void clrt__host_ptr_record(cl_mem m, void *ptr);
 
-/* m's host address on a host-addressable d, for the caller to read or write
- * once d's queue has drained (clFinish). Blocks the first time a buffer is
- * seen: one native command records the address and the call waits for it.
- * NULL when d is not host-addressable; NULL + error on failure. */
-void *clrt__host_ptr_get(clrt_device *d, cl_mem m);
+/* Enqueues on d's compute queue the native command that records m's host
+ * address, into the table and into *out, which must stay valid until the
+ * command has run (the caller waits for the queue). CLRT_OK or error. */
+clrt_status clrt__host_ptr_enqueue_record(clrt_device *d, cl_mem m, void **out);
 
 #endif

@@ -1,7 +1,7 @@
 /* Kernel launches: argument setting and work sizes from device and kernel
  * queries (launch_internal.h). */
 #include "runtime/device/launch_internal.h"
-#include "runtime/device/trace_internal.h"
+#include "runtime/device/profiler/trace_record_internal.h"
 
 #include <stdio.h>
 

@@ -83,3 +83,9 @@ void clrt__buffer_release(clrt_device *d, cl_mem m, size_t bytes)
     clReleaseMemObject(m); /* deferred by OpenCL until its commands finish */
     atomic_fetch_sub(&d->mem_used, real_size(bytes));
 }
+
+clrt_status clrt__buffer_bytes(cl_mem m, size_t *bytes)
+{
+    cl_int err = clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof *bytes, bytes, NULL);
+    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clGetMemObjectInfo (CL_MEM_SIZE)");
+}

@@ -6,15 +6,16 @@
 #ifndef CLRT_PINNED_INTERNAL_H
 #define CLRT_PINNED_INTERNAL_H
 
-#include "runtime/device/device_internal.h"
+#include "runtime/device/command_internal.h"
 
 /* `bytes` of pinned memory on d, mapped for reading and writing through
- * queue q (waits for the map). *buf receives the buffer behind it. NULL +
- * error naming `what`. */
-void *clrt__pinned_new(clrt_device *d, cl_command_queue q, size_t bytes, cl_mem *buf,
+ * d's queue qid (waits for the map). *buf receives the buffer behind it
+ * (NULL on failure; a buffer whose map failed is the caller's to free).
+ * NULL + error naming `what`. */
+void *clrt__pinned_new(clrt_device *d, clrt__queue_id qid, size_t bytes, cl_mem *buf,
                        const char *what);
-/* Unmaps p and releases buf (NULL: no-op); commands still reading or
- * writing it must be enqueued on q before. */
-void clrt__pinned_free(cl_command_queue q, cl_mem buf, void *p);
+/* Unmaps p (if mapped) and releases buf (NULL: no-op); commands still
+ * reading or writing it must be enqueued on qid before. */
+void clrt__pinned_free(clrt_device *d, clrt__queue_id qid, cl_mem buf, void *p);
 
 #endif

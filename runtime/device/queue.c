@@ -2,7 +2,7 @@
  * profiling when a profiler trace starts or stops, and waited for by
  * clrt_device_synchronize. */
 #include "runtime/device/device_internal.h"
-#include "runtime/device/trace_internal.h"
+#include "runtime/device/profiler/trace_record_internal.h"
 #include "runtime/device/wait_internal.h"
 
 static cl_command_queue new_queue(clrt_device *d, cl_int *err)

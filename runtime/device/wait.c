@@ -2,7 +2,7 @@
  * (wait_internal.h). */
 #include "runtime/device/wait_internal.h"
 #include "runtime/core/clock_internal.h"
-#include "runtime/device/trace_internal.h"
+#include "runtime/device/profiler/trace_record_internal.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -65,6 +65,16 @@ clrt_status clrt__wait_event(cl_command_queue q, cl_event ev, double expect_s, c
     return st;
 }
 
+clrt_status clrt__finish_host_queue(clrt_device *d)
+{
+    long long t0 = clrt__trace_on() ? clrt__now_ns() : 0;
+    cl_int err = clFinish(d->queue);
+    if (err != CL_SUCCESS)
+        return clrt__fail_cl(err, "clFinish (blocking copy)");
+    clrt__trace_host(CLRT__TRACE_WAIT, "wait: clFinish (blocking copy)", t0);
+    return CLRT_OK;
+}
+
 static clrt_status drain(cl_command_queue q)
 {
     cl_event ev = NULL;
@@ -82,5 +92,27 @@ clrt_status clrt__device_drain(clrt_device *d)
     cl_command_queue copy = d->copy_queue;
     pthread_mutex_unlock(&d->lock);
     clrt_status st = copy ? drain(copy) : CLRT_OK;
-    return st == CLRT_OK ? drain(d->queue) : st;
+    if (st == CLRT_OK)
+        st = drain(d->queue);
+    return st == CLRT_OK ? clrt__device_lost(d) : st;
+}
+
+enum { LOST_NONE, LOST_WRITING, LOST_SET };
+
+void clrt__device_lose_work(clrt_device *d, const char *why)
+{
+    int none = LOST_NONE;
+    if (!atomic_compare_exchange_strong(&d->lost, &none, LOST_WRITING))
+        return; /* the first loss is the one reported */
+    snprintf(d->lost_why, sizeof d->lost_why, "%s", why);
+    atomic_store(&d->lost, LOST_SET);
+}
+
+clrt_status clrt__device_lost(clrt_device *d)
+{
+    if (atomic_load(&d->lost) != LOST_SET)
+        return CLRT_OK;
+    return clrt__fail(CLRT_EOPENCL,
+                      "%s (%s) lost queued work, so results computed since are wrong: %s",
+                      d->info.name, d->info.model, d->lost_why);
 }

@@ -22,9 +22,25 @@
  * error naming `what` and the command's failure (a negative status). */
 clrt_status clrt__wait_event(cl_command_queue q, cl_event ev, double expect_s, const char *what);
 
+/* The one clFinish, for a CPU device whose buffers live in host memory
+ * (clrt__device_host_addressable), before a blocking host copy there: the
+ * copy is a memcpy on the calling thread, and PoCL's finish returns at once
+ * on an idle queue and otherwise waits on a condition variable, where a
+ * marker and clrt__wait_event cost a worker wake-up, 50-300 us per copy
+ * (clrt-bench transfer). Never on a GPU: NVIDIA's driver spins in it. */
+clrt_status clrt__finish_host_queue(clrt_device *d);
+
 /* Waits until every command enqueued so far on d's queues (the compute
  * queue and the copy queue, if made) has finished: a marker on each, then
- * clrt__wait_event. */
+ * clrt__wait_event. Fails, too, once d has lost work (below). */
 clrt_status clrt__device_drain(clrt_device *d);
+
+/* Work that was enqueued and reported done but did not run (a native
+ * command that found its buffers moved): recorded from the driver's thread
+ * with a message; from then on every wait on d fails with it, as a CUDA
+ * context's sticky errors do, since results that depend on the lost work
+ * are wrong. clrt__device_lost: CLRT_OK, or that error (message set). */
+void clrt__device_lose_work(clrt_device *d, const char *why);
+clrt_status clrt__device_lost(clrt_device *d);
 
 #endif

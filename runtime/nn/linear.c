@@ -2,7 +2,7 @@
  * nn.LazyLinear when in_features is 0). All three products run through the
  * GEMM dispatch on the layer's buffers. */
 #include "runtime/nn/module_internal.h"
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 
 #include <math.h>
 

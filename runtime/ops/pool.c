@@ -1,5 +1,5 @@
 /* 2-D max and average pooling, forward and backward (clkernels/pool.cl). */
-#include "runtime/ops/conv_internal.h"
+#include "runtime/ops/conv/conv_internal.h"
 #include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/check_internal.h"
 

@@ -1,11 +1,8 @@
 /* Tensors: creation, lifetime, host I/O, device moves and views. */
 #include "runtime/tensor/tensor_internal.h"
 #include "runtime/core/alloc_internal.h"
-#include "runtime/core/clock_internal.h"
 #include "runtime/core/env_internal.h"
-#include "runtime/device/trace_internal.h"
-#include "runtime/device/wait_internal.h"
-#include "runtime/device/host_ptr_internal.h"
+#include "runtime/device/command_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,15 +141,9 @@ static clrt_tensor *tensor_new(clrt__storage *s, clrt_dtype t, int ndim, const i
  * its test instead of passing on leftover values. */
 static clrt_status poison(clrt_tensor *x)
 {
-    unsigned char ff = 0xFF;
-    cl_int err = CL_SUCCESS;
-    cl_event ev = NULL;
-    if (x->storage->bytes > 0)
-        err = clEnqueueFillBuffer(clrt__dev(x)->queue, clrt__mem(x), &ff, 1, 0, x->storage->bytes,
-                                  0, NULL, clrt__trace_slot(&ev));
-    clrt__trace_command(clrt__dev(x), clrt__dev(x)->queue, ev, CLRT__TRACE_COPY,
-                        "clEnqueueFillBuffer (CLRT_POISON)");
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer (CLRT_POISON)");
+    const unsigned char ff = 0xFF;
+    return clrt__fill_buffer(clrt__dev(x), clrt__mem(x), &ff, 1, 0, x->storage->bytes,
+                             "fill (CLRT_POISON)");
 }
 
 clrt_tensor *clrt__alloc(clrt_device *d, clrt_dtype t, int ndim, const int64_t *shape)
@@ -201,14 +192,8 @@ clrt_status clrt__fill(clrt_tensor *t, double value)
         pattern.i = (int32_t)value;
     else
         pattern.u = (uint8_t)value;
-    if (t->numel == 0)
-        return CLRT_OK;
-    clrt_device *d = clrt__dev(t);
-    cl_event ev;
-    cl_int err = clEnqueueFillBuffer(d->queue, clrt__mem(t), &pattern, psize, 0,
-                                     (size_t)t->numel * psize, 0, NULL, clrt__trace_slot(&ev));
-    clrt__trace_command(d, d->queue, ev, CLRT__TRACE_COPY, "clEnqueueFillBuffer");
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer");
+    return clrt__fill_buffer(clrt__dev(t), clrt__mem(t), &pattern, psize, 0,
+                             (size_t)t->numel * psize, "fill");
 }
 
 clrt_status clrt__tensor_reuse(clrt_tensor **buf, clrt_device *d, clrt_dtype dtype, int ndim,
@@ -298,34 +283,7 @@ clrt_tensor *clrt_from_host(clrt_device *d, clrt_dtype t, int ndim, const int64_
     return x;
 }
 
-/* A blocking copy between host memory and t's buffer on a device whose
- * buffers live in host memory: once the queue has finished (what a blocking
- * read or write waits for too), one memcpy on this thread. PoCL would run a
- * read or write command on a worker thread and wake this one when done,
- * which costs more than copying a megabyte. CLRT__DECLINED where the
- * device's buffers have no host address. */
-static clrt_status host_copy(const clrt_tensor *t, void *host, size_t bytes, int to_device)
-{
-    clrt_device *d = clrt__dev(t);
-    void *p = clrt__host_ptr_get(d, clrt__mem(t));
-    if (!p)
-        return clrt__device_host_addressable(d) ? clrt_last_status() : CLRT__DECLINED;
-    /* clFinish, not clrt__device_drain: on these devices (CPU drivers; no
-     * copy queue) a marker costs a worker wake-up and sleeps, 50-300 us
-     * per copy, where the driver's finish returns at once on an idle queue
-     * (clrt-bench transfer). */
-    long long t0 = clrt__trace_on() ? clrt__now_ns() : 0;
-    cl_int err = clFinish(d->queue);
-    if (err != CL_SUCCESS)
-        return clrt__fail_cl(err, "clFinish (blocking copy)");
-    clrt__trace_host(CLRT__TRACE_WAIT, "wait: clFinish (blocking copy)", t0);
-    t0 = clrt__trace_on() ? clrt__now_ns() : 0;
-    memcpy(to_device ? p : host, to_device ? host : p, bytes);
-    clrt__trace_host(CLRT__TRACE_HOST, to_device ? "memcpy to device" : "memcpy to host", t0);
-    return CLRT_OK;
-}
-
-static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl_bool blocking)
+static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, int blocking)
 {
     if (!t || !data)
         return clrt__fail(CLRT_EINVAL, "copy from host: NULL argument");
@@ -333,35 +291,25 @@ static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, cl
     if (bytes != need)
         return clrt__fail(CLRT_EINVAL, "copy from host: %zu bytes given, the tensor holds %zu",
                           bytes, need);
+    clrt_device *d = clrt__dev(t);
     if (need == 0)
         return CLRT_OK;
-    clrt_status st = blocking ? host_copy(t, (void *)data, need, 1) : CLRT__DECLINED;
-    if (st != CLRT__DECLINED)
-        return st;
-    cl_command_queue q = clrt__dev(t)->queue;
-    cl_event ev = NULL;
-    cl_int err = clEnqueueWriteBuffer(q, clrt__mem(t), CL_FALSE, 0, need, data, 0, NULL,
-                                      blocking ? &ev : clrt__trace_slot(&ev));
-    if (err != CL_SUCCESS)
-        return clrt__fail_cl(err, "clEnqueueWriteBuffer");
-    clrt__trace_keep(clrt__dev(t), q, ev, CLRT__TRACE_COPY, "clEnqueueWriteBuffer");
-    if (!blocking && ev)
-        clReleaseEvent(ev);
-    if (!blocking) /* submitted now, so it runs beside the caller's work */
-        return (err = clFlush(q)) == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clFlush");
-    st = clrt__wait_event(q, ev, 0, "clEnqueueWriteBuffer (copy from host)");
-    clReleaseEvent(ev);
-    return st;
+    if (blocking)
+        return clrt__write_wait(d, clrt__mem(t), need, data, "copy from host");
+    clrt_status st = clrt__write_buffer(d, CLRT__COMPUTE, clrt__mem(t), 0, need, data, NULL, NULL,
+                                        "copy from host (async)");
+    /* submitted now, so it runs beside the caller's work */
+    return st == CLRT_OK ? clrt__flush(d, CLRT__COMPUTE, "copy from host (async)") : st;
 }
 
 clrt_status clrt_copy_from_host(clrt_tensor *t, const void *data, size_t bytes)
 {
-    return write_host(t, data, bytes, CL_TRUE);
+    return write_host(t, data, bytes, 1);
 }
 
 clrt_status clrt_copy_from_host_async(clrt_tensor *t, const void *data, size_t bytes)
 {
-    return write_host(t, data, bytes, CL_FALSE);
+    return write_host(t, data, bytes, 0);
 }
 
 clrt_status clrt_to_host(const clrt_tensor *t, void *dst, size_t dst_bytes)
@@ -375,18 +323,7 @@ clrt_status clrt_to_host(const clrt_tensor *t, void *dst, size_t dst_bytes)
     if (need == 0)
         return CLRT_OK;
     /* The caller asked for the values: wait for them (without a spin). */
-    clrt_status st = host_copy(t, dst, need, 0);
-    if (st != CLRT__DECLINED)
-        return st;
-    cl_command_queue q = clrt__dev(t)->queue;
-    cl_event ev = NULL;
-    cl_int err = clEnqueueReadBuffer(q, clrt__mem(t), CL_FALSE, 0, need, dst, 0, NULL, &ev);
-    if (err != CL_SUCCESS)
-        return clrt__fail_cl(err, "clEnqueueReadBuffer");
-    clrt__trace_keep(clrt__dev(t), q, ev, CLRT__TRACE_COPY, "clEnqueueReadBuffer");
-    st = clrt__wait_event(q, ev, 0, "clEnqueueReadBuffer (read to host)");
-    clReleaseEvent(ev);
-    return st;
+    return clrt__read_wait(clrt__dev(t), clrt__mem(t), need, dst, "read to host");
 }
 
 clrt_status clrt_item(const clrt_tensor *t, double *out)
@@ -434,43 +371,6 @@ void clrt_tensor_release(clrt_tensor *t)
 
 int clrt_tensor_refcount(const clrt_tensor *t) { return t ? atomic_load(&t->refcount) : 0; }
 
-/* Copies src's bytes to dst on another device: from src's host address
- * when its device has one (after its queues drain), else through a mapped
- * source buffer: a map waited for (the values must exist before another
- * queue can see them), an upload, then an unmap. */
-static clrt_status copy_across(clrt_tensor *src, clrt_tensor *dst)
-{
-    size_t bytes = clrt_tensor_nbytes(src);
-    clrt_device *sd = clrt__dev(src);
-    cl_int err = CL_SUCCESS;
-    cl_event ev = NULL;
-    if (bytes == 0)
-        return CLRT_OK;
-    void *host = clrt__host_ptr_get(sd, clrt__mem(src));
-    if (!host && clrt__device_host_addressable(sd))
-        return clrt_last_status();
-    if (host) {
-        clrt_status drained = clrt__device_drain(sd);
-        return drained == CLRT_OK ? clrt_copy_from_host(dst, host, bytes) : drained;
-    }
-    void *p = clEnqueueMapBuffer(sd->queue, clrt__mem(src), CL_FALSE, CL_MAP_READ, 0, bytes, 0,
-                                 NULL, &ev, &err);
-    if (err != CL_SUCCESS)
-        return clrt__fail_cl(err, "clEnqueueMapBuffer");
-    clrt__trace_keep(sd, sd->queue, ev, CLRT__TRACE_COPY, "clEnqueueMapBuffer");
-    clrt_status st = clrt__wait_event(sd->queue, ev, 0, "clEnqueueMapBuffer (copy across devices)");
-    clReleaseEvent(ev);
-    if (st == CLRT_OK)
-        st = clrt_copy_from_host(dst, p, bytes);
-    err = clEnqueueUnmapMemObject(sd->queue, clrt__mem(src), p, 0, NULL, clrt__trace_slot(&ev));
-    clrt__trace_command(sd, sd->queue, ev, CLRT__TRACE_COPY, "clEnqueueUnmapMemObject");
-    if (err == CL_SUCCESS)
-        err = clFlush(sd->queue);
-    if (st == CLRT_OK && err != CL_SUCCESS)
-        st = clrt__fail_cl(err, "clEnqueueUnmapMemObject");
-    return st;
-}
-
 clrt_tensor *clrt__tensor_copy_on(clrt_tensor *t, clrt_device *d)
 {
     return clrt__dev(t) == d ? clrt_tensor_clone(t) : clrt_tensor_to(t, d);
@@ -487,7 +387,8 @@ clrt_tensor *clrt_tensor_to(clrt_tensor *t, clrt_device *d)
         return t;
     }
     clrt_tensor *x = clrt__alloc(d, t->dtype, t->ndim, t->shape);
-    if (x && copy_across(t, x) != CLRT_OK) {
+    if (x && clrt__copy_across(clrt__dev(t), clrt__mem(t), d, clrt__mem(x),
+                               clrt_tensor_nbytes(t)) != CLRT_OK) {
         clrt_tensor_release(x);
         return NULL;
     }
@@ -501,16 +402,8 @@ clrt_tensor *clrt_tensor_clone(clrt_tensor *t)
         return NULL;
     }
     clrt_tensor *x = clrt__alloc_like(t);
-    size_t bytes = clrt_tensor_nbytes(t);
-    if (!x || bytes == 0)
-        return x;
-    cl_event ev;
-    cl_int err = clEnqueueCopyBuffer(clrt__dev(t)->queue, clrt__mem(t), clrt__mem(x), 0, 0, bytes,
-                                     0, NULL, clrt__trace_slot(&ev));
-    clrt__trace_command(clrt__dev(t), clrt__dev(t)->queue, ev, CLRT__TRACE_COPY,
-                        "clEnqueueCopyBuffer");
-    if (err != CL_SUCCESS) {
-        clrt__fail_cl(err, "clEnqueueCopyBuffer");
+    if (x && clrt__copy_buffer(clrt__dev(t), clrt__mem(t), 0, clrt__mem(x), 0,
+                               clrt_tensor_nbytes(t), "clone") != CLRT_OK) {
         clrt_tensor_release(x);
         return NULL;
     }

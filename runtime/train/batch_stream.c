@@ -14,8 +14,6 @@
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/clock_internal.h"
 #include "runtime/device/pinned_internal.h"
-#include "runtime/device/trace_internal.h"
-#include "runtime/device/wait_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +22,11 @@ static clrt_status alloc_staging(clrt__batch_stream *l, clrt__stream_slot *s)
 {
     size_t xbytes = (size_t)(l->batch * l->sample_numel) * sizeof(float);
     size_t ybytes = (size_t)l->batch * sizeof(int32_t);
-    if (l->copy_q) {
-        s->host_x = clrt__pinned_new(l->dev, l->copy_q, xbytes, &s->pinned_x, "batch staging");
-        s->host_y = s->host_x
-                        ? clrt__pinned_new(l->dev, l->copy_q, ybytes, &s->pinned_y, "batch staging")
-                        : NULL;
+    if (l->pinned) {
+        s->host_x = clrt__pinned_new(l->dev, CLRT__COPY, xbytes, &s->pinned_x, "batch staging");
+        s->host_y =
+            s->host_x ? clrt__pinned_new(l->dev, CLRT__COPY, ybytes, &s->pinned_y, "batch staging")
+                      : NULL;
         return s->host_y ? CLRT_OK : clrt_last_status();
     }
     s->host_x = clrt__malloc(xbytes);
@@ -64,10 +62,8 @@ clrt_status clrt__stream_init_shard(clrt__batch_stream *l, const clrt_dataset *d
     clrt_dataset_sample_shape(ds, l->chw);
     l->sample_numel = l->chw[0] * l->chw[1] * l->chw[2];
     clrt_status st = clrt__device_open(dev);
-    if (st == CLRT_OK && !dev->info.unified_memory && !(l->copy_q = clrt__device_copy_queue(dev)))
-        st = clrt_last_status();
-    if (l->copy_q) /* kept even if a profiler trace remakes the device's queues */
-        clRetainCommandQueue(l->copy_q);
+    l->pinned = !dev->info.unified_memory;
+    l->upload_q = l->pinned ? CLRT__COPY : CLRT__COMPUTE;
     l->order = st == CLRT_OK ? clrt__malloc((size_t)l->size * sizeof *l->order) : NULL;
     if (st == CLRT_OK && !l->order)
         st = clrt__fail(CLRT_ENOMEM, "batch stream: out of host memory for %lld indices",
@@ -91,33 +87,27 @@ static clrt_status wait_slot(clrt__batch_stream *l, clrt__stream_slot *s)
     if (!s->uploaded)
         return CLRT_OK;
     double t0 = clrt__now();
-    clrt_status st = clrt__wait_event(l->copy_q ? l->copy_q : l->dev->queue, s->uploaded,
-                                      0.75 * l->last_wait, "batch upload");
+    clrt_status st =
+        clrt__event_wait(l->dev, l->upload_q, s->uploaded, 0.75 * l->last_wait, "batch upload");
     l->last_wait = clrt__now() - t0;
     l->wait_seconds += l->last_wait;
-    clReleaseEvent(s->uploaded);
+    clrt__event_release(s->uploaded);
     s->uploaded = NULL;
     return st;
 }
 
-/* Enqueues the copies of a slot's staging into its device batch on q, after
- * the events in `after` (n of them), and flushes q so they start. */
-static clrt_status enqueue_copies(cl_command_queue q, clrt__stream_slot *s, cl_uint n,
-                                  const cl_event *after)
+/* Enqueues the copies of a slot's staging into its device batch on the
+ * upload queue, after the command behind `after` (NULL: none), and flushes
+ * that queue so they start. */
+static clrt_status enqueue_copies(clrt__batch_stream *l, clrt__stream_slot *s, cl_event after)
 {
-    cl_event ev;
-    cl_int err = clEnqueueWriteBuffer(q, clrt__mem(s->x), CL_FALSE, 0, clrt_tensor_nbytes(s->x),
-                                      s->host_x, n, after, clrt__trace_slot(&ev));
-    clrt__trace_command(clrt__dev(s->x), q, ev, CLRT__TRACE_COPY, "batch upload (images)");
-    if (err == CL_SUCCESS)
-        err = clEnqueueWriteBuffer(q, clrt__mem(s->y), CL_FALSE, 0, clrt_tensor_nbytes(s->y),
-                                   s->host_y, 0, NULL, &s->uploaded);
-    if (err == CL_SUCCESS)
-        clrt__trace_keep(clrt__dev(s->y), q, s->uploaded, CLRT__TRACE_COPY,
-                         "batch upload (labels)");
-    if (err == CL_SUCCESS)
-        err = clFlush(q);
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueWriteBuffer (batch upload)");
+    clrt_status st =
+        clrt__write_buffer(l->dev, l->upload_q, clrt__mem(s->x), 0, clrt_tensor_nbytes(s->x),
+                           s->host_x, after, NULL, "batch upload (images)");
+    if (st == CLRT_OK)
+        st = clrt__write_buffer(l->dev, l->upload_q, clrt__mem(s->y), 0, clrt_tensor_nbytes(s->y),
+                                s->host_y, NULL, &s->uploaded, "batch upload (labels)");
+    return st == CLRT_OK ? clrt__flush(l->dev, l->upload_q, "batch upload") : st;
 }
 
 /* Uploads a slot's staging into its device batch. On the copy queue the
@@ -133,16 +123,15 @@ static clrt_status upload(clrt__batch_stream *l, clrt__stream_slot *s, int64_t c
         st = clrt__tensor_reuse(&s->y, l->dev, CLRT_I32, 1, &count);
     if (st != CLRT_OK || count == 0) /* count 0: an empty shard, nothing to copy */
         return st;
-    if (!l->copy_q)
-        return enqueue_copies(l->dev->queue, s, 0, NULL);
+    if (!l->pinned)
+        return enqueue_copies(l, s, NULL);
     cl_event free_ev = NULL;
-    cl_int err = clEnqueueMarkerWithWaitList(l->dev->queue, 0, NULL, &free_ev);
-    if (err == CL_SUCCESS)
-        err = clFlush(l->dev->queue);
-    st = err == CL_SUCCESS ? enqueue_copies(l->copy_q, s, 1, &free_ev)
-                           : clrt__fail_cl(err, "clEnqueueMarkerWithWaitList (batch upload)");
-    if (free_ev)
-        clReleaseEvent(free_ev);
+    st = clrt__marker(l->dev, CLRT__COMPUTE, &free_ev, "batch upload");
+    if (st == CLRT_OK)
+        st = clrt__flush(l->dev, CLRT__COMPUTE, "batch upload");
+    if (st == CLRT_OK)
+        st = enqueue_copies(l, s, free_ev);
+    clrt__event_release(free_ev);
     return st;
 }
 
@@ -187,11 +176,9 @@ clrt_status clrt__stream_start(clrt__batch_stream *l, int shuffle, uint64_t seed
  * for batch i's upload. */
 static clrt_status hand_out(clrt__batch_stream *l, const clrt__stream_slot *s)
 {
-    if (!l->copy_q || !s->uploaded) /* nothing uploaded: an empty shard */
+    if (!l->pinned || !s->uploaded) /* nothing uploaded: an empty shard */
         return CLRT_OK;
-    cl_int err = clEnqueueBarrierWithWaitList(l->dev->queue, 1, &s->uploaded, NULL);
-    return err == CL_SUCCESS ? CLRT_OK
-                             : clrt__fail_cl(err, "clEnqueueBarrierWithWaitList (batch upload)");
+    return clrt__barrier(l->dev, CLRT__COMPUTE, s->uploaded, "batch upload");
 }
 
 clrt_status clrt__stream_next(clrt__batch_stream *l, int64_t i, clrt_tensor **x, clrt_tensor **y)
@@ -213,9 +200,9 @@ void clrt__stream_free(clrt__batch_stream *l)
     for (int i = 0; i < 2; i++) {
         clrt__stream_slot *s = &l->slot[i];
         wait_slot(l, s);
-        if (l->copy_q) {
-            clrt__pinned_free(l->copy_q, s->pinned_x, s->host_x);
-            clrt__pinned_free(l->copy_q, s->pinned_y, s->host_y);
+        if (l->pinned) {
+            clrt__pinned_free(l->dev, CLRT__COPY, s->pinned_x, s->host_x);
+            clrt__pinned_free(l->dev, CLRT__COPY, s->pinned_y, s->host_y);
         } else {
             free(s->host_x);
             free(s->host_y);
@@ -223,8 +210,6 @@ void clrt__stream_free(clrt__batch_stream *l)
         clrt_tensor_release(s->x);
         clrt_tensor_release(s->y);
     }
-    if (l->copy_q)
-        clReleaseCommandQueue(l->copy_q);
     free(l->order);
     memset(l, 0, sizeof *l);
 }

@@ -24,6 +24,7 @@
 #ifndef CLRT_BATCH_STREAM_INTERNAL_H
 #define CLRT_BATCH_STREAM_INTERNAL_H
 
+#include "runtime/device/command_internal.h"
 #include "runtime/tensor/tensor_internal.h"
 #include <clrt/data.h>
 
@@ -39,7 +40,9 @@ typedef struct {
 typedef struct {
     const clrt_dataset *ds;
     clrt_device *dev;
-    cl_command_queue copy_q; /* dev's copy queue, or NULL: uploads on the compute queue */
+    int pinned;              /* uploads from pinned staging on dev's copy queue (no unified
+                                memory), else from malloc'ed staging on its compute queue */
+    clrt__queue_id upload_q; /* CLRT__COPY when pinned, else CLRT__COMPUTE */
     int64_t batch;           /* samples per batch (the last may have fewer) */
     int shard, shards;       /* this stream's part of each batch: shard of shards */
     int64_t size;            /* samples per pass */

@@ -5,7 +5,6 @@
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/clock_internal.h"
 #include "runtime/device/pinned_internal.h"
-#include "runtime/device/trace_internal.h"
 #include "runtime/device/wait_internal.h"
 
 #include <stdlib.h>
@@ -24,7 +23,7 @@ static clrt_status part_init(clrt__grad_exchange *x, clrt__grad_part *p, clrt_mo
     if (!p->flat)
         return clrt_last_status();
     if (!p->dev->info.unified_memory)
-        p->host = clrt__pinned_new(p->dev, p->dev->queue, bytes, &p->pinned, "gradient staging");
+        p->host = clrt__pinned_new(p->dev, CLRT__COMPUTE, bytes, &p->pinned, "gradient staging");
     else if (!(p->host = clrt__malloc(bytes)))
         clrt__fail(CLRT_ENOMEM, "data-parallel gradients: out of host memory");
     return p->host ? CLRT_OK : clrt_last_status();
@@ -53,20 +52,15 @@ clrt_status clrt__grad_exchange_init(clrt__grad_exchange *x, int n_parts,
 static clrt_status copy_flat(clrt__grad_part *p, int n, int to_flat)
 {
     size_t off = 0;
-    cl_int err = CL_SUCCESS;
-    for (int i = 0; i < n && err == CL_SUCCESS; i++) {
+    clrt_status st = CLRT_OK;
+    for (int i = 0; i < n && st == CLRT_OK; i++) {
         size_t bytes = clrt_tensor_nbytes(p->grads[i]);
         cl_mem g = clrt__mem(p->grads[i]);
-        cl_event ev;
-        err = to_flat ? clEnqueueCopyBuffer(p->dev->queue, g, p->flat, 0, off, bytes, 0, NULL,
-                                            clrt__trace_slot(&ev))
-                      : clEnqueueCopyBuffer(p->dev->queue, p->flat, g, off, 0, bytes, 0, NULL,
-                                            clrt__trace_slot(&ev));
-        clrt__trace_command(p->dev, p->dev->queue, ev, CLRT__TRACE_COPY,
-                            to_flat ? "gradient pack" : "gradient unpack");
+        st = to_flat ? clrt__copy_buffer(p->dev, g, 0, p->flat, off, bytes, "gradient pack")
+                     : clrt__copy_buffer(p->dev, p->flat, off, g, 0, bytes, "gradient unpack");
         off += bytes;
     }
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueCopyBuffer (gradients)");
+    return st;
 }
 
 /* Packs and reads part p's gradients to its host memory (no wait). */
@@ -75,19 +69,16 @@ static clrt_status enqueue_read(clrt__grad_exchange *x, clrt__grad_part *p)
     clrt_status st = copy_flat(p, x->n_params, 1);
     if (st != CLRT_OK)
         return st;
-    cl_int err = clEnqueueReadBuffer(p->dev->queue, p->flat, CL_FALSE, 0,
-                                     (size_t)x->numel * sizeof(float), p->host, 0, NULL, &p->read);
-    clrt__trace_keep(p->dev, p->dev->queue, err == CL_SUCCESS ? p->read : NULL, CLRT__TRACE_COPY,
-                     "gradient read");
-    if (err == CL_SUCCESS)
-        err = clFlush(p->dev->queue);
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueReadBuffer (gradients)");
+    st = clrt__read_buffer(p->dev, p->flat, 0, (size_t)x->numel * sizeof(float), p->host, &p->read,
+                           "gradient read");
+    return st == CLRT_OK ? clrt__flush(p->dev, CLRT__COMPUTE, "gradient read") : st;
 }
 
 static clrt_status wait_read(clrt__grad_part *p, double expect_s)
 {
-    clrt_status st = clrt__wait_event(NULL, p->read, expect_s, "reading gradients");
-    clReleaseEvent(p->read);
+    clrt_status st =
+        clrt__event_wait(p->dev, CLRT__COMPUTE, p->read, expect_s, "reading gradients");
+    clrt__event_release(p->read);
     p->read = NULL;
     return st;
 }
@@ -115,14 +106,10 @@ static clrt_status sum_on_host(clrt__grad_exchange *x)
  * in-order queue, is after it, so the host memory is reused only then. */
 static clrt_status enqueue_write(clrt__grad_exchange *x, clrt__grad_part *p)
 {
-    cl_event ev;
-    cl_int err =
-        clEnqueueWriteBuffer(p->dev->queue, p->flat, CL_FALSE, 0, (size_t)x->numel * sizeof(float),
-                             p->host, 0, NULL, clrt__trace_slot(&ev));
-    clrt__trace_command(p->dev, p->dev->queue, ev, CLRT__TRACE_COPY, "gradient write");
-    if (err != CL_SUCCESS)
-        return clrt__fail_cl(err, "clEnqueueWriteBuffer (gradients)");
-    return copy_flat(p, x->n_params, 0);
+    clrt_status st =
+        clrt__write_buffer(p->dev, CLRT__COMPUTE, p->flat, 0, (size_t)x->numel * sizeof(float),
+                           p->host, NULL, NULL, "gradient write");
+    return st == CLRT_OK ? copy_flat(p, x->n_params, 0) : st;
 }
 
 clrt_status clrt__grad_exchange_sum(clrt__grad_exchange *x)
@@ -159,7 +146,7 @@ void clrt__grad_exchange_free(clrt__grad_exchange *x)
         if (p->dev && p->flat)
             clrt__device_drain(p->dev); /* the last write may still read p->host */
         if (p->pinned)
-            clrt__pinned_free(p->dev->queue, p->pinned, p->host);
+            clrt__pinned_free(p->dev, CLRT__COMPUTE, p->pinned, p->host);
         else
             free(p->host);
         clrt__buffer_release(p->dev, p->flat, (size_t)x->numel * sizeof(float));

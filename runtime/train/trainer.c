@@ -8,7 +8,7 @@
  * batch, and the gradient and metric sums run over the processes too. */
 #include "runtime/core/clock_internal.h"
 #include "runtime/core/alloc_internal.h"
-#include "runtime/device/trace_internal.h"
+#include "runtime/device/command_internal.h"
 #include "runtime/train/trainer_internal.h"
 #include "runtime/nn/module_internal.h"
 #include "runtime/optim/optim_internal.h"
@@ -78,18 +78,6 @@ static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y, doub
     return st;
 }
 
-/* Adds a pass's sums to *loss and *right: reading them is the one place a
- * pass waits for the device. */
-static clrt_status add_sums(const clrt__sums *s, double *loss, double *right)
-{
-    double l = 0, c = 0;
-    clrt_status st = clrt_item(s->loss_sum, &l);
-    if (st == CLRT_OK)
-        st = clrt_item(s->correct, &c);
-    *loss += l, *right += c;
-    return st;
-}
-
 /* *loss and *right summed over the processes of cfg's world (none: as they are). */
 static clrt_status sum_over_world(const clrt_train_config *cfg, double *loss, double *right)
 {
@@ -104,19 +92,6 @@ static int64_t batch_samples(const clrt__batch_stream *b, int64_t i)
 {
     int64_t left = b->size - i * b->batch;
     return left < b->batch ? left : b->batch;
-}
-
-/* Copies the running loss sum after step i into cum[i], on the device:
- * per-step losses cost no wait. */
-static clrt_status record_step(clrt__sums *s, int64_t i)
-{
-    clrt_device *d = clrt__dev(s->cum);
-    cl_event ev;
-    cl_int err = clEnqueueCopyBuffer(d->queue, clrt__mem(s->loss_sum), clrt__mem(s->cum), 0,
-                                     (size_t)i * sizeof(float), sizeof(float), 0, NULL,
-                                     clrt__trace_slot(&ev));
-    clrt__trace_command(d, d->queue, ev, CLRT__TRACE_COPY, "step loss (clEnqueueCopyBuffer)");
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueCopyBuffer (step loss)");
 }
 
 /* After the pass (its sums already read, so no new wait): each step's mean
@@ -143,12 +118,6 @@ static clrt_status read_step_losses(clrt_trainer *t, int64_t batches)
     return st;
 }
 
-static clrt_status zero_sums(clrt__sums *s)
-{
-    clrt_status st = clrt__fill(s->loss_sum, 0);
-    return st == CLRT_OK ? clrt__fill(s->correct, 0) : st;
-}
-
 /* An evaluation pass over p->stream in order, the model in evaluation mode
  * (restored after). */
 static clrt_status eval_pass(pass_args *p, pass_result *r)
@@ -160,7 +129,7 @@ static clrt_status eval_pass(pass_args *p, pass_result *r)
     p->opt = NULL;
     p->phase = CLRT_PHASE_TEST;
     int64_t batches = clrt__stream_batches(p->stream), done = 0;
-    clrt_status st = zero_sums(p->sums);
+    clrt_status st = clrt__sums_zero(p->sums);
     if (st == CLRT_OK)
         st = clrt__stream_start(p->stream, 0, 0);
     for (int64_t i = 0; i < batches && st == CLRT_OK; i++) {
@@ -173,7 +142,7 @@ static clrt_status eval_pass(pass_args *p, pass_result *r)
     }
     r->samples = p->stream->size;
     if (st == CLRT_OK)
-        st = add_sums(p->sums, &loss, &right);
+        st = clrt__sums_add(p->sums, &loss, &right);
     if (st == CLRT_OK)
         st = sum_over_world(p->cfg, &loss, &right);
     r->loss = loss / (double)r->samples;
@@ -233,7 +202,7 @@ static clrt_status train_batch(clrt_trainer *t, const pass_args *base, int64_t i
     for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
         st = clrt_optimizer_step(t->rep[k].opt);
         if (st == CLRT_OK && t->rep[k].sums.cum)
-            st = record_step(&t->rep[k].sums, i);
+            st = clrt__sums_record_step(&t->rep[k].sums, i);
     }
     return st;
 }
@@ -248,7 +217,7 @@ static clrt_status start_train_pass(clrt_trainer *t, uint64_t seed)
         clrt_module_train(t->rep[k].model, 1);
         st = clrt_optimizer_set_lr(t->rep[k].opt, clrt_optimizer_lr(t->rep[0].opt));
         if (st == CLRT_OK)
-            st = zero_sums(&t->rep[k].sums);
+            st = clrt__sums_zero(&t->rep[k].sums);
         if (st == CLRT_OK)
             st = clrt__stream_start(&t->rep[k].train, 1, seed);
     }
@@ -261,7 +230,7 @@ static clrt_status finish_train_pass(clrt_trainer *t, int64_t batches, pass_resu
     double loss = 0, right = 0;
     clrt_status st = CLRT_OK;
     for (int k = 0; k < t->n_rep && st == CLRT_OK; k++) {
-        st = add_sums(&t->rep[k].sums, &loss, &right);
+        st = clrt__sums_add(&t->rep[k].sums, &loss, &right);
         r->data_seconds += t->rep[k].train.data_seconds;
         r->wait_seconds += t->rep[k].train.wait_seconds;
     }

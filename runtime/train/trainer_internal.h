@@ -1,22 +1,13 @@
-/* The trainer's state, shared by its passes (trainer.c) and its set-up
- * (trainer_setup.c). */
+/* The trainer's state, shared by its passes (trainer.c), its set-up
+ * (trainer_setup.c) and the whole-run loop (train_loop.c). */
 #ifndef CLRT_TRAINER_INTERNAL_H
 #define CLRT_TRAINER_INTERNAL_H
 
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/train/grad_exchange_internal.h"
+#include "runtime/train/sums_internal.h"
 #include "runtime/train/world_internal.h"
 #include <clrt/train.h>
-
-/* Device-side accumulators of a pass and the loss-gradient buffer, kept
- * across passes so that no step allocates. */
-typedef struct {
-    clrt_tensor *loss_sum; /* 0-dim float32 */
-    clrt_tensor *correct;  /* 0-dim int32 */
-    clrt_tensor *grad;     /* d loss / d logits, [batch, classes] */
-    clrt_tensor *cum;      /* cfg.step_losses: loss_sum after each step, [batches] */
-    float *step_losses;    /* host: each step's mean loss, from cum */
-} clrt__sums;
 
 /* A model and optimizer on one device with its part of each training
  * batch. Replica 0 is the caller's model and optimizer (borrowed); the
@@ -39,8 +30,5 @@ struct clrt_trainer {
     int have_test;
     int epoch;
 };
-
-clrt_status clrt__sums_init(clrt__sums *s, clrt_device *d);
-void clrt__sums_free(clrt__sums *s);
 
 #endif

@@ -7,22 +7,6 @@
 
 #include <stdlib.h>
 
-clrt_status clrt__sums_init(clrt__sums *s, clrt_device *d)
-{
-    s->loss_sum = clrt__alloc(d, CLRT_F32, 0, NULL);
-    s->correct = s->loss_sum ? clrt__alloc(d, CLRT_I32, 0, NULL) : NULL;
-    return s->correct ? CLRT_OK : clrt_last_status();
-}
-
-void clrt__sums_free(clrt__sums *s)
-{
-    clrt_tensor_release(s->cum);
-    free(s->step_losses);
-    clrt_tensor_release(s->loss_sum);
-    clrt_tensor_release(s->correct);
-    clrt_tensor_release(s->grad);
-}
-
 clrt_train_config clrt_train_defaults(void)
 {
     return (clrt_train_config){.epochs = 10, .batch_size = 256, .seed = 0, .evaluate = 1};
@@ -126,22 +110,6 @@ static clrt_status add_replica(clrt_trainer *t, clrt_device *d)
     return r->opt ? CLRT_OK : clrt_last_status();
 }
 
-/* The per-step buffers of cfg.step_losses: one float per training batch. */
-static clrt_status cum_init(clrt__sums *s, const clrt_train_config *cfg, const clrt_dataset *train,
-                            clrt_device *d)
-{
-    int64_t size = clrt_dataset_size(train),
-            batch = cfg->batch_size < size ? cfg->batch_size : size;
-    if (!cfg->step_losses || size < 1)
-        return CLRT_OK; /* an empty data set: the batch stream reports it */
-    int64_t n[1] = {(size + batch - 1) / batch};
-    s->cum = clrt__alloc(d, CLRT_F32, 1, n);
-    s->step_losses = s->cum ? clrt__malloc((size_t)n[0] * sizeof(float)) : NULL;
-    if (s->cum && !s->step_losses)
-        clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory");
-    return s->step_losses ? CLRT_OK : clrt_last_status();
-}
-
 /* Every replica's sums and its stream of its part of each batch (across
  * processes, process r's replicas take the r-th run of parts); with
  * several replicas or processes, the gradient exchange between them. */
@@ -157,7 +125,7 @@ static clrt_status replicas_init(clrt_trainer *t, const clrt_dataset *train)
         models[k] = r->model;
         st = clrt__sums_init(&r->sums, d);
         if (st == CLRT_OK)
-            st = cum_init(&r->sums, &t->cfg, train, d);
+            st = clrt__sums_cum_init(&r->sums, &t->cfg, train, d);
         if (st == CLRT_OK)
             st = clrt__stream_init_shard(&r->train, train, d, t->cfg.batch_size, first + k, parts);
     }
@@ -230,26 +198,4 @@ void clrt_trainer_free(clrt_trainer *t)
         }
     }
     free(t);
-}
-
-clrt_status clrt_train(clrt_module *model, clrt_optimizer *opt, const clrt_dataset *train,
-                       const clrt_dataset *test, const clrt_train_config *cfg,
-                       clrt_epoch_stats *stats)
-{
-    clrt_trainer *t = clrt_trainer_new(model, opt, train, test, cfg);
-    if (!t)
-        return clrt_last_status();
-    clrt_status st = CLRT_OK;
-    for (int e = 0; e < cfg->epochs && st == CLRT_OK; e++) {
-        clrt_epoch_stats s;
-        st = clrt_trainer_epoch(t, &s);
-        if (st != CLRT_OK)
-            break;
-        if (stats)
-            stats[e] = s;
-        if (cfg->on_epoch && cfg->on_epoch(cfg->ctx, &s))
-            break;
-    }
-    clrt_trainer_free(t);
-    return st;
 }

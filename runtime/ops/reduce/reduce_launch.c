@@ -1,6 +1,6 @@
 /* Planning and launching the tree reductions of clkernels/reduce.cl. */
 #include "runtime/tensor/tensor_internal.h"
-#include "runtime/ops/reduce_internal.h"
+#include "runtime/ops/reduce/reduce_internal.h"
 
 /* What the kernels reduce: x[q*sQ + r*sR + p*sP] over r < R, for p < P, q < Q. */
 typedef struct {

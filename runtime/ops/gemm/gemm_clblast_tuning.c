@@ -12,7 +12,7 @@
  * with spaces to 50 characters, so a tuned device's name appears in the
  * library as those 50 characters and a NUL. Anything else gets the vendor's
  * or CLBlast's own defaults. */
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/core/alloc_internal.h"
 
 #include <clblast_c.h>

@@ -3,7 +3,7 @@
  * on kernels this CPU outclasses, and the restart that fixes it. */
 #include <clrt/host_blas.h>
 
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * Format": a traceEvents array of complete events, ph "X", with ts and dur
  * in microseconds, and metadata events, ph "M", naming the process and each
  * track), which Perfetto and chrome://tracing open. */
-#include "runtime/device/trace_store_internal.h"
+#include "runtime/device/profiler/trace_store_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -16,15 +16,17 @@
  * enqueueing); before running, it checks that the addresses the driver
  * handed it are the recorded ones. Buffers never move on a CPU device with
  * its own context and in-order queue; should a driver move one anyway, the
- * GEMM is skipped and the next call fails instead of using a stale address.
+ * GEMM cannot run on a stale address and is lost: the device records it
+ * (clrt__device_lose_work), and every later wait on the device, so every
+ * read of a result, fails naming it, as does every later GEMM.
  */
 #include "runtime/device/host_ptr_internal.h"
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/core/alloc_internal.h"
 
 #ifdef CLRT_HAVE_HOST_BLAS
 
-#include "runtime/device/trace_internal.h"
+#include "runtime/device/command_internal.h"
 #include "runtime/device/wait_internal.h"
 
 #include <cblas.h>
@@ -34,10 +36,6 @@
 #include <stdlib.h>
 
 enum { OP_A, OP_B, OP_C, N_OPS };
-
-/* Set when a GEMM command was handed addresses other than the recorded
- * ones (see the top of the file); every later call then fails. */
-static atomic_int addresses_moved;
 
 /* The devices that have run a host GEMM, drained at exit. A process that
  * exits with a GEMM still running on a driver thread can crash inside
@@ -75,7 +73,8 @@ static void drain_at_exit_too(clrt_device *d)
 /* Shared by one GEMM's commands; freed by whichever finishes last. */
 typedef struct {
     atomic_int pending; /* commands still to run */
-    float *ptr[N_OPS];  /* each operand's buffer address */
+    clrt_device *dev;
+    float *ptr[N_OPS]; /* each operand's buffer address */
     size_t off[N_OPS], stride[N_OPS], batch;
     enum CBLAS_TRANSPOSE ta, tb;
     blasint m, n, k, lda, ldb, ldc;
@@ -127,18 +126,21 @@ static void CL_CALLBACK step_run(void *p)
     } else if (addresses_match(j, s))
         run_gemm(j);
     else
-        atomic_store(&addresses_moved, 1);
+        clrt__device_lose_work(j->dev, "a host BLAS GEMM was not run: the OpenCL driver handed "
+                                       "its native kernel buffer addresses other than recorded "
+                                       "(a buffer moved); run with CLRT_GEMM=clblast");
     if (atomic_fetch_sub(&j->pending, 1) == 1)
         free(j);
 }
 
 static int fits_blasint(size_t v) { return v <= (size_t)INT_MAX; }
 
-static host_gemm_job *job_new(const clrt__gemm_args *g)
+static host_gemm_job *job_new(clrt_device *d, const clrt__gemm_args *g)
 {
     host_gemm_job *j = clrt__calloc(1, sizeof *j);
     if (!j)
         return NULL;
+    j->dev = d;
     j->off[OP_A] = g->a_off, j->off[OP_B] = g->b_off, j->off[OP_C] = g->c_off;
     j->stride[OP_A] = g->stride_a, j->stride[OP_B] = g->stride_b, j->stride[OP_C] = g->stride_c;
     j->batch = g->batch;
@@ -168,7 +170,8 @@ static int group_buffers(const clrt__gemm_args *g, cl_mem *mems, unsigned *ops)
     return n;
 }
 
-static cl_int enqueue_step(clrt_device *d, host_gemm_step *step, int n_mems, const cl_mem *mems)
+static clrt_status enqueue_step(clrt_device *d, host_gemm_step *step, int n_mems,
+                                const cl_mem *mems)
 {
     const void *locs[N_OPS];
     step->n_mems = n_mems;
@@ -176,12 +179,9 @@ static cl_int enqueue_step(clrt_device *d, host_gemm_step *step, int n_mems, con
         step->mem[i] = (void *)mems[i];
         locs[i] = &step->mem[i];
     }
-    cl_event ev;
-    cl_int err = clEnqueueNativeKernel(d->queue, step_run, step, sizeof *step, (cl_uint)n_mems,
-                                       mems, locs, 0, NULL, clrt__trace_slot(&ev));
-    clrt__trace_command(d, d->queue, ev, step->gemm ? CLRT__TRACE_GEMM : CLRT__TRACE_NATIVE,
+    return clrt__native(d, step_run, step, sizeof *step, (cl_uint)n_mems, mems, locs,
+                        step->gemm ? CLRT__TRACE_GEMM : CLRT__TRACE_NATIVE,
                         step->gemm ? "host_blas_sgemm" : "host address of a GEMM operand");
-    return err;
 }
 
 /* Fills the job's known addresses; lists the buffers still to record and
@@ -205,11 +205,9 @@ static int plan_steps(host_gemm_job *j, int n, const cl_mem *mems, const unsigne
 
 static clrt_status check_host_args(clrt_device *d, const clrt__gemm_args *g)
 {
-    if (atomic_load(&addresses_moved))
-        return clrt__fail(CLRT_EOPENCL,
-                          "host BLAS GEMM on %s: the OpenCL driver moved a buffer between native "
-                          "kernels, so an earlier GEMM was skipped; run with CLRT_GEMM=clblast",
-                          d->info.name);
+    clrt_status lost = clrt__device_lost(d);
+    if (lost != CLRT_OK)
+        return lost;
     if (!fits_blasint(g->m) || !fits_blasint(g->n) || !fits_blasint(g->k) ||
         !fits_blasint(g->lda) || !fits_blasint(g->ldb) || !fits_blasint(g->ldc))
         return clrt__fail(CLRT_ENOTSUP,
@@ -230,7 +228,7 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
     drain_at_exit_too(d);
     clrt__host_blas_warn_once();
     int n = group_buffers(g, mems, ops);
-    host_gemm_job *j = job_new(g);
+    host_gemm_job *j = job_new(d, g);
     if (!j)
         return clrt__fail(CLRT_ENOMEM, "host BLAS GEMM on %s: out of host memory", d->info.name);
     int n_unknown = plan_steps(j, n, mems, ops, unknown);
@@ -244,12 +242,12 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
         int gemm = s == n_unknown, b = gemm ? 0 : unknown[s];
         host_gemm_step step = {
             .handle = mems[b], .ops = gemm ? 0u : ops[b], .gemm = gemm, .job = j};
-        cl_int err = gemm ? enqueue_step(d, &step, n, mems) : enqueue_step(d, &step, 1, &mems[b]);
-        if (err != CL_SUCCESS) {
+        st = gemm ? enqueue_step(d, &step, n, mems) : enqueue_step(d, &step, 1, &mems[b]);
+        if (st != CLRT_OK) {
             /* The GEMM never runs; the commands already enqueued free the job. */
             if (atomic_fetch_sub(&j->pending, n_steps - s) == n_steps - s)
                 free(j);
-            return clrt__fail_cl(err, "clEnqueueNativeKernel (host BLAS GEMM)");
+            return st;
         }
     }
     return CLRT_OK;

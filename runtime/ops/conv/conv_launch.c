@@ -1,8 +1,8 @@
 /* Batch chunking of the convolutions: the scratch cap, the chunk size, the
  * loop over chunks, and the GEMM shape the im2col path uses. */
-#include "runtime/ops/conv_internal.h"
+#include "runtime/ops/conv/conv_internal.h"
 #include "runtime/core/env_internal.h"
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* The im2col pipeline stages of convolution: im2col and col2im
  * (clkernels/im2col.cl, built per kernel size and stride) and the permutes
  * between NCHW and the [O, cols] layout (clkernels/conv.cl). */
-#include "runtime/ops/conv_internal.h"
+#include "runtime/ops/conv/conv_internal.h"
 
 #include <stddef.h>
 #include <stdio.h>

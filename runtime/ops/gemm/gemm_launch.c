@@ -1,6 +1,6 @@
 /* GEMM dispatch: checks the buffer arguments once, then runs the device's
  * path (CLBlast, or the host's BLAS on CPU devices with unified memory). */
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 
 #include <clrt/ops_gemm.h>
 #include <stdint.h>
@@ -42,9 +42,9 @@ static clrt_status check_operand(clrt_device *d, const operand *x, size_t batch,
         return clrt__fail(CLRT_EINVAL,
                           "clrt__gemm on %s: ld%s=%zu is less than its row length %zu (or 1)",
                           d->info.name, x->name, x->ld, x->cols);
-    cl_int err = clGetMemObjectInfo(x->mem, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
-    if (err != CL_SUCCESS)
-        return clrt__fail_cl(err, "clGetMemObjectInfo(CL_MEM_SIZE) for a GEMM operand");
+    clrt_status st = clrt__buffer_bytes(x->mem, &bytes);
+    if (st != CLRT_OK)
+        return st;
     if (!operand_extent(x, batch, end) || *end > bytes / sizeof(float))
         return clrt__fail(CLRT_EINVAL,
                           "clrt__gemm on %s: %s (%zu x %zu, ld %zu, offset %zu, stride %zu, "

@@ -1,6 +1,6 @@
 /* Broadcasting binary ops on device: shapes, the collapsed broadcast and
  * the choice of kernel in clkernels/binary.cl (public forms: binary.c). */
-#include "runtime/ops/binary_internal.h"
+#include "runtime/ops/elementwise/binary_internal.h"
 
 #include <stddef.h>
 #include <string.h>

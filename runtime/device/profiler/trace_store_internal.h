@@ -1,10 +1,11 @@
 /* What a profiler trace holds once its commands have finished: records
  * with their times, the tracks they lie on, and per-name totals. Filled by
- * trace.c, written out by trace_write.c; both under trace.c's lock. */
+ * trace_record.c, written out by trace_write.c; both under
+ * clrt__trace_lock. */
 #ifndef CLRT_TRACE_STORE_INTERNAL_H
 #define CLRT_TRACE_STORE_INTERNAL_H
 
-#include "runtime/device/trace_internal.h"
+#include "runtime/device/profiler/trace_record_internal.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,15 +52,22 @@ typedef struct {
  * with clrt__trace_lock held. */
 extern pthread_mutex_t clrt__trace_lock;
 extern clrt__trace_store clrt__trace_data;
-/* Turns the pending commands that have finished into records (all of them,
- * waiting, when `wait`). */
-void clrt__trace_resolve(int wait);
+/* Turns the pending commands that have finished into records; `final`:
+ * drops the others (counted), after every queue has drained. */
+void clrt__trace_resolve(int final);
 /* Drops the pending commands without a call to the driver (at exit);
  * returns how many. */
 size_t clrt__trace_abandon(void);
 /* Frees the last trace's figures and starts empty ones, writing to path
  * (copied; NULL: figures only). */
 void clrt__trace_store_reset(const char *path);
+
+/* The session (trace_session.c), with clrt__trace_lock held: whether a
+ * trace records; begin one writing to path (NULL: figures only); end it,
+ * writing its file if it has one (its commands resolved or abandoned). */
+int clrt__trace_recording_locked(void);
+clrt_status clrt__trace_begin_locked(const char *path);
+clrt_status clrt__trace_end_locked(void);
 
 /* Writes s as Chrome trace-event JSON to path. CLRT_OK or CLRT_EIO. */
 clrt_status clrt__trace_write_json(const clrt__trace_store *s, const char *path);

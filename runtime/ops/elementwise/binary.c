@@ -1,6 +1,6 @@
 /* Public binary ops: add, sub, mul, div as new tensors, _out forms and in
  * place, with their argument checks (the launches: binary_launch.c). */
-#include "runtime/ops/binary_internal.h"
+#include "runtime/ops/elementwise/binary_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>

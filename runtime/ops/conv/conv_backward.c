@@ -8,8 +8,8 @@
  *   bias:   one work-group per channel sums grad_out.
  * CPU devices take the hand-vectorised direct kernels instead (conv_vec.c):
  * for the input gradient with stride 1, and for the weight gradient. */
-#include "runtime/ops/conv_internal.h"
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/conv/conv_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
 #include <clrt/ops_conv.h>

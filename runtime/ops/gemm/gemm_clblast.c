@@ -1,7 +1,7 @@
 /* GEMM through CLBlast on the device's queue (GPUs, and CPU devices
  * without the host-BLAS path). */
-#include "runtime/ops/gemm_internal.h"
-#include "runtime/device/trace_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
+#include "runtime/device/command_internal.h"
 
 #include <clblast_c.h>
 
@@ -54,11 +54,8 @@ static clrt_status scale_run(clrt_device *d, const clrt__gemm_args *g, size_t of
 {
     if (g->beta == 0.0f) {
         const float zero = 0.0f;
-        cl_event ev;
-        cl_int err = clEnqueueFillBuffer(d->queue, g->c, &zero, sizeof zero, off * sizeof zero,
-                                         len * sizeof zero, 0, NULL, clrt__trace_slot(&ev));
-        clrt__trace_command(d, d->queue, ev, CLRT__TRACE_COPY, "clEnqueueFillBuffer (GEMM, k=0)");
-        return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueFillBuffer (GEMM, k=0)");
+        return clrt__fill_buffer(d, g->c, &zero, sizeof zero, off * sizeof zero, len * sizeof zero,
+                                 "GEMM with k=0: C = 0");
     }
     cl_event ev;
     pthread_mutex_lock(&clrt__clblast_lock);
@@ -110,10 +107,9 @@ clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
         return scale_c(d, g);
     /* Traced as one span from a marker before it: CLBlast may run several
      * kernels (padding, transposes) and hands back the last one's event. */
-    cl_event before = NULL, ev;
+    cl_event ev;
     pthread_mutex_lock(&clrt__clblast_lock);
-    if (clrt__trace_slot(&ev))
-        clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &before);
+    cl_event before = clrt__span_begin(d);
     CLBlastStatusCode s = sgemm(d, g, clrt__trace_slot(&ev));
     pthread_mutex_unlock(&clrt__clblast_lock);
     clrt__trace_span(d, d->queue, before, s == CLBlastSuccess ? ev : NULL, CLRT__TRACE_GEMM,

@@ -3,8 +3,8 @@
  * then a permute of y to NCHW with the bias fused. The scratch matrices
  * come from the device's workspace, so a training loop allocates nothing.
  * CPU devices take the hand-vectorised direct kernels instead (conv_vec.c). */
-#include "runtime/ops/conv_internal.h"
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/conv/conv_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
 #include <clrt/ops_conv.h>

@@ -1,6 +1,6 @@
 /* Public matrix products on tensors: clrt_matmul, clrt_matmul_out,
  * clrt_gemm. Checks the tensors, then hands buffers to clrt__gemm. */
-#include "runtime/ops/gemm_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_gemm.h>

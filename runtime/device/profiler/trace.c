@@ -1,23 +1,15 @@
-/* The profiler trace's API (clrt/trace.h): starting and stopping, the
- * queues' profiling switch, CLRT_TRACE's trace written at exit, and the
- * per-operation totals. */
+/* The profiler trace's API (clrt/trace.h): starting and stopping a trace
+ * on every open device (their queues remade with profiling on or off), and
+ * the per-operation totals. The session it starts and ends is
+ * trace_session.c's. */
 #include "runtime/core/alloc_internal.h"
-#include "runtime/core/env_internal.h"
-#include "runtime/device/trace_store_internal.h"
+#include "runtime/device/profiler/trace_store_internal.h"
 #include "runtime/device/wait_internal.h"
 #include <clrt/trace.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int recording; /* guarded by clrt__trace_lock */
-static int env_trace; /* the running trace is CLRT_TRACE's */
-
-cl_command_queue_properties clrt__trace_queue_properties(void)
-{
-    return clrt__trace_on() ? CL_QUEUE_PROFILING_ENABLE : 0;
-}
 
 /* Sets every open device's queues to profile or not (as queues made now
  * do, by clrt__trace_on). */
@@ -31,28 +23,18 @@ static clrt_status set_profiling_all(int on)
     return first;
 }
 
-/* Begins an empty trace; the lock is held. */
-static clrt_status begin(const char *path)
-{
-    clrt__trace_store_reset(path);
-    if (path && !clrt__trace_data.path)
-        return clrt__fail(CLRT_ENOMEM, "clrt_trace_start: out of memory");
-    recording = 1;
-    atomic_store(&clrt__tracing, 1);
-    return CLRT_OK;
-}
-
 clrt_status clrt_trace_start(const char *path)
 {
     (void)clrt_device_count(); /* enumeration begins CLRT_TRACE's trace */
     pthread_mutex_lock(&clrt__trace_lock);
     clrt_status st = CLRT_OK;
+    int recording = clrt__trace_recording_locked();
     if (recording && path)
         st = clrt__fail(CLRT_ESTATE, "clrt_trace_start(%s): a trace is already recording%s%s", path,
                         clrt__trace_data.path ? " to " : "",
                         clrt__trace_data.path ? clrt__trace_data.path : "");
     else if (!recording)
-        st = begin(path);
+        st = clrt__trace_begin_locked(path);
     pthread_mutex_unlock(&clrt__trace_lock);
     if (st != CLRT_OK)
         return st;
@@ -77,62 +59,20 @@ static clrt_status drain_all(void)
     return first;
 }
 
-/* Ends the trace once its commands are resolved or abandoned, and writes
- * its file if it has one; the lock is held and recording stopped. */
-static clrt_status end_locked(void)
-{
-    clrt__trace_store *s = &clrt__trace_data;
-    recording = env_trace = 0;
-    return s->path ? clrt__trace_write_json(s, s->path) : CLRT_OK;
-}
-
 clrt_status clrt_trace_stop(void)
 {
     pthread_mutex_lock(&clrt__trace_lock);
-    int was = recording;
+    int was = clrt__trace_recording_locked();
     pthread_mutex_unlock(&clrt__trace_lock);
     if (!was)
         return clrt__fail(CLRT_ESTATE, "clrt_trace_stop: no trace is recording");
     clrt_status st = drain_all();
     pthread_mutex_lock(&clrt__trace_lock);
     clrt__trace_resolve(1);
-    clrt_status written = end_locked();
+    clrt_status written = clrt__trace_end_locked();
     pthread_mutex_unlock(&clrt__trace_lock);
     clrt_status plain = set_profiling_all(0);
     return written != CLRT_OK ? written : st != CLRT_OK ? st : plain;
-}
-
-/* At exit, CLRT_TRACE's trace is written without a call to the driver:
- * drivers written in C++ (Oclgrind; maybe NVIDIA's) may have destroyed
- * their state by the time exit handlers run. Commands are resolved at each
- * host wait instead; those still running at exit are counted, not traced. */
-static void write_env_trace(void)
-{
-    pthread_mutex_lock(&clrt__trace_lock);
-    if (recording && env_trace) {
-        atomic_store(&clrt__tracing, 0);
-        size_t lost = clrt__trace_abandon();
-        clrt__trace_store *s = &clrt__trace_data;
-        if (end_locked() == CLRT_OK)
-            fprintf(stderr, "clrt: CLRT_TRACE: %zu events traced, written to %s%s\n", s->n_records,
-                    s->path, lost ? " (some still running at exit are not)" : "");
-        else
-            fprintf(stderr, "clrt: CLRT_TRACE: %s\n", clrt_last_error());
-    }
-    pthread_mutex_unlock(&clrt__trace_lock);
-}
-
-void clrt__trace_begin_from_env(void)
-{
-    const char *path = clrt__env()->trace_path;
-    if (!path)
-        return;
-    pthread_mutex_lock(&clrt__trace_lock);
-    if (!recording && begin(path) == CLRT_OK) {
-        env_trace = 1;
-        atexit(write_env_trace);
-    }
-    pthread_mutex_unlock(&clrt__trace_lock);
 }
 
 static int by_time(const void *a, const void *b)
@@ -158,7 +98,7 @@ static clrt__trace_name *device_ops(int *n)
 int clrt_trace_top(clrt_trace_op *out, int capacity)
 {
     pthread_mutex_lock(&clrt__trace_lock);
-    if (recording)
+    if (clrt__trace_recording_locked())
         clrt__trace_resolve(0);
     int n = 0;
     clrt__trace_name *ops = device_ops(&n);

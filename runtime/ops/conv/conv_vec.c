@@ -15,7 +15,7 @@
  * With few output channels (LeNet's 6 and 16) im2col's column matrices
  * cost more memory traffic than the arithmetic they feed, so these beat
  * im2col + the host's BLAS on CPU devices (clrt-bench conv, BENCHMARKS.md). */
-#include "runtime/ops/conv_internal.h"
+#include "runtime/ops/conv/conv_internal.h"
 #include "runtime/core/env_internal.h"
 #include "runtime/ops/workspace_internal.h"
 

@@ -1,9 +1,9 @@
-/* Recording a profiler trace (trace_internal.h): the hooks keep each
+/* Recording a profiler trace (trace_record_internal.h): the hooks keep each
  * command's event until it has finished, then turn it into a record with
  * the driver's profiling times, so recording never waits for a device. */
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/clock_internal.h"
-#include "runtime/device/trace_store_internal.h"
+#include "runtime/device/profiler/trace_store_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +165,14 @@ static void resolve_one(clrt__trace_store *s, const pending *p)
     clReleaseEvent(p->end);
 }
 
+static void release_events(cl_event begin, cl_event end)
+{
+    if (begin)
+        clReleaseEvent(begin);
+    if (end)
+        clReleaseEvent(end);
+}
+
 static int finished(cl_event ev)
 {
     cl_int status = CL_QUEUED;
@@ -172,17 +180,20 @@ static int finished(cl_event ev)
     return status <= CL_COMPLETE;
 }
 
-/* Resolves the pending commands that have finished (all of them, waiting,
- * when `wait`); the lock is held. */
-void clrt__trace_resolve(int wait)
+/* Resolves the pending commands that have finished; with `final` (after
+ * clrt_trace_stop has drained every queue, so all have), drops any that
+ * have not rather than wait: this file never waits for a device. The lock
+ * is held. */
+void clrt__trace_resolve(int final)
 {
     size_t kept = 0;
     for (size_t i = 0; i < n_pend; i++) {
-        if (wait && !finished(pend[i].end)) /* none after clrt_trace_stop's drain */
-            clWaitForEvents(1, &pend[i].end);
         if (finished(pend[i].end))
             resolve_one(&clrt__trace_data, &pend[i]);
-        else
+        else if (final) {
+            clrt__trace_data.dropped++;
+            release_events(pend[i].begin, pend[i].end);
+        } else
             pend[kept++] = pend[i];
     }
     n_pend = kept;
@@ -196,14 +207,6 @@ size_t clrt__trace_abandon(void)
     clrt__trace_data.dropped += n;
     n_pend = 0; /* their events are left to the process's end */
     return n;
-}
-
-static void release_events(cl_event begin, cl_event end)
-{
-    if (begin)
-        clReleaseEvent(begin);
-    if (end)
-        clReleaseEvent(end);
 }
 
 void clrt__trace_span(clrt_device *d, cl_command_queue q, cl_event begin, cl_event end,
@@ -249,7 +252,7 @@ void clrt__trace_host(clrt__trace_kind kind, const char *name, long long t0_ns)
     uint32_t id = place(s, NULL, NULL, name, kind, &track);
     if (id != UINT32_MAX)
         add_record(s, (clrt__trace_record){t0_ns, now, id, (uint16_t)track, (uint8_t)kind});
-    /* What it waited for has finished: resolved now, not at exit (trace.c). */
+    /* What it waited for has finished: resolved now, not at exit (trace_session.c). */
     if (kind == CLRT__TRACE_WAIT)
         clrt__trace_resolve(0);
     pthread_mutex_unlock(&clrt__trace_lock);

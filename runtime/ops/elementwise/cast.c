@@ -1,7 +1,7 @@
 /* Whole-tensor fill, same-device copy and dtype casts (kernels in
  * clkernels/cast.cl). */
 #include "runtime/tensor/check_internal.h"
-#include "runtime/device/trace_internal.h"
+#include "runtime/device/command_internal.h"
 
 #include <clrt/ops_elementwise.h>
 #include <math.h>
@@ -53,12 +53,8 @@ clrt_status clrt_copy_(clrt_tensor *dst, clrt_tensor *src)
     /* A view of the same storage already holds the same bytes. */
     if (bytes == 0 || clrt__mem(dst) == clrt__mem(src))
         return CLRT_OK;
-    cl_event ev;
-    cl_int err = clEnqueueCopyBuffer(clrt__dev(src)->queue, clrt__mem(src), clrt__mem(dst), 0, 0,
-                                     bytes, 0, NULL, clrt__trace_slot(&ev));
-    clrt__trace_command(clrt__dev(src), clrt__dev(src)->queue, ev, CLRT__TRACE_COPY,
-                        "clEnqueueCopyBuffer");
-    return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clEnqueueCopyBuffer");
+    return clrt__copy_buffer(clrt__dev(src), clrt__mem(src), 0, clrt__mem(dst), 0, bytes,
+                             "clrt_copy_");
 }
 
 clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to)

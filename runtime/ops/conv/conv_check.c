@@ -1,5 +1,5 @@
 /* Argument checks of the convolution API: shapes, dtypes, integer ranges. */
-#include "runtime/ops/conv_internal.h"
+#include "runtime/ops/conv/conv_internal.h"
 
 #include <stdint.h>
 

@@ -1,8 +1,8 @@
 /* The profiler trace's recording side (clrt/trace.h): the hooks that
  * enqueues and host waits call. When no trace records, a hook costs one
  * relaxed atomic load and no enqueue asks the driver for an event. */
-#ifndef CLRT_TRACE_INTERNAL_H
-#define CLRT_TRACE_INTERNAL_H
+#ifndef CLRT_TRACE_RECORD_INTERNAL_H
+#define CLRT_TRACE_RECORD_INTERNAL_H
 
 #include "runtime/device/device_internal.h"
 #include <stdatomic.h>
@@ -59,9 +59,5 @@ cl_command_queue_properties clrt__trace_queue_properties(void);
 /* Begins CLRT_TRACE's trace, to be written at exit; device enumeration
  * calls this once, before any device is open. */
 void clrt__trace_begin_from_env(void);
-
-/* Re-creates d's queues with or without profiling, after their queued
- * work has finished (device.c). CLRT_OK or error. */
-clrt_status clrt__device_set_profiling(clrt_device *d, int on);
 
 #endif

@@ -1,6 +1,6 @@
 /* Public reductions: over all elements (0-dim results) and over one dim. */
 #include "runtime/tensor/check_internal.h"
-#include "runtime/ops/reduce_internal.h"
+#include "runtime/ops/reduce/reduce_internal.h"
 
 #include <clrt/ops_reduce.h>
 
