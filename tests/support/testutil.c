@@ -44,17 +44,28 @@ float *tu_random_floats(uint64_t *state, size_t n, double lo, double hi)
     return x;
 }
 
+/* got[i] matches a reference value that is not finite: the same NaN-ness,
+ * or the same infinity. */
+static int same_nonfinite(double got, double ref)
+{
+    return isnan(ref) ? isnan(got) : got == ref;
+}
+
 double tu_rel_err(const float *got, const double *ref, size_t n, double floor)
 {
     double max_ref = floor, max_diff = 0;
+    if (n == 0 || !(floor > 0))
+        return INFINITY; /* nothing compared proves nothing */
     for (size_t i = 0; i < n; i++) {
-        if (isnan(got[i]) && !isnan(ref[i]))
+        if (!isfinite(ref[i])) {
+            if (!same_nonfinite(got[i], ref[i]))
+                return INFINITY;
+            continue;
+        }
+        if (!isfinite(got[i]))
             return INFINITY;
-        if (fabs(ref[i]) > max_ref)
-            max_ref = fabs(ref[i]);
-        double d = fabs((double)got[i] - ref[i]);
-        if (d > max_diff)
-            max_diff = d;
+        max_ref = fmax(max_ref, fabs(ref[i]));
+        max_diff = fmax(max_diff, fabs((double)got[i] - ref[i]));
     }
     return max_diff / max_ref;
 }
@@ -62,7 +73,11 @@ double tu_rel_err(const float *got, const double *ref, size_t n, double floor)
 double tu_rel_diff(const float *a, const float *b, size_t n)
 {
     double diff = 0, scale = 1e-30;
+    if (n == 0)
+        return INFINITY;
     for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i]) || !isfinite(b[i]))
+            return INFINITY; /* fmax would drop a NaN: check it first */
         diff = fmax(diff, fabs((double)a[i] - b[i]));
         scale = fmax(scale, fabs((double)b[i]));
     }

@@ -17,10 +17,14 @@ double tu_uniform(uint64_t *state, double lo, double hi);
 /* n floats uniform in [lo, hi). malloc'ed. */
 float *tu_random_floats(uint64_t *state, size_t n, double lo, double hi);
 
-/* max |got - ref| / max(max |ref|, floor); NaN in got gives INFINITY. */
+/* max |got - ref| / max(max |ref|, floor) over the finite references; a
+ * reference that is NaN or infinite must be matched exactly (NaN by NaN).
+ * INFINITY, which fails any bound, when got is NaN or infinite where the
+ * reference is finite, when n is 0 (a check of nothing) or floor <= 0. */
 double tu_rel_err(const float *got, const double *ref, size_t n, double floor);
 /* max |a - b| / max |b| (two float32 results of the same computation, e.g.
- * parameters trained two ways); NaN in a gives NaN, which fails any <=. */
+ * parameters trained two ways); INFINITY when either holds a NaN or an
+ * infinity, or n is 0. */
 double tu_rel_diff(const float *a, const float *b, size_t n);
 /* Read a float32 tensor to a malloc'ed host array (ck_assert on failure). */
 float *tu_read(const clrt_tensor *t);
