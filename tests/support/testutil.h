@@ -75,7 +75,18 @@ void *tu_nonnull_(void *p, const char *what);
  * timeout_s seconds is killed by SIGALRM. Returns its wait status. */
 int tu_run_child(const char *const *env, unsigned timeout_s, char *out, size_t cap);
 
-/* Runs a suite in forked mode; returns 0 when every test passed. */
+/* Skipping: a test that cannot apply here (needs root, a tmpfs, another
+ * GEMM path, full size) calls tu_skip with the reason, then returns. Such
+ * tests belong to a test case tagged TU_MAY_SKIP (tcase_set_tags): ctest
+ * runs those cases apart (tests/CMakeLists.txt), and that run exits with
+ * TU_SKIP_EXIT when any skipped, so ctest's summary lists it as skipped
+ * rather than passed. */
+#define TU_MAY_SKIP "may_skip"
+#define TU_SKIP_EXIT 77
+void tu_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Runs a suite in forked mode; returns 0 when every test passed, 1 when
+ * one failed, TU_SKIP_EXIT when none failed and one skipped. */
 int tu_run(Suite *s);
 
 #endif
