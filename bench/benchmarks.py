@@ -73,7 +73,7 @@ def section_machine(m, compare, notes):
              f"`{m.get('invocation', 'bench/benchmarks.sh')}`"]
     if compare:
         lines.append(f"- Reference: {compare['pytorch']} (from PyPI, pinned in "
-                     "`bench/requirements.txt`)")
+                     "`scripts/requirements.txt`)")
     lines += [f"- {n}" for n in (notes or "").splitlines() if n.strip()]
     if m["smi"]:
         lines += ["", "`clrt-smi`:", "", "```"] + m["smi"] + ["```"]

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh "$@"
+scripts/setup_python.sh >/dev/null # the Python checks' packages: the suite then runs offline
 jobs=$(nproc 2>/dev/null || echo 2)
 # The Oclgrind pass (label oclgrind) has its own commands (.ci/run,
 # scripts/oclgrind.sh), even where ./build was configured with it.
