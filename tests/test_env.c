@@ -70,6 +70,8 @@ static const struct {
     {"CLRT_CACHE_DIR", "/dev/null", NULL},
     {"CLRT_KERNEL_DIR", "/nonexistent-clrt-kernels", NULL},
     {"CLRT_POISON", "on", "0"},
+    {"CLRT_KERNEL_WERROR", "yes", "1"},
+    {"CLRT_VECTOR_WIDTH", "3", "8"},
 };
 
 START_TEST(bad_value_warns_once)

@@ -129,6 +129,10 @@ static void read_all(void)
     settings.conv_algo = (clrt__conv_algo)choice("CLRT_CONV_ALGO", conv, "auto, im2col, vec", 0);
     settings.conv_scratch_bytes = byte_count("CLRT_CONV_SCRATCH_BYTES");
     settings.poison = choice("CLRT_POISON", off_on, "0, 1", 0);
+    settings.kernel_werror = choice("CLRT_KERNEL_WERROR", off_on, "0, 1", 0);
+    static const char *const widths[] = {"0", "1", "2", "4", "8", "16", NULL};
+    int w = choice("CLRT_VECTOR_WIDTH", widths, "1, 2, 4, 8, 16", 0);
+    settings.vector_width_cap = w ? 1u << (w - 1) : 0;
     memory_limit();
     settings.cache_dir = resolve_cache_dir();
     settings.kernel_dir = existing_folder("CLRT_KERNEL_DIR", "an existing folder of .cl files");

@@ -22,6 +22,9 @@ typedef struct {
     clrt__conv_algo conv_algo;       /* CLRT_CONV_ALGO */
     size_t conv_scratch_bytes;       /* CLRT_CONV_SCRATCH_BYTES; 0: the built-in cap */
     int poison;                      /* CLRT_POISON=1: new buffers start as NaN bytes */
+    int kernel_werror;               /* CLRT_KERNEL_WERROR=1: kernels build with -Werror */
+    unsigned vector_width_cap;       /* CLRT_VECTOR_WIDTH: 1, 2, 4, 8 or 16 lanes at most; 0: the
+                                        device's preferred float width as it is */
     unsigned long long memory_limit; /* CLRT_MEMORY_LIMIT in bytes; 0: none */
     int memory_limit_percent;        /* CLRT_MEMORY_LIMIT as 1..100 % of each device; 0: none */
     const char *memory_limit_text;   /* the variable's value, for messages; NULL: unset */

@@ -116,3 +116,16 @@ expect("optimizer mismatch explained" "holds Adam \\(adam\\) state, this optimiz
 run_cnn(--epochs 3 --resume ${WORK}/absent.safetensors)
 expect_rc("--resume from nothing" 1)
 expect("missing checkpoint named" "absent.safetensors: cannot open")
+
+# A first run with cold caches (clrt's and PoCL's) compiles every kernel the
+# demo uses: the OpenCL compiler must have nothing to say, since its stderr
+# is a newcomer's first sight (clrt's own warnings are another matter).
+file(REMOVE_RECURSE ${WORK}/cold-cache)
+set(ENV{CLRT_CACHE_DIR} ${WORK}/cold-cache)
+set(ENV{POCL_KERNEL_CACHE} 0)
+run_cnn(--limit 512 --test-limit 256 --epochs 1 --device cpu)
+expect_rc("cold run" 0)
+string(REGEX REPLACE "clrt: warning:[^\n]*" "" compiler "${out}")
+if(compiler MATCHES "warning|generated\\.")
+  message(FATAL_ERROR "clrt-cnn: the OpenCL compiler warned on a cold run:\n${out}")
+endif()
