@@ -42,7 +42,10 @@ fi
 
 [[ -x build/clrt-bench ]] || scripts/setup.sh >&2
 mkdir -p "$out"
-rm -f "$out/notes.txt" # notes on earlier partial runs (benchmarks.py) no longer apply
+# Every published figure comes from this one run: results of earlier runs
+# (a matmul_forced.json this run does not make, notes on partial runs)
+# must not survive beside it.
+find "$out" -maxdepth 1 -type f \( -name '*.json' -o -name '*.txt' \) -delete
 say() { echo "benchmarks: $*" >&2; }
 
 # The machine, as the renderer prints it. The commit is read before anything
