@@ -7,13 +7,30 @@
 #include "runtime/tensor/tensor_internal.h"
 #include <clrt/nn.h>
 
+/* One tensor of a module's state: a parameter (with its gradient), or a
+ * buffer (grad NULL: state that is not trained, such as BatchNorm's
+ * running statistics; optimizers never see it). */
 typedef struct {
-    const char *name; /* "weight", "bias": a string literal */
+    const char *name; /* "weight", "bias", "running_mean": a string literal */
     clrt_tensor *value;
     clrt_tensor *grad;
 } clrt__param;
 
 #define CLRT__MAX_OWN_PARAMS 2
+#define CLRT__MAX_OWN_BUFFERS 2
+
+/* What a state walk visits (clrt__state_walk): parameters, float32 buffers
+ * on the device, and host counters (int64 buffers kept on the host, such
+ * as num_batches_tracked, saved as 0-dim int64 tensors). */
+enum { CLRT__STATE_PARAMS = 1, CLRT__STATE_BUFFERS = 2, CLRT__STATE_COUNTERS = 4 };
+#define CLRT__STATE_ALL (CLRT__STATE_PARAMS | CLRT__STATE_BUFFERS | CLRT__STATE_COUNTERS)
+
+/* One visited entry: p for a parameter or buffer, counter for a counter. */
+typedef struct {
+    int kind; /* one CLRT__STATE_* bit */
+    clrt__param *p;
+    int64_t *counter;
+} clrt__state;
 
 typedef struct {
     const char *kind;
@@ -52,8 +69,13 @@ struct clrt_module {
     uint64_t init_seed; /* seed of this module's parameter values */
     int nparams;
     clrt__param params[CLRT__MAX_OWN_PARAMS];
-    int nchildren; /* Sequential */
+    int nbuffers;
+    clrt__param buffers[CLRT__MAX_OWN_BUFFERS];
+    const char *counter_name; /* a host counter's name (a literal), or NULL */
+    int64_t counter;
+    int nchildren; /* containers */
     clrt_module **children;
+    char **child_names;   /* NULL, or one name per child (NULL: its index) */
     clrt_tensor *out;     /* forward output buffer, reused across steps */
     clrt_tensor *grad_in; /* input gradient buffer, reused across steps */
     clrt_tensor *saved;   /* what backward needs of the forward (its input) */
@@ -69,6 +91,20 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
  * gradient; its values are left to the caller (see clrt__init_uniform). */
 clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim,
                                    const int64_t *shape);
+
+/* Adds a float32 buffer of the given shape on m->device, filled with
+ * `value` (enqueued). */
+clrt_status clrt__module_add_buffer(clrt_module *m, const char *name, int ndim,
+                                    const int64_t *shape, double value);
+
+/* Visits m's state in PyTorch's state_dict order (a module's parameters,
+ * then its buffers and counter, then each child's under "<child name>."),
+ * the kinds in `mask` only, with each entry's full name; stops at the
+ * first error and returns it. */
+typedef clrt_status (*clrt__state_visit)(void *ctx, const char *name, clrt__state *s);
+clrt_status clrt__state_walk(clrt_module *m, int mask, clrt__state_visit visit, void *ctx);
+/* The name of child i: its given name, or its index ("0"). */
+const char *clrt__child_name(const clrt_module *m, int i, char *buf, size_t cap);
 
 /* Fills param with U(-bound, bound) from a host generator seeded by
  * (seed, stream): the same values on every device. Blocking upload (init

@@ -1,5 +1,6 @@
-/* Module checkpoints: parameters to and from safetensors files under their
- * state_dict names (the format itself is in runtime/tensor/safetensors_*). */
+/* Module checkpoints: the state (parameters, buffers, counters) to and from
+ * safetensors files under their state_dict names (the format itself is in
+ * runtime/tensor/safetensors_*). */
 #include "runtime/core/alloc_internal.h"
 #include "runtime/nn/module_internal.h"
 #include "runtime/tensor/safetensors_internal.h"
@@ -7,61 +8,95 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The module's parameters in state_dict order (arrays the caller frees;
- * names borrowed from the module). */
+/* The module's state in state_dict order: parameters and buffers
+ * (tensors[i], float32 on the device) and counters (counters[i], host
+ * int64, saved as 0-dim I64 tensors); arrays the caller frees, names
+ * malloc'ed. */
 typedef struct {
-    int n;
-    const char **names;
-    clrt_tensor **params;
-} param_list;
+    int n, cap;
+    char **names;
+    clrt_tensor **tensors; /* NULL for a counter */
+    int64_t **counters;    /* NULL for a tensor */
+} state_list;
 
-static clrt_status list_params(clrt_module *m, param_list *l, const char *op)
+static clrt_status list_visit(void *ctx, const char *name, clrt__state *s)
+{
+    state_list *l = ctx;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        char **names = clrt__realloc(l->names, (size_t)cap * sizeof *names);
+        if (names)
+            l->names = names;
+        clrt_tensor **t = names ? clrt__realloc(l->tensors, (size_t)cap * sizeof *t) : NULL;
+        if (t)
+            l->tensors = t;
+        int64_t **c = t ? clrt__realloc(l->counters, (size_t)cap * sizeof *c) : NULL;
+        if (!c)
+            return clrt__fail(CLRT_ENOMEM, "module state: out of host memory");
+        l->counters = c;
+        l->cap = cap;
+    }
+    if (!(l->names[l->n] = clrt__strdup(name)))
+        return clrt__fail(CLRT_ENOMEM, "module state: out of host memory");
+    l->tensors[l->n] = s->p ? s->p->value : NULL;
+    l->counters[l->n++] = s->counter;
+    return CLRT_OK;
+}
+
+static void free_list(state_list *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->names[i]);
+    free(l->names);
+    free(l->tensors);
+    free(l->counters);
+}
+
+static clrt_status list_state(clrt_module *m, state_list *l, const char *op)
 {
     memset(l, 0, sizeof *l);
     if (!m)
         return clrt__fail(CLRT_EINVAL, "%s: module is NULL", op);
-    int n = clrt_module_parameters(m, NULL, NULL, NULL, 0);
-    if (n < 0)
-        return (clrt_status)n;
-    l->names = clrt__calloc((size_t)n + 1, sizeof *l->names);
-    l->params = clrt__calloc((size_t)n + 1, sizeof *l->params);
-    if (!l->names || !l->params)
-        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory", op);
-    l->n = clrt_module_parameters(m, l->names, l->params, NULL, n);
-    return l->n < 0 ? (clrt_status)l->n : CLRT_OK;
-}
-
-static void free_list(param_list *l)
-{
-    free(l->names);
-    free(l->params);
+    return clrt__state_walk(m, CLRT__STATE_ALL, list_visit, l);
 }
 
 /* --- save --- */
 
+/* Entry i of l as a safetensors item, its data read to host memory
+ * (malloc'ed into *host). */
+static clrt_status item_of(const state_list *l, int i, clrt__st_item *item, void **host)
+{
+    static const int64_t scalar[1] = {0};
+    const clrt_tensor *t = l->tensors[i];
+    if (!t) { /* a counter: a 0-dim int64 tensor, as PyTorch keeps it */
+        *item = (clrt__st_item){l->names[i], "I64", 0, scalar, l->counters[i], sizeof(int64_t)};
+        return CLRT_OK;
+    }
+    size_t bytes = clrt_tensor_nbytes(t);
+    if (!(*host = clrt__malloc(bytes ? bytes : 1)))
+        return clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
+    *item = (clrt__st_item){l->names[i], clrt__st_dtype(t->dtype), t->ndim, t->shape, *host, bytes};
+    return clrt_to_host(t, *host, bytes);
+}
+
 clrt_status clrt_module_save(clrt_module *m, const char *path)
 {
     static const char *const meta[] = {"format", "pt"}; /* what safetensors.torch writes */
-    param_list l;
-    clrt_status st = list_params(m, &l, "clrt_module_save");
+    state_list l;
+    clrt_status st = list_state(m, &l, "clrt_module_save");
     if (st == CLRT_OK && !path)
         st = clrt__fail(CLRT_EINVAL, "clrt_module_save: path is NULL");
     clrt__st_item *items = st == CLRT_OK ? clrt__calloc((size_t)l.n + 1, sizeof *items) : NULL;
-    if (st == CLRT_OK && !items)
+    void **host = st == CLRT_OK ? clrt__calloc((size_t)l.n + 1, sizeof *host) : NULL;
+    if (st == CLRT_OK && (!items || !host))
         st = clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
-    for (int i = 0; st == CLRT_OK && i < l.n; i++) {
-        clrt_tensor *p = l.params[i];
-        size_t bytes = clrt_tensor_nbytes(p);
-        void *host = clrt__malloc(bytes ? bytes : 1);
-        items[i] =
-            (clrt__st_item){l.names[i], clrt__st_dtype(p->dtype), p->ndim, p->shape, host, bytes};
-        st = host ? clrt_to_host(p, host, bytes)
-                  : clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
-    }
+    for (int i = 0; st == CLRT_OK && i < l.n; i++)
+        st = item_of(&l, i, &items[i], &host[i]);
     if (st == CLRT_OK)
         st = clrt__st_write(path, items, l.n, meta, 1);
-    for (int i = 0; items && i < l.n; i++)
-        free((void *)items[i].data);
+    for (int i = 0; host && i < l.n; i++)
+        free(host[i]);
+    free(host);
     free(items);
     free_list(&l);
     return st;
@@ -77,28 +112,41 @@ static void append_name(char *out, size_t cap, const char *name)
         snprintf(out + n, cap - n, "%s%s", n && out[n - 1] != ' ' ? ", " : "", name);
 }
 
+/* The dtype, rank and shape entry i of l has in a file. */
+static void expected(const state_list *l, int i, const char **dtype, int *ndim,
+                     const int64_t **shape)
+{
+    const clrt_tensor *t = l->tensors[i];
+    *dtype = t ? clrt__st_dtype(t->dtype) : "I64";
+    *ndim = t ? t->ndim : 0;
+    *shape = t ? t->shape : NULL;
+}
+
 /* Checks each file tensor the model has (src[i]: its data, or NULL when
- * the file lacks parameter i) and lists what either side lacks. */
-static clrt_status match(const char *path, const param_list *l, const clrt__st_file *f,
+ * the file lacks entry i) and lists what either side lacks. */
+static clrt_status match(const char *path, const state_list *l, const clrt__st_file *f,
                          const void **src, char *missing, char *unexpected, size_t cap)
 {
     char a[128], b[128];
     for (int i = 0; i < l->n; i++) {
-        const clrt_tensor *p = l->params[i];
+        const char *dtype;
+        int ndim;
+        const int64_t *shape;
+        expected(l, i, &dtype, &ndim, &shape);
         const clrt__st_tensor *t = clrt__st_find(f, l->names[i]);
         src[i] = t ? t->data : NULL;
         if (!t) {
             append_name(missing, cap, l->names[i]);
             continue;
         }
-        if (strcmp(t->dtype, clrt__st_dtype(p->dtype)) != 0)
+        if (strcmp(t->dtype, dtype) != 0)
             return clrt__fail(CLRT_EDTYPE, "clrt_module_load: %s: '%s' is %s, the model's is %s",
-                              path, t->name, t->dtype, clrt__st_dtype(p->dtype));
-        if (t->ndim != p->ndim || memcmp(t->shape, p->shape, (size_t)p->ndim * sizeof *p->shape))
+                              path, t->name, t->dtype, dtype);
+        if (t->ndim != ndim || (ndim && memcmp(t->shape, shape, (size_t)ndim * sizeof *shape)))
             return clrt__fail(CLRT_ESHAPE,
                               "clrt_module_load: %s: '%s' has shape %s, the model's is %s", path,
                               t->name, clrt_shape_str(t->ndim, t->shape, a, sizeof a),
-                              clrt_shape_str(p->ndim, p->shape, b, sizeof b));
+                              clrt_shape_str(ndim, shape, b, sizeof b));
     }
     for (int i = 0; i < f->count; i++) {
         int known = 0;
@@ -110,16 +158,39 @@ static clrt_status match(const char *path, const param_list *l, const clrt__st_f
     return CLRT_OK;
 }
 
+/* Uploads every tensor entry the file has (all or nothing), then sets the
+ * counters: nothing changes unless every upload succeeded. */
+static clrt_status apply(const state_list *l, const void **src)
+{
+    clrt_tensor **dst = clrt__calloc((size_t)l->n + 1, sizeof *dst);
+    const void **data = clrt__calloc((size_t)l->n + 1, sizeof *data);
+    int n = 0;
+    clrt_status st = dst && data ? CLRT_OK
+                                 : clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of "
+                                                           "host memory");
+    for (int i = 0; st == CLRT_OK && i < l->n; i++)
+        if (l->tensors[i] && src[i])
+            dst[n] = l->tensors[i], data[n++] = src[i];
+    if (st == CLRT_OK)
+        st = clrt__tensor_replace_all(n, dst, data);
+    for (int i = 0; st == CLRT_OK && i < l->n; i++)
+        if (l->counters[i] && src[i])
+            memcpy(l->counters[i], src[i], sizeof(int64_t)); /* little-endian, as the file */
+    free(dst);
+    free(data);
+    return st;
+}
+
 clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, char *skipped,
                                 size_t cap)
 {
     char missing[1024] = "", unexpected[1024] = "";
     clrt__st_file f = {0};
-    param_list l;
+    state_list l;
     const void **src = NULL;
     if (skipped && cap)
         skipped[0] = 0;
-    clrt_status st = list_params(m, &l, "clrt_module_load");
+    clrt_status st = list_state(m, &l, "clrt_module_load");
     if (st == CLRT_OK)
         st = clrt__st_read(path, &f);
     if (st == CLRT_OK && !(src = clrt__calloc((size_t)l.n + 1, sizeof *src)))
@@ -135,7 +206,7 @@ clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, ch
                                                           "parameters at the first forward)"
                                                         : "");
     if (st == CLRT_OK)
-        st = clrt__tensor_replace_all(l.n, l.params, src);
+        st = apply(&l, src);
     free(src);
     if (st == CLRT_OK && skipped && cap && (missing[0] || unexpected[0]))
         snprintf(skipped, cap, "missing: %s; unexpected: %s", missing[0] ? missing : "none",
