@@ -49,16 +49,43 @@ CLRT_API clrt_module *clrt_linear(int in_features, int out_features);
 /* x [N, in_ch, H, W] -> [N, out_ch, (H+2p-k)/s+1, (W+2p-k)/s+1]; weight
  * [out_ch, in_ch, k, k], bias [out_ch]. */
 CLRT_API clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding);
+/* The same with bias 0 for a convolution without bias (PyTorch's
+ * bias=False: no "bias" in its state), as before a BatchNorm. */
+CLRT_API clrt_module *clrt_conv2d_ex(int in_ch, int out_ch, int kernel, int stride, int padding,
+                                     int bias);
 CLRT_API clrt_module *clrt_relu(void);
 CLRT_API clrt_module *clrt_sigmoid(void);
 /* NCHW pooling, square window, no padding: (H-k)/s+1. */
 CLRT_API clrt_module *clrt_maxpool2d(int kernel, int stride);
 CLRT_API clrt_module *clrt_avgpool2d(int kernel, int stride);
+/* nn.BatchNorm2d(channels): per-channel batch normalization (eps 1e-5,
+ * momentum 0.1, affine, running statistics). Parameters "weight" (1) and
+ * "bias" (0); buffers "running_mean" (0) and "running_var" (1) on the
+ * device and "num_batches_tracked" (int64, on the host), part of its state
+ * (save, load, clone, to) but not parameters: optimizers never see them.
+ * Training normalises with the batch's mean and biased variance and
+ * updates the running statistics with the unbiased one; evaluation
+ * (clrt_module_train(m, 0)) uses the running statistics. */
+CLRT_API clrt_module *clrt_batchnorm2d(int channels);
+/* A residual block: out = relu(body(x) + shortcut(x)), shortcut NULL for
+ * the identity. Takes ownership of both (also on failure). When body is a
+ * container (clrt_sequential_named) its children, with their names, become
+ * the block's, and the shortcut follows as "downsample": torchvision's
+ * BasicBlock is clrt_residual(clrt_sequential_named(5, {conv1, bn1, relu,
+ * conv2, bn2}, names), downsample), with its state names. Any other body
+ * is the block's child "0". Kind "BasicBlock". */
+CLRT_API clrt_module *clrt_residual(clrt_module *body, clrt_module *shortcut);
 /* [N, ...] -> [N, prod(...)], a view (no copy). */
 CLRT_API clrt_module *clrt_flatten(void);
 /* Runs mods in order; takes ownership of the array's modules (not of the
  * array), also when it fails. Parameters are named "<index>.<name>". */
 CLRT_API clrt_module *clrt_sequential(int n, clrt_module **mods);
+/* The same with each child named as a PyTorch module names its attributes
+ * (names[i]: non-empty, no dots, unique; copied): state names become
+ * "<name>.<param>", e.g. "conv1.weight", "bn1.running_var", so a model
+ * built this way saves and loads under the names of the PyTorch module
+ * whose attributes these are. Takes ownership of mods like clrt_sequential. */
+CLRT_API clrt_module *clrt_sequential_named(int n, clrt_module **mods, const char *const *names);
 
 /* LeNet-5 as in d2l (ReLU, max pooling) for samples chw = [C, H, H]
  * (clrt_dataset_sample_shape): Conv2d(C, 6, 5, padding 2), ReLU, MaxPool 2,
@@ -73,10 +100,15 @@ CLRT_API clrt_module *clrt_lenet(const int64_t chw[3], int classes);
  * Parameters "0.", "3.", "5.", "8.", "12.", "14.", "16.". */
 CLRT_API clrt_module *clrt_seed_cnn(int classes);
 
-/* Children of a container (Sequential), like model[i]: borrowed, NULL +
+/* Children of a container (Sequential, ResNet, a residual block), like
+ * model[i]: borrowed, NULL +
  * error when i is out of range. Running a child on its own is allowed. */
 CLRT_API int clrt_module_num_children(const clrt_module *m);
 CLRT_API clrt_module *clrt_module_child(clrt_module *m, int i);
+/* Child i's name: the one it was given, else its index ("0"); borrowed
+ * (an index is in a per-thread buffer until the next call). NULL + error
+ * when i is out of range. */
+CLRT_API const char *clrt_module_child_name(const clrt_module *m, int i);
 
 /* "Linear", "Conv2d", "Sequential", ... */
 CLRT_API const char *clrt_module_kind(const clrt_module *m);

@@ -106,6 +106,13 @@ clrt_status clrt__state_walk(clrt_module *m, int mask, clrt__state_visit visit, 
 /* The name of child i: its given name, or its index ("0"). */
 const char *clrt__child_name(const clrt_module *m, int i, char *buf, size_t cap);
 
+/* Fills param with N(0, std^2) from the same kind of host generator
+ * (Box-Muller over counter-based uniforms). Blocking upload. */
+clrt_status clrt__init_normal(clrt_tensor *param, double std, uint64_t seed, uint64_t stream);
+/* Makes a Conv2d initialise its weight as torchvision's ResNet does
+ * (kaiming_normal_, fan_out, ReLU gain) from now on (conv2d.c). */
+void clrt__conv2d_init_kaiming_normal(clrt_module *m);
+
 /* Fills param with U(-bound, bound) from a host generator seeded by
  * (seed, stream): the same values on every device. Blocking upload (init
  * is not part of a training step). */
@@ -133,6 +140,17 @@ clrt_status clrt__module_check_input(const char *op, const clrt_module *m, const
 /* Replaces *slot with t (retaining it), releasing the previous value. */
 void clrt__module_keep(clrt_tensor **slot, clrt_tensor *t);
 
+/* Containers (sequential.c). clrt__container_new makes a module of `vt`
+ * (`size` bytes) owning the n children, named by `names` (NULL: their
+ * indices); it checks them (non-NULL, one device, valid unique names) and
+ * frees them on failure. The Sequential's forward, backward and describe
+ * serve every container that runs its children in order. */
+clrt_module *clrt__container_new(const clrt__module_vt *vt, size_t size, int n, clrt_module **mods,
+                                 const char *const *names);
+clrt_tensor *clrt__sequential_forward(clrt_module *m, clrt_tensor *x);
+clrt_status clrt__sequential_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in);
+void clrt__sequential_describe(const clrt_module *m, char *buf, size_t cap);
+
 /* Sequential's fusions (fuse.c). clrt__fused_forward runs children i.. of
  * m from x, fusing a ReLU into the layer before it where it can; stores
  * how many children it ran in *ran (1 or 2) and returns the output (new
@@ -144,6 +162,14 @@ clrt_tensor *clrt__fused_backward(clrt_module *m, int i, clrt_tensor *grad_out, 
                                   int *ran, clrt_status *status);
 /* 1 if m is a ReLU module. */
 int clrt__is_relu(const clrt_module *m);
+
+/* BatchNorm2d inside a residual block (batchnorm.c): 1 if m is one, and
+ * its forward with the block's shortcut added and the block's ReLU applied
+ * in the same pass (out = relu(bn(x) + residual)); m keeps its input for
+ * backward as after clrt_module_forward. A new reference, or NULL + error. */
+int clrt__is_batchnorm(const clrt_module *m);
+clrt_tensor *clrt__batchnorm_forward_residual(clrt_module *m, clrt_tensor *x,
+                                              clrt_tensor *residual);
 
 /* The module for error messages: a layer's full description, a container's
  * kind and size ("Sequential(12 modules)"). Returns buf. */

@@ -4,6 +4,7 @@
 #include "runtime/nn/module_internal.h"
 #include "runtime/core/alloc_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -286,6 +287,24 @@ clrt_status clrt__init_uniform(clrt_tensor *param, double bound, uint64_t seed, 
         /* counter-based: value i depends only on (seed, stream, i) */
         double u = (double)(clrt__seed_mix(base, i) >> 11) * 0x1.0p-53; /* [0, 1) */
         v[i] = (float)((2.0 * u - 1.0) * bound);
+    }
+    clrt_status st = clrt_copy_from_host(param, v, n * sizeof *v);
+    free(v);
+    return st;
+}
+
+clrt_status clrt__init_normal(clrt_tensor *param, double std, uint64_t seed, uint64_t stream)
+{
+    size_t n = (size_t)param->numel;
+    float *v = clrt__malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return clrt__fail(CLRT_ENOMEM, "initialising a parameter: out of host memory");
+    uint64_t base = clrt__seed_mix(seed, stream);
+    for (size_t i = 0; i < n; i++) {
+        /* two counter-based uniforms per value: u1 in (0, 1], u2 in [0, 1) */
+        double u1 = (double)((clrt__seed_mix(base, 2 * i) >> 11) + 1) * 0x1.0p-53;
+        double u2 = (double)(clrt__seed_mix(base, 2 * i + 1) >> 11) * 0x1.0p-53;
+        v[i] = (float)(std * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
     }
     clrt_status st = clrt_copy_from_host(param, v, n * sizeof *v);
     free(v);
