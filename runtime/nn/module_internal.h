@@ -180,6 +180,12 @@ char *clrt__module_brief(const clrt_module *m, char *buf, size_t cap);
  * pointer may be NULL (not wanted). Their count, or a negative status. */
 int clrt__module_param_arrays(clrt_module *m, clrt_tensor ***params, clrt_tensor ***grads);
 
+/* The module's buffers (float32 tensors on its device) and pointers to
+ * its host counters, in state_dict order, as new malloc'ed arrays the
+ * caller frees; their count, or a negative status. */
+int clrt__module_buffer_arrays(clrt_module *m, clrt_tensor ***buffers);
+int clrt__module_counter_arrays(clrt_module *m, int64_t ***counters);
+
 /* A fresh 64-bit seed mixed from two values (splitmix64 finaliser). */
 uint64_t clrt__seed_mix(uint64_t a, uint64_t b);
 

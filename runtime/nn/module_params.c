@@ -355,3 +355,53 @@ int clrt__module_param_arrays(clrt_module *m, clrt_tensor ***params, clrt_tensor
         *grads = g;
     return n;
 }
+
+/* --- buffers and counters as arrays (data-parallel training) --- */
+
+typedef struct {
+    clrt_tensor **tensors;
+    int64_t **counters;
+    int count;
+} collect_ctx;
+
+static clrt_status collect_visit(void *ctx, const char *name, clrt__state *s)
+{
+    collect_ctx *c = ctx;
+    (void)name;
+    if (c->tensors && s->p)
+        c->tensors[c->count] = s->p->value;
+    if (c->counters && s->counter)
+        c->counters[c->count] = s->counter;
+    c->count++;
+    return CLRT_OK;
+}
+
+/* Counts the entries of kind `mask`, or fills c's array (when set). */
+static int walk_collect(clrt_module *m, int mask, collect_ctx *c)
+{
+    c->count = 0;
+    clrt_status st = clrt__state_walk(m, mask, collect_visit, c);
+    return st == CLRT_OK ? c->count : st;
+}
+
+int clrt__module_buffer_arrays(clrt_module *m, clrt_tensor ***buffers)
+{
+    collect_ctx c = {NULL, NULL, 0};
+    int n = walk_collect(m, CLRT__STATE_BUFFERS, &c);
+    if (n >= 0 && !(c.tensors = clrt__calloc((size_t)n + 1, sizeof *c.tensors)))
+        n = clrt__fail(CLRT_ENOMEM, "module buffer list: out of host memory");
+    if (n >= 0)
+        walk_collect(m, CLRT__STATE_BUFFERS, &c), *buffers = c.tensors;
+    return n;
+}
+
+int clrt__module_counter_arrays(clrt_module *m, int64_t ***counters)
+{
+    collect_ctx c = {NULL, NULL, 0};
+    int n = walk_collect(m, CLRT__STATE_COUNTERS, &c);
+    if (n >= 0 && !(c.counters = clrt__calloc((size_t)n + 1, sizeof *c.counters)))
+        n = clrt__fail(CLRT_ENOMEM, "module counter list: out of host memory");
+    if (n >= 0)
+        walk_collect(m, CLRT__STATE_COUNTERS, &c), *counters = c.counters;
+    return n;
+}

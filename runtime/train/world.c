@@ -141,22 +141,66 @@ static clrt_status receive_params(const clrt_collective *w, clrt_tensor **p, int
     return st;
 }
 
+/* The model's parameters then buffers, as one new array (*t) of *n
+ * tensors holding *numel floats. */
+static clrt_status state_tensors(clrt_module *model, clrt_tensor ***t, int *n, int64_t *numel)
+{
+    clrt_tensor **p = NULL, **b = NULL;
+    int np = clrt__module_param_arrays(model, &p, NULL);
+    int nb = np < 0 ? np : clrt__module_buffer_arrays(model, &b);
+    *t = nb >= 0 ? clrt__calloc((size_t)(np + nb) + 1, sizeof **t) : NULL;
+    clrt_status st = nb < 0 ? (clrt_status)nb
+                     : !*t  ? clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory")
+                            : CLRT_OK;
+    *n = 0, *numel = 0;
+    for (int i = 0; st == CLRT_OK && i < np + nb; i++) {
+        (*t)[(*n)++] = i < np ? p[i] : b[i - np];
+        *numel += clrt_tensor_numel((*t)[i]);
+    }
+    free(p);
+    free(b);
+    return st;
+}
+
+/* Rank 0's host counters (num_batches_tracked) to every process. */
+static clrt_status broadcast_counters(const clrt_collective *w, clrt_module *model)
+{
+    int64_t **c = NULL;
+    int n = clrt__module_counter_arrays(model, &c);
+    int64_t *v = n > 0 ? clrt__calloc((size_t)n, sizeof *v) : NULL;
+    clrt_status st = n < 0         ? (clrt_status)n
+                     : n > 0 && !v ? clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host "
+                                                             "memory")
+                                   : CLRT_OK;
+    for (int i = 0; st == CLRT_OK && i < n; i++)
+        v[i] = *c[i];
+    if (st == CLRT_OK && n > 0)
+        st = w->broadcast(w->ctx, v, (size_t)n * sizeof *v, 0);
+    for (int i = 0; st == CLRT_OK && i < n; i++)
+        *c[i] = v[i];
+    free(v);
+    free(c);
+    return st;
+}
+
 clrt_status clrt__world_broadcast_params(const clrt_collective *w, clrt_module *model)
 {
     static const char *const names[1] = {"parameter values (hash, after the broadcast)"};
     if (clrt__world_size(w) == 1)
         return CLRT_OK;
     clrt_tensor **p = NULL;
-    int n = clrt__module_param_arrays(model, &p, NULL);
-    int64_t numel = clrt_module_param_count(model);
-    float *flat = n >= 0 ? clrt__malloc((size_t)numel * sizeof(float) + 1) : NULL;
+    int n = 0;
+    int64_t numel = 0;
+    clrt_status st = state_tensors(model, &p, &n, &numel);
+    float *flat = st == CLRT_OK ? clrt__malloc((size_t)numel * sizeof(float) + 1) : NULL;
     uint64_t hash = 0;
-    clrt_status st = n < 0   ? (clrt_status)n
-                     : !flat ? clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory "
-                                                       "for the parameter broadcast")
-                             : CLRT_OK;
+    if (st == CLRT_OK && !flat)
+        st = clrt__fail(CLRT_ENOMEM, "clrt_trainer_new: out of host memory for the parameter "
+                                     "broadcast");
     if (st == CLRT_OK)
         st = receive_params(w, p, n, flat, numel, &hash);
+    if (st == CLRT_OK)
+        st = broadcast_counters(w, model);
     if (st == CLRT_OK)
         st = compare_terms(w, &hash, names, 1, "clrt_trainer_new (distributed)");
     free(flat);

@@ -18,9 +18,10 @@
 clrt_status clrt__world_agree(const clrt_collective *w, clrt_module *model,
                               const clrt_train_config *cfg, const clrt_dataset *train,
                               const clrt_dataset *test);
-/* Overwrites every process's parameters with rank 0's, then checks a hash
- * of each process's parameters, read back from its device, against rank
- * 0's. Blocking: it runs once, before training. */
+/* Overwrites every process's parameters, buffers and counters with rank
+ * 0's, then checks a hash of each process's parameters and buffers, read
+ * back from its device, against rank 0's. Blocking: it runs once, before
+ * training. */
 clrt_status clrt__world_broadcast_params(const clrt_collective *w, clrt_module *model);
 /* v[0..n) summed over the group, in place. */
 clrt_status clrt__world_sum(const clrt_collective *w, double *v, int64_t n);
