@@ -1,10 +1,13 @@
-/* Which model clrt-cnn trains: --model against the data set's sample shape. */
+/* Which model clrt-cnn trains: --model against the data set's sample shape
+ * (ResNet-18's small stem takes any 28-32 pixel images). */
 #include "cnn.h"
 
 #include <string.h>
 
 clrt_module *cnn_build_model(const char *name, const int64_t chw[3])
 {
+    if (strcmp(name, "resnet18") == 0) /* any channels; small images */
+        return clrt_resnet18((int)chw[0], 10, CLRT_RESNET_SMALL);
     int lenet_model = strcmp(name, "lenet") == 0;
     int64_t want_c = lenet_model ? 1 : 3, want_hw = lenet_model ? 28 : 32;
     if (chw[0] != want_c || chw[1] != want_hw || chw[2] != want_hw) {

@@ -10,7 +10,7 @@
 #define CNN_MAX_SWEEP 16
 
 typedef struct {
-    const char *model;   /* "lenet" | "seed-cnn" */
+    const char *model;   /* "lenet" | "seed-cnn" | "resnet18" */
     const char *device;  /* NULL: the best device, clrt_try_gpu(0) */
     const char *devices; /* --devices LIST|all: data-parallel training, or NULL */
     clrt_device *dp[CLRT_MAX_DATA_PARALLEL]; /* the --devices list, resolved by main */
@@ -23,6 +23,8 @@ typedef struct {
     double lr; /* < 0: the optimizer's default */
     double momentum;
     int cosine; /* cosine learning-rate schedule */
+    double weight_decay;
+    int augment; /* --augment: random 4-pixel crops and flips of training images */
     uint64_t seed;
     int64_t limit;      /* 0: all training images */
     int64_t test_limit; /* 0: all test images */

@@ -100,6 +100,21 @@ CLRT_API clrt_module *clrt_lenet(const int64_t chw[3], int classes);
  * Parameters "0.", "3.", "5.", "8.", "12.", "14.", "16.". */
 CLRT_API clrt_module *clrt_seed_cnn(int classes);
 
+/* ResNet's first layers: torchvision's (7x7 stride-2 convolution, 3x3
+ * stride-2 padded max pooling) for ImageNet-sized images, or a 3x3
+ * stride-1 convolution and no max pooling for 28-32 pixel images (the
+ * usual CIFAR variant). */
+typedef enum { CLRT_RESNET_IMAGENET, CLRT_RESNET_SMALL } clrt_resnet_stem;
+/* torchvision's resnet18 / resnet34 (BasicBlock, [2, 2, 2, 2] / [3, 4, 6,
+ * 3] blocks) for in_channels-channel images and `classes` outputs, with its
+ * state names ("layer2.0.downsample.1.running_var") and initialisation:
+ * a state saved here loads into torchvision's model with
+ * load_state_dict(strict=True) (with the small stem: its conv1 replaced by
+ * nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False) and maxpool by
+ * nn.Identity()), and the reverse. Kind "ResNet". */
+CLRT_API clrt_module *clrt_resnet18(int in_channels, int classes, clrt_resnet_stem stem);
+CLRT_API clrt_module *clrt_resnet34(int in_channels, int classes, clrt_resnet_stem stem);
+
 /* Children of a container (Sequential, ResNet, a residual block), like
  * model[i]: borrowed, NULL +
  * error when i is out of range. Running a child on its own is allowed. */

@@ -34,6 +34,11 @@ static clrt_status check_config(const clrt_module *model, const clrt_optimizer *
                           "clrt_trainer_new: batch_size %d must be >= 1 and "
                           "epochs %d >= 0",
                           cfg->batch_size, cfg->epochs);
+    if (cfg->augment < 0 || cfg->augment > 64)
+        return clrt__fail(CLRT_EINVAL,
+                          "clrt_trainer_new: augment %d (padding pixels) must be "
+                          "from 0 to 64",
+                          cfg->augment);
     if (!test)
         return CLRT_OK;
     clrt_dataset_sample_shape(train, a);
@@ -128,6 +133,7 @@ static clrt_status replicas_init(clrt_trainer *t, const clrt_dataset *train)
             st = clrt__sums_cum_init(&r->sums, &t->cfg, train, d);
         if (st == CLRT_OK)
             st = clrt__stream_init_shard(&r->train, train, d, t->cfg.batch_size, first + k, parts);
+        r->train.augment = t->cfg.augment;
     }
     if (st == CLRT_OK && parts > 1)
         st = clrt__grad_exchange_init(&t->exchange, t->n_rep, models, w);
