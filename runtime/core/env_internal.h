@@ -8,11 +8,13 @@
 #include <stddef.h>
 
 typedef enum {
-    CLRT__CONV_AUTO,   /* direct kernels on CPU devices, im2col + GEMM elsewhere */
-    CLRT__CONV_IM2COL, /* CLRT_CONV_ALGO=im2col: im2col + GEMM (and per-pixel
-                          pooling) everywhere */
-    CLRT__CONV_VEC     /* CLRT_CONV_ALGO=vec: the CPU kernels (pooling's too)
-                          on every device */
+    CLRT__CONV_AUTO,    /* direct kernels on CPU devices, im2col + GEMM elsewhere */
+    CLRT__CONV_IM2COL,  /* CLRT_CONV_ALGO=im2col: im2col + GEMM (and per-pixel
+                           pooling) everywhere */
+    CLRT__CONV_VEC,     /* CLRT_CONV_ALGO=vec: the CPU kernels (pooling's too)
+                           on every device */
+    CLRT__CONV_WINOGRAD /* CLRT_CONV_ALGO=winograd: Winograd F(2x2, 3x3) for every 3x3
+                           stride-1 layer, the rest as auto */
 } clrt__conv_algo;
 
 typedef struct {
