@@ -1,12 +1,19 @@
-/* pool.cl — 2-D max and average pooling, NCHW, no padding, built with
- * -DKSIZE=k -DSTRIDE=s: the compile-time windows are unrolled (#pragma
- * unroll), leaving no loop inside a work item, which is what lets CPU
- * drivers vectorize across work items. Launched 2-D: dim 0 a pixel
- * of a plane (output pixel forward, input pixel backward), dim 1 the plane
- * (image * channel). Backward is a gather over the windows covering each
- * input pixel, so overlapping windows (s < k) need no atomics. */
+/* pool.cl — 2-D max and average pooling, NCHW, built with -DKSIZE=k
+ * -DSTRIDE=s (and -DPAD=p for max pooling with padding): the compile-time
+ * windows are unrolled (#pragma unroll), leaving no loop inside a work
+ * item, which is what lets CPU drivers vectorize across work items.
+ * Launched 2-D: dim 0 a pixel of a plane (output pixel forward, input
+ * pixel backward), dim 1 the plane (image * channel). Backward is a gather
+ * over the windows covering each input pixel, so overlapping windows
+ * (s < k) need no atomics. */
 
-/* Must match geom_arg in runtime/ops/pool.c (checked there). */
+/* Max pooling's implicit padding: -inf on every side, never a maximum's
+ * index. */
+#ifndef PAD
+#define PAD 0
+#endif
+
+/* Must match clrt__pool_geom in runtime/ops/pool_internal.h (checked there). */
 typedef struct {
     int H, W, OH, OW, planes;
     uint ow_mul, ow_shift; /* fast_div by OW */
@@ -14,7 +21,10 @@ typedef struct {
 } pool_geom;
 
 /* Ties go to the first maximum in row-major window order; a NaN wins over
- * numbers (the first NaN over later ones), so NaNs propagate. */
+ * numbers (the first NaN over later ones), so NaNs propagate. Taps in the
+ * padding read as -inf, which never wins: a window of -inf values (it
+ * holds an input pixel, since PAD <= KSIZE / 2) keeps its first input
+ * pixel, as PyTorch does. */
 __kernel void maxpool_fwd(__global const float *x, __global float *out, __global int *idx,
                           int want_idx, pool_geom g)
 {
@@ -24,15 +34,16 @@ __kernel void maxpool_fwd(__global const float *x, __global float *out, __global
         return;
     int oh = fast_div(p, g.ow_mul, g.ow_shift), ow = p - oh * g.OW;
     __global const float *xp = x + (ulong)plane * (ulong)(g.H * g.W);
-    int first = oh * STRIDE * g.W + ow * STRIDE;
-    float best = xp[first];
-    int best_i = first;
+    int h0 = oh * STRIDE - PAD, w0 = ow * STRIDE - PAD;
+    float best = -INFINITY;
+    int best_i = max(h0, 0) * g.W + max(w0, 0);
     #pragma unroll
     for (int kh = 0; kh < KSIZE; kh++)
         #pragma unroll
         for (int kw = 0; kw < KSIZE; kw++) {
-            int i = first + kh * g.W + kw;
-            float v = xp[i];
+            int h = h0 + kh, w = w0 + kw, i = h * g.W + w;
+            int inside = PAD == 0 || (h >= 0 && h < g.H && w >= 0 && w < g.W);
+            float v = inside ? xp[inside ? i : 0] : -INFINITY;
             int take = v > best || (v != v && best == best);
             best = take ? v : best;
             best_i = take ? i : best_i;
@@ -81,7 +92,7 @@ static int window_of(int h, int w, int kh, int kw, pool_geom g)
 #endif
 
 /* gx[q] = EPI(sum of gout over the windows covering q whose maximum was
- * q). */
+ * q); q is (h + PAD, w + PAD) in the padded plane the windows tile. */
 __kernel void maxpool_bwd(__global const float *gout, __global const int *idx,
                           __global float *gx, __global const float *mask, pool_geom g)
 {
@@ -92,7 +103,7 @@ __kernel void maxpool_bwd(__global const float *gout, __global const int *idx,
     int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
     ulong base = (ulong)plane * (ulong)(g.OH * g.OW);
     float acc = 0.0f;
-    FOR_EACH_WINDOW(h, w, o, {
+    FOR_EACH_WINDOW(h + PAD, w + PAD, o, {
         ulong at = base + (ulong)(o < 0 ? 0 : o);
         int hit = o >= 0 && idx[at] == q;
         float v = gout[at];

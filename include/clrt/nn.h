@@ -54,6 +54,12 @@ CLRT_API clrt_module *clrt_sigmoid(void);
 /* NCHW pooling, square window, no padding: (H-k)/s+1. */
 CLRT_API clrt_module *clrt_maxpool2d(int kernel, int stride);
 CLRT_API clrt_module *clrt_avgpool2d(int kernel, int stride);
+/* nn.MaxPool2d(kernel, stride, padding) (torchvision ResNet's stem: 3, 2,
+ * 1): implicit -inf padding, 0 <= padding <= kernel/2, output
+ * (H+2p-k)/s+1 (floor); described as PyTorch prints it,
+ * "MaxPool2d(kernel_size=3, stride=2, padding=1, dilation=1,
+ * ceil_mode=False)". */
+CLRT_API clrt_module *clrt_maxpool2d_padded(int kernel, int stride, int padding);
 /* [N, ...] -> [N, prod(...)], a view (no copy). */
 CLRT_API clrt_module *clrt_flatten(void);
 /* Runs mods in order; takes ownership of the array's modules (not of the
