@@ -5,8 +5,13 @@
  * Launched 2-D: dim 0 a pixel of a plane (output pixel forward, input
  * pixel backward), dim 1 the plane (image * channel). Backward is a gather
  * over the windows covering each input pixel, so overlapping windows
- * (s < k) need no atomics. */
+ * (s < k) need no atomics. Adaptive average pooling (at the end) takes its
+ * windows from the sizes at run time and needs none of these options. */
 
+#ifndef KSIZE /* a build for the adaptive kernels only */
+#define KSIZE 1
+#define STRIDE 1
+#endif
 /* Max pooling's implicit padding: -inf on every side, never a maximum's
  * index. */
 #ifndef PAD
@@ -259,3 +264,57 @@ __kernel void maxpool2_bwd(__global const float *gout, __global const int *idx,
     }
 }
 #endif
+
+/* Adaptive average pooling (nn.AdaptiveAvgPool2d): output row i averages
+ * input rows [floor(i*H/OH), ceil((i+1)*H/OH)), columns alike, so windows
+ * may differ in size and overlap. The host keeps (H+1)*OH, (OH+1)*H and
+ * the same for W below 2^31. */
+static int adaptive_start(int i, int in, int out) { return i * in / out; }
+static int adaptive_end(int i, int in, int out) { return ((i + 1) * in + out - 1) / out; }
+
+/* One item per output pixel, summing its window row by row (each row's
+ * sum apart, so the rounding grows with H + W rather than H * W); with
+ * OH = OW = 1 an item sums its whole plane. */
+__kernel void adaptive_avgpool_fwd(__global const float *x, __global float *out, pool_geom g)
+{
+    int p = get_global_id(0), plane = get_global_id(1);
+    int ohw = g.OH * g.OW;
+    if (p >= ohw || plane >= g.planes)
+        return;
+    int oh = fast_div(p, g.ow_mul, g.ow_shift), ow = p - oh * g.OW;
+    int h0 = adaptive_start(oh, g.H, g.OH), h1 = adaptive_end(oh, g.H, g.OH);
+    int w0 = adaptive_start(ow, g.W, g.OW), w1 = adaptive_end(ow, g.W, g.OW);
+    __global const float *xp = x + (ulong)plane * (ulong)(g.H * g.W);
+    float acc = 0.0f;
+    for (int h = h0; h < h1; h++) {
+        float row = 0.0f;
+        for (int w = w0; w < w1; w++)
+            row += xp[h * g.W + w];
+        acc += row;
+    }
+    out[(ulong)plane * (ulong)ohw + (ulong)p] = acc / (float)((h1 - h0) * (w1 - w0));
+}
+
+/* gx[q] = sum over the windows covering input pixel q = (h, w) of their
+ * gradient / their size: rows i from floor(h*OH/H) to
+ * floor(((h+1)*OH-1)/H), columns alike. */
+__kernel void adaptive_avgpool_bwd(__global const float *gout, __global float *gx, pool_geom g)
+{
+    int q = get_global_id(0), plane = get_global_id(1);
+    int hw = g.H * g.W;
+    if (q >= hw || plane >= g.planes)
+        return;
+    int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
+    int i0 = h * g.OH / g.H, i1 = ((h + 1) * g.OH - 1) / g.H;
+    int j0 = w * g.OW / g.W, j1 = ((w + 1) * g.OW - 1) / g.W;
+    __global const float *gp = gout + (ulong)plane * (ulong)(g.OH * g.OW);
+    float acc = 0.0f;
+    for (int i = i0; i <= i1; i++) {
+        int kh = adaptive_end(i, g.H, g.OH) - adaptive_start(i, g.H, g.OH);
+        for (int j = j0; j <= j1; j++) {
+            int kw = adaptive_end(j, g.W, g.OW) - adaptive_start(j, g.W, g.OW);
+            acc += gp[i * g.OW + j] / (float)(kh * kw);
+        }
+    }
+    gx[(ulong)plane * (ulong)hw + (ulong)q] = acc;
+}

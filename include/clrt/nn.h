@@ -60,6 +60,9 @@ CLRT_API clrt_module *clrt_avgpool2d(int kernel, int stride);
  * "MaxPool2d(kernel_size=3, stride=2, padding=1, dilation=1,
  * ceil_mode=False)". */
 CLRT_API clrt_module *clrt_maxpool2d_padded(int kernel, int stride, int padding);
+/* nn.AdaptiveAvgPool2d(out): [N, C, H, W] -> [N, C, out, out], any H, W >= 1
+ * (see clrt_f_adaptive_avgpool2d_out); out = 1 is global average pooling. */
+CLRT_API clrt_module *clrt_adaptive_avgpool2d(int out);
 /* [N, ...] -> [N, prod(...)], a view (no copy). */
 CLRT_API clrt_module *clrt_flatten(void);
 /* Runs mods in order; takes ownership of the array's modules (not of the

@@ -51,6 +51,16 @@ CLRT_API clrt_status clrt_f_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int 
 CLRT_API clrt_status clrt_f_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
                                                    int kernel, int stride);
 
+/* Adaptive average pooling (F.adaptive_avg_pool2d): x [N,C,H,W] to out
+ * [N,C,OH,OW], the output size taken from out's shape (OH, OW >= 1, either
+ * may exceed the input's). Output row i averages input rows
+ * [floor(i*H/OH), ceil((i+1)*H/OH)), columns alike; OH = OW = 1 is global
+ * average pooling. The backward spreads each output's gradient evenly over
+ * its window (grad_x gives the input size). */
+CLRT_API clrt_status clrt_f_adaptive_avgpool2d_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_f_adaptive_avgpool2d_backward_out(clrt_tensor *grad_x,
+                                                            clrt_tensor *grad_out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,6 @@
 /* MaxPool2d and AvgPool2d: NCHW, square window; MaxPool2d with optional
  * -inf padding. MaxPool keeps the position of each maximum (int32) for its
- * backward pass. */
+ * backward pass. AdaptiveAvgPool2d: a square output of a fixed size. */
 #include "runtime/nn/module_internal.h"
 
 #include <clrt/ops_conv.h>
@@ -163,4 +163,62 @@ static const clrt__module_vt avgpool_vt = {.kind = "AvgPool2d",
 clrt_module *clrt_avgpool2d(int kernel, int stride)
 {
     return pool_new(&avgpool_vt, "clrt_avgpool2d", kernel, stride, 0);
+}
+
+/* --- AdaptiveAvgPool2d --- */
+
+typedef struct {
+    clrt_module base;
+    int size; /* the square output's side */
+} adaptive_pool;
+
+static clrt_tensor *adaptive_forward(clrt_module *m, clrt_tensor *x)
+{
+    int side = ((adaptive_pool *)m)->size;
+    char s[128];
+    if (x->ndim != 4 || x->shape[2] < 1 || x->shape[3] < 1) {
+        clrt__fail(CLRT_ESHAPE,
+                   "clrt_module_forward: AdaptiveAvgPool2d(output_size=%d) expects input "
+                   "[N, C, H, W] with H, W >= 1, got %s",
+                   side, clrt_shape_str(x->ndim, x->shape, s, sizeof s));
+        return NULL;
+    }
+    int64_t shape[4] = {x->shape[0], x->shape[1], side, side};
+    if (clrt__tensor_reuse(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
+        clrt_f_adaptive_avgpool2d_out(m->out, x) != CLRT_OK)
+        return NULL;
+    return clrt__nn_share(m->out);
+}
+
+static clrt_status adaptive_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
+{
+    if (!grad_in)
+        return CLRT_OK;
+    clrt_status st = grad_in_buffer(m);
+    if (st == CLRT_OK)
+        st = clrt_f_adaptive_avgpool2d_backward_out(m->grad_in, grad_out);
+    return clrt__nn_give_grad_in(m, st, grad_in);
+}
+
+static void adaptive_describe(const clrt_module *m, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "(output_size=%d)", ((const adaptive_pool *)m)->size);
+}
+
+static const clrt__module_vt adaptive_vt = {.kind = "AdaptiveAvgPool2d",
+                                            .forward = adaptive_forward,
+                                            .backward = adaptive_backward,
+                                            .describe = adaptive_describe};
+
+clrt_module *clrt_adaptive_avgpool2d(int out)
+{
+    if (out < 1) {
+        clrt__fail(CLRT_EINVAL, "clrt_adaptive_avgpool2d(out=%d): the output size must be >= 1",
+                   out);
+        return NULL;
+    }
+    adaptive_pool *p = (adaptive_pool *)clrt__module_new(&adaptive_vt, sizeof(adaptive_pool));
+    if (p)
+        p->size = out;
+    return p ? &p->base : NULL;
 }
