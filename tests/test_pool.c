@@ -161,7 +161,7 @@ static void run_maxpool(int i, int ties)
      * ReLU + MaxPool2d, x being the ReLU's output): only x > 0 passes. */
     clrt_tensor *gm = tensor4(CLRT_F32, c.N, c.C, c.H, c.W, NULL);
     const clrt__epilogue epi = {CLRT__EPI_MASK, tx};
-    TU_OK(clrt__maxpool2d_backward_fused_out(gm, tg, idx, c.k, c.s, &epi));
+    TU_OK(clrt__maxpool2d_backward_fused_out(gm, tg, idx, c.k, c.s, 0, &epi));
     for (size_t q = 0; q < d.nx; q++)
         ref_gx[q] = x[q] > 0 ? ref_gx[q] : 0.0;
     check_close("maxpool backward masked", gm, ref_gx, d.nx, AVG_TOL, i);

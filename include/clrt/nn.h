@@ -75,6 +75,15 @@ CLRT_API clrt_module *clrt_batchnorm2d(int channels);
  * conv2, bn2}, names), downsample), with its state names. Any other body
  * is the block's child "0". Kind "BasicBlock". */
 CLRT_API clrt_module *clrt_residual(clrt_module *body, clrt_module *shortcut);
+/* nn.MaxPool2d(kernel, stride, padding) (torchvision ResNet's stem: 3, 2,
+ * 1): implicit -inf padding, 0 <= padding <= kernel/2, output
+ * (H+2p-k)/s+1 (floor); described as PyTorch prints it,
+ * "MaxPool2d(kernel_size=3, stride=2, padding=1, dilation=1,
+ * ceil_mode=False)". */
+CLRT_API clrt_module *clrt_maxpool2d_padded(int kernel, int stride, int padding);
+/* nn.AdaptiveAvgPool2d(out): [N, C, H, W] -> [N, C, out, out], any H, W >= 1
+ * (see clrt_f_adaptive_avgpool2d_out); out = 1 is global average pooling. */
+CLRT_API clrt_module *clrt_adaptive_avgpool2d(int out);
 /* [N, ...] -> [N, prod(...)], a view (no copy). */
 CLRT_API clrt_module *clrt_flatten(void);
 /* Runs mods in order; takes ownership of the array's modules (not of the
