@@ -168,11 +168,19 @@ CLRT_API clrt_status clrt_module_zero_grad(clrt_module *m);
 CLRT_API clrt_tensor *clrt_module_param(clrt_module *m, const char *name);
 CLRT_API clrt_tensor *clrt_module_grad(clrt_module *m, const char *name);
 /* Parameter tensors in state_dict order: writes at most `capacity` entries
- * to each non-NULL array (borrowed pointers; names valid until
+ * to each non-NULL array (borrowed pointers; names valid until the next
+ * call of this or clrt_module_buffers that asks for names, or
  * clrt_module_free) and returns how many exist, or a negative status.
  * Feed params and grads to clrt_sgd / clrt_adam. */
 CLRT_API int clrt_module_parameters(clrt_module *m, const char **names, clrt_tensor **params,
                                     clrt_tensor **grads, int capacity);
+/* The buffers (state that is not trained: BatchNorm's running_mean and
+ * running_var) in state_dict order, like torch's named_buffers(): as
+ * clrt_module_parameters, without gradients. Host counters
+ * (num_batches_tracked) are part of the saved state but not tensors, so
+ * they are not listed here. */
+CLRT_API int clrt_module_buffers(clrt_module *m, const char **names, clrt_tensor **buffers,
+                                 int capacity);
 /* Total number of scalar parameters (lazy layers not yet built count 0). */
 CLRT_API int64_t clrt_module_param_count(clrt_module *m);
 

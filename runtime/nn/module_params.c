@@ -175,6 +175,27 @@ int clrt_module_parameters(clrt_module *m, const char **names, clrt_tensor **par
     return st != CLRT_OK ? st : l.count;
 }
 
+static clrt_status buffer_visit(void *ctx, const char *name, clrt__state *s)
+{
+    return list_visit(ctx, name, s->p);
+}
+
+int clrt_module_buffers(clrt_module *m, const char **names, clrt_tensor **buffers, int capacity)
+{
+    if (!m || capacity < 0)
+        return clrt__fail(CLRT_EINVAL, "clrt_module_buffers: NULL module or negative capacity");
+    list_ctx l = {m, names, buffers, NULL, capacity, 0};
+    if (names) {
+        drop_names(m);
+        m->name_cache = clrt__calloc(capacity > 0 ? (size_t)capacity : 1, sizeof *m->name_cache);
+        if (!m->name_cache)
+            return clrt__fail(CLRT_ENOMEM, "clrt_module_buffers: out of host memory");
+        m->name_count = capacity;
+    }
+    clrt_status st = clrt__state_walk(m, CLRT__STATE_BUFFERS, buffer_visit, &l);
+    return st != CLRT_OK ? st : l.count;
+}
+
 static clrt_status count_visit(void *ctx, const char *name, clrt__param *p)
 {
     (void)name;
