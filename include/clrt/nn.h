@@ -84,6 +84,16 @@ CLRT_API clrt_module *clrt_maxpool2d_padded(int kernel, int stride, int padding)
 /* nn.AdaptiveAvgPool2d(out): [N, C, H, W] -> [N, C, out, out], any H, W >= 1
  * (see clrt_f_adaptive_avgpool2d_out); out = 1 is global average pooling. */
 CLRT_API clrt_module *clrt_adaptive_avgpool2d(int out);
+/* nn.Dropout(p), 0 <= p < 1 (p = 1 is refused). Training: out = x * mask /
+ * (1 - p), a new mask per training forward; the backward multiplies by the
+ * same mask. Evaluation (and p = 0): forward returns its input itself (a
+ * new reference to x, no copy), and backward with p = 0 returns grad_out
+ * itself. The masks come from clrt/ops_dropout.h with the module's init
+ * seed (the default seed sequence, or clrt_module_init's) and a step that
+ * counts its training forwards: the same seed gives the same masks on every
+ * device. The count restarts at 0 when clrt_module_init gives a new seed;
+ * clrt_module_clone copies it (a replica draws what the original would). */
+CLRT_API clrt_module *clrt_dropout(double p);
 /* [N, ...] -> [N, prod(...)], a view (no copy). */
 CLRT_API clrt_module *clrt_flatten(void);
 /* Runs mods in order; takes ownership of the array's modules (not of the
