@@ -70,6 +70,7 @@ static const struct {
     {"CLRT_CACHE_DIR", "/dev/null", NULL},
     {"CLRT_KERNEL_DIR", "/nonexistent-clrt-kernels", NULL},
     {"CLRT_POISON", "on", "0"},
+    {"CLRT_TRACE", "/nonexistent-clrt-folder/trace.json", NULL},
 };
 
 START_TEST(bad_value_warns_once)

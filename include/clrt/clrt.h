@@ -18,6 +18,7 @@
 #ifndef CLRT_CLRT_H
 #define CLRT_CLRT_H
 #include <clrt/error.h>
+#include <clrt/file.h>
 #include <clrt/device.h>
 #include <clrt/tensor.h>
 #include <clrt/ops.h>

@@ -67,7 +67,8 @@ CLRT_API clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shap
 CLRT_API clrt_tensor *clrt_tensor_flatten(clrt_tensor *t);
 
 /* Prints like PyTorch: tensor([[1., 1.], [1., 1.]], device='cpu'); the
- * middle of large tensors is elided. Reads the tensor back (blocks). */
+ * middle of large tensors is elided. Reads the tensor back (blocks), and
+ * flushes f: a write that fails (a full disk) is CLRT_EIO. */
 CLRT_API clrt_status clrt_tensor_print(FILE *f, const clrt_tensor *t);
 
 CLRT_API void clrt_tensor_retain(clrt_tensor *t);

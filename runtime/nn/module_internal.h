@@ -4,6 +4,7 @@
 #define CLRT_MODULE_INTERNAL_H
 
 #include "runtime/ops/epilogue_internal.h"
+#include "runtime/tensor/safetensors_internal.h"
 #include "runtime/tensor/tensor_internal.h"
 #include <clrt/nn.h>
 
@@ -117,6 +118,11 @@ char *clrt__module_brief(const clrt_module *m, char *buf, size_t cap);
  * state_dict order, as new malloc'ed arrays the caller frees; either
  * pointer may be NULL (not wanted). Their count, or a negative status. */
 int clrt__module_param_arrays(clrt_module *m, clrt_tensor ***params, clrt_tensor ***grads);
+
+/* The module's state in state_dict order as safetensors items holding
+ * host copies (names borrowed from the module): what clrt_module_save
+ * writes, for checkpoints too. Free with clrt__st_items_free. */
+clrt_status clrt__module_state_items(clrt_module *m, clrt__st_item **items, int *n, const char *op);
 
 /* A fresh 64-bit seed mixed from two values (splitmix64 finaliser). */
 uint64_t clrt__seed_mix(uint64_t a, uint64_t b);

@@ -39,16 +39,16 @@ static void free_list(param_list *l)
 
 /* --- save --- */
 
-clrt_status clrt_module_save(clrt_module *m, const char *path)
+clrt_status clrt__module_state_items(clrt_module *m, clrt__st_item **out, int *count,
+                                     const char *op)
 {
-    static const char *const meta[] = {"format", "pt"}; /* what safetensors.torch writes */
     param_list l;
-    clrt_status st = list_params(m, &l, "clrt_module_save");
-    if (st == CLRT_OK && !path)
-        st = clrt__fail(CLRT_EINVAL, "clrt_module_save: path is NULL");
+    *out = NULL;
+    *count = 0;
+    clrt_status st = list_params(m, &l, op);
     clrt__st_item *items = st == CLRT_OK ? clrt__calloc((size_t)l.n + 1, sizeof *items) : NULL;
     if (st == CLRT_OK && !items)
-        st = clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
+        st = clrt__fail(CLRT_ENOMEM, "%s: out of host memory", op);
     for (int i = 0; st == CLRT_OK && i < l.n; i++) {
         clrt_tensor *p = l.params[i];
         size_t bytes = clrt_tensor_nbytes(p);
@@ -56,14 +56,26 @@ clrt_status clrt_module_save(clrt_module *m, const char *path)
         items[i] =
             (clrt__st_item){l.names[i], clrt__st_dtype(p->dtype), p->ndim, p->shape, host, bytes};
         st = host ? clrt_to_host(p, host, bytes)
-                  : clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
+                  : clrt__fail(CLRT_ENOMEM, "%s: out of host memory", op);
     }
     if (st == CLRT_OK)
-        st = clrt__st_write(path, items, l.n, meta, 1);
-    for (int i = 0; items && i < l.n; i++)
-        free((void *)items[i].data);
-    free(items);
+        *out = items, *count = l.n;
+    else
+        clrt__st_items_free(items, l.n);
     free_list(&l);
+    return st;
+}
+
+clrt_status clrt_module_save(clrt_module *m, const char *path)
+{
+    static const char *const meta[] = {"format", "pt"}; /* what safetensors.torch writes */
+    clrt__st_item *items = NULL;
+    int n = 0;
+    clrt_status st = path ? clrt__module_state_items(m, &items, &n, "clrt_module_save")
+                          : clrt__fail(CLRT_EINVAL, "clrt_module_save: path is NULL");
+    if (st == CLRT_OK)
+        st = clrt__st_write(path, items, n, meta, 1, "clrt_module_save");
+    clrt__st_items_free(items, n);
     return st;
 }
 
@@ -110,6 +122,22 @@ static clrt_status match(const char *path, const param_list *l, const clrt__st_f
     return CLRT_OK;
 }
 
+/* Reads the data of the file tensors the model takes (only those) and
+ * points src[i] at parameter i's. */
+static clrt_status fetch_sources(clrt__st_file *f, const param_list *l, const void **src)
+{
+    const clrt__st_tensor **want = clrt__calloc((size_t)l->n + 1, sizeof *want);
+    if (!want)
+        return clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of host memory");
+    for (int i = 0; i < l->n; i++)
+        want[i] = clrt__st_find(f, l->names[i]);
+    clrt_status st = clrt__st_fetch(f, l->n, want);
+    for (int i = 0; st == CLRT_OK && i < l->n; i++)
+        src[i] = want[i] ? want[i]->data : NULL;
+    free(want);
+    return st;
+}
+
 clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, char *skipped,
                                 size_t cap)
 {
@@ -134,6 +162,8 @@ clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, ch
                         clrt_module_param_count(m) == 0 ? " (lazy layers get their "
                                                           "parameters at the first forward)"
                                                         : "");
+    if (st == CLRT_OK)
+        st = fetch_sources(&f, &l, src);
     if (st == CLRT_OK)
         st = clrt__tensor_replace_all(l.n, l.params, src);
     free(src);
