@@ -449,6 +449,11 @@ START_TEST(names_and_accessors)
                      "[-7, 9223372036854775807, -9223372036854775808]");
     ck_assert_str_eq(clrt_shape_str(3, shape, buf, 6), "[2, 0"); /* cut to fit, terminated */
     ck_assert_str_eq(clrt_shape_str(3, shape, buf, 1), "");
+    /* Bad arguments are no crash (issue 25: both were SIGSEGV). */
+    ck_assert_ptr_null(clrt_shape_str(2, shape, NULL, 10));
+    ck_assert_str_eq(clrt_shape_str(2, NULL, buf, sizeof buf), "[invalid shape]");
+    ck_assert_str_eq(clrt_shape_str(-1, shape, buf, sizeof buf), "[invalid shape]");
+    ck_assert_str_eq(clrt_shape_str(CLRT_MAX_DIMS + 1, shape, buf, sizeof buf), "[invalid shape]");
     ck_assert_ptr_null(clrt_tensor_device(NULL));
     ck_assert_ptr_null(clrt_tensor_shape(NULL));
     ck_assert_int_eq(clrt_tensor_numel(NULL), 0);

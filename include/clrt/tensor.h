@@ -53,7 +53,9 @@ CLRT_API int clrt_tensor_ndim(const clrt_tensor *t);
 CLRT_API const int64_t *clrt_tensor_shape(const clrt_tensor *t);
 CLRT_API int64_t clrt_tensor_numel(const clrt_tensor *t);
 CLRT_API size_t clrt_tensor_nbytes(const clrt_tensor *t);
-/* "[2, 3]" into buf; returns buf. */
+/* "[2, 3]" into buf (cut to fit cap); returns buf. A NULL buf or cap 0
+ * writes nothing; a NULL shape (ndim > 0) or an ndim outside 0 ..
+ * CLRT_MAX_DIMS writes "[invalid shape]". */
 CLRT_API char *clrt_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap);
 
 /* A copy on d; `t` itself (retained) when already on d. */

@@ -33,9 +33,11 @@ static clrt_status clone_children(clrt_module *copy, const clrt_module *m, clrt_
     copy->children = clrt__calloc((size_t)n, sizeof *copy->children);
     if (!copy->children)
         return clrt__fail(CLRT_ENOMEM, "clrt_module_clone: out of host memory");
-    for (int i = 0; i < n; i++, copy->nchildren++)
+    for (int i = 0; i < n; i++, copy->nchildren++) {
         if (!(copy->children[i] = clrt_module_clone(m->children[i], d)))
             return clrt_last_status();
+        copy->children[i]->owned = 1;
+    }
     return CLRT_OK;
 }
 
@@ -52,6 +54,7 @@ clrt_module *clrt_module_clone(clrt_module *m, clrt_device *d)
     }
     memcpy(copy, m, m->size);
     copy->device = d;
+    copy->owned = 0;       /* a new module; clone_children marks the copy's children */
     copy->children = NULL; /* until clone_children: a failure frees only the copy's own */
     copy->nchildren = 0;
     copy->out = copy->grad_in = copy->saved = NULL;

@@ -53,6 +53,7 @@ struct clrt_module {
     uint64_t init_seed; /* seed of this module's parameter values */
     int nparams;
     clrt__param params[CLRT__MAX_OWN_PARAMS];
+    int owned;     /* a container holds it (module_adopt.c) */
     int nchildren; /* Sequential */
     clrt_module **children;
     clrt_tensor *out;     /* forward output buffer, reused across steps */
@@ -118,6 +119,14 @@ char *clrt__module_brief(const clrt_module *m, char *buf, size_t cap);
  * state_dict order, as new malloc'ed arrays the caller frees; either
  * pointer may be NULL (not wanted). Their count, or a negative status. */
 int clrt__module_param_arrays(clrt_module *m, clrt_tensor ***params, clrt_tensor ***grads);
+
+/* A container's children (module_adopt.c): check that none is NULL,
+ * listed twice or owned by another container (CLRT_EINVAL naming api and
+ * the index); mark them owned; on a failed construction free those the
+ * caller handed over (each once, none another container owns). */
+clrt_status clrt__adopt_check(const char *api, int n, clrt_module **mods);
+void clrt__adopt(int n, clrt_module **mods);
+void clrt__adopt_failed(int n, clrt_module **mods);
 
 /* The module's state in state_dict order as safetensors items holding
  * host copies (names borrowed from the module): what clrt_module_save

@@ -66,27 +66,17 @@ static const clrt__module_vt sequential_vt = {.kind = "Sequential",
                                               .backward = sequential_backward,
                                               .describe = sequential_describe};
 
-static void free_all(int n, clrt_module **mods)
-{
-    for (int i = 0; mods && i < n; i++)
-        clrt_module_free(mods[i]);
-}
-
-/* Children must agree on a device; the Sequential adopts it. */
+/* Children must be adoptable and agree on a device; the Sequential adopts it. */
 static clrt_status check_children(int n, clrt_module **mods)
 {
-    for (int i = 0; i < n; i++) {
-        if (!mods[i])
-            return clrt__fail(CLRT_EINVAL, "clrt_sequential: module %d is NULL%s%s%s", i,
-                              *clrt_last_error() ? " (" : "", clrt_last_error(),
-                              *clrt_last_error() ? ")" : "");
+    clrt_status st = clrt__adopt_check("clrt_sequential", n, mods);
+    for (int i = 0; st == CLRT_OK && i < n; i++)
         if (mods[i]->device != mods[0]->device)
             return clrt__fail(CLRT_EDEVMISMATCH,
                               "clrt_sequential: module 0 is on %s but module %d is on %s; "
                               "move them with clrt_module_to()",
                               mods[0]->device->info.name, i, mods[i]->device->info.name);
-    }
-    return CLRT_OK;
+    return st;
 }
 
 clrt_module *clrt_sequential(int n, clrt_module **mods)
@@ -103,11 +93,12 @@ clrt_module *clrt_sequential(int n, clrt_module **mods)
         if (m)
             clrt__fail(CLRT_ENOMEM, "clrt_sequential: out of host memory");
         free(m);
-        free_all(n, mods);
+        clrt__adopt_failed(n, mods);
         return NULL;
     }
     if (n > 0)
         memcpy(children, mods, (size_t)n * sizeof *children);
+    clrt__adopt(n, mods);
     m->children = children;
     m->nchildren = n;
     if (n > 0)
