@@ -554,6 +554,14 @@ START_TEST(lenet_fits_its_input_size)
         ck_assert(isfinite(yf[i]));
     ck_assert_ptr_null(clrt_lenet(tiny, 10));
     tu_assert_error(CLRT_EINVAL, "[1, 8, 8]", NULL);
+    /* Samples so large that the first Linear's in_features overflow an int
+     * (issue 25: {1, 2^33, 2^33} built Linear(in_features=64)). */
+    const int64_t huge[3] = {1, (int64_t)1 << 33, (int64_t)1 << 33}, edge[3] = {1, 46352, 46352};
+    ck_assert_ptr_null(clrt_lenet(huge, 10));
+    tu_assert_error(CLRT_EINVAL, "8589934592 x 8589934592 are too large", NULL);
+    ck_assert_ptr_null(clrt_lenet(edge, 10)); /* 16 * 11586^2 > INT32_MAX */
+    const int64_t too_big[3] = {1, INT64_MAX, INT64_MAX};
+    ck_assert_ptr_null(clrt_lenet(too_big, 10));
     free(yf);
     clrt_tensor_release(y), clrt_tensor_release(x);
     clrt_module_free(m);
