@@ -196,6 +196,10 @@ START_TEST(bad_setups_are_clear_errors)
     ck_assert_ptr_null(clrt_trainer_new(m, opt, train, NULL, &cfg));
     tu_assert_error(CLRT_EINVAL, "batch_size 0", NULL);
     cfg.batch_size = 32;
+    cfg.start_epoch = -5; /* issue 25: accepted */
+    ck_assert_ptr_null(clrt_trainer_new(m, opt, train, NULL, &cfg));
+    tu_assert_error(CLRT_EINVAL, "start_epoch -5 >= 0", NULL);
+    cfg.start_epoch = 0;
     clrt_trainer *t = TU_NONNULL(clrt_trainer_new(m, opt, train, NULL, &cfg));
     ck_assert_int_eq(clrt_trainer_epoch(t, NULL), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "[32, 7]", "10 classes", NULL);

@@ -26,6 +26,7 @@
 #include <clrt/optim.h>
 #include <clrt/data.h>
 #include <clrt/train.h>
+#include <clrt/checkpoint.h>
 #include <clrt/trace.h>
 #include <clrt/host_blas.h>
 #endif
