@@ -181,3 +181,12 @@ run_cnn(${common} --epochs 4 --resume ${WORK}/killed.safetensors)
 expect_rc("cosine resume with more epochs" 1)
 expect("cosine resume refused" "schedule 'cosine over 3 epochs', this run has 'cosine over 4 epochs'.*the same --epochs")
 
+# Outputs are checked before the first step (issue 25: after the last).
+foreach(flag --save --plot)
+  run_cnn(--limit 256 --epochs 1 --device cpu ${flag} ${WORK}/no-such-folder/x)
+  expect_rc("${flag} into a missing folder" 1)
+  expect("${flag} checked first" "^clrt-cnn: ${flag}: cannot write .*no-such-folder/x: its folder")
+endforeach()
+run_cnn(--limit 256 --epochs 1 --device cpu --save=)
+expect_rc("--save ''" 1)
+expect("--save '' refused first" "^clrt-cnn: --save: no path given")
