@@ -43,6 +43,10 @@ typedef struct {
  * after printing an error and the usage to stderr (exit 2). */
 int cnn_parse_options(int argc, char **argv, cnn_options *o);
 void cnn_usage(FILE *f);
+/* --distributed: the options every rank must share, compared across the
+ * job (o->world); 0, or 1 after printing the difference (every rank fails
+ * alike, so none waits for another). */
+int cnn_options_agree(const cnn_options *o);
 
 /* Progress bar state, one per training run. */
 typedef struct {

@@ -196,6 +196,10 @@ int main(int argc, char **argv)
         return parsed > 0 ? 0 : 2;
     if (o.distributed && cnn_dist_begin(&argc, &argv, &o))
         return 1;
+    if (o.distributed && cnn_options_agree(&o)) { /* every rank ends here alike */
+        cnn_dist_end(&o);
+        return 1;
+    }
     int rc = run(&o);
     if (o.distributed && rc != 0)
         cnn_dist_abort(&o, rc); /* the other ranks may wait for this one */

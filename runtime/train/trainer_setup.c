@@ -159,8 +159,8 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     int n = pick_devices(model, cfg, devs);
     if (n < 1 || clrt__optim_check_device(opt, devs[0], "clrt_trainer_new") != CLRT_OK ||
         clrt_module_to(model, devs[0]) != CLRT_OK ||
-        clrt__world_agree(cfg->world, model, cfg, train, test) != CLRT_OK ||
-        clrt__world_broadcast_params(cfg->world, model) != CLRT_OK)
+        clrt__world_agree(cfg->world, model, opt, n, cfg, train, test) != CLRT_OK ||
+        clrt__world_broadcast_params(cfg->world, model, opt) != CLRT_OK)
         return NULL;
     clrt_trainer *t = clrt__calloc(1, sizeof *t);
     if (!t) {
