@@ -190,3 +190,9 @@ endforeach()
 run_cnn(--limit 256 --epochs 1 --device cpu --save=)
 expect_rc("--save ''" 1)
 expect("--save '' refused first" "^clrt-cnn: --save: no path given")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env CLRT_TRACE=${WORK}/no-such-folder/t.json
+                        ${CNN} --limit 256 --epochs 1 --device cpu
+                OUTPUT_VARIABLE o ERROR_VARIABLE e RESULT_VARIABLE rc)
+set(out "${o}${e}")
+expect_rc("CLRT_TRACE into a missing folder" 1)
+expect("CLRT_TRACE checked first" "^clrt-cnn: CLRT_TRACE: cannot write .*no-such-folder/t.json")
