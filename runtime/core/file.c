@@ -86,7 +86,9 @@ int clrt__file_open_read(const char *path, uint64_t max, const char *what, uint6
         clrt__fail(CLRT_EIO, "%s: %s: cannot open: %s", what, path, strerror(err));
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        clrt__fail(CLRT_EIO, "%s: %s: fstat: %s", what, path, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
         clrt__fail(CLRT_EIO, "%s: %s: not a regular file (a %s)", what, path, kind_of(st.st_mode));
     } else if ((uint64_t)st.st_size > max) {
         clrt__fail(CLRT_EFORMAT, "%s: %s: %llu bytes, more than the %llu it can hold", what, path,

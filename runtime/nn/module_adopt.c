@@ -39,7 +39,7 @@ void clrt__adopt_failed(int n, clrt_module **mods)
         int again = 0;
         for (int j = 0; j < i && !again; j++)
             again = mods[j] == mods[i];
-        if (mods[i] && !mods[i]->owned && !again)
+        if (!again && mods[i] && !mods[i]->owned) /* not read once freed */
             clrt_module_free(mods[i]);
     }
 }
