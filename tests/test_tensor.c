@@ -302,6 +302,20 @@ START_TEST(print_small)
 }
 END_TEST
 
+/* A print whose writes fail (a full device: ENOSPC) is an error, not OK
+ * (issue 25). */
+START_TEST(print_to_a_full_device)
+{
+    FILE *f = fopen("/dev/full", "w");
+    ck_assert_ptr_nonnull(f);
+    clrt_tensor *x = TU_NONNULL(clrt_ones(tu_device(), CLRT_F32, 1, (int64_t[]){3}));
+    ck_assert_int_eq(clrt_tensor_print(f, x), CLRT_EIO);
+    tu_assert_error(CLRT_EIO, "clrt_tensor_print", "No space left", NULL);
+    fclose(f);
+    clrt_tensor_release(x);
+}
+END_TEST
+
 START_TEST(print_wraps_long_rows)
 {
     int64_t s30[1] = {30};
@@ -437,6 +451,11 @@ START_TEST(names_and_accessors)
                      "[-7, 9223372036854775807, -9223372036854775808]");
     ck_assert_str_eq(clrt_shape_str(3, shape, buf, 6), "[2, 0"); /* cut to fit, terminated */
     ck_assert_str_eq(clrt_shape_str(3, shape, buf, 1), "");
+    /* Bad arguments are no crash (issue 25: both were SIGSEGV). */
+    ck_assert_ptr_null(clrt_shape_str(2, shape, NULL, 10));
+    ck_assert_str_eq(clrt_shape_str(2, NULL, buf, sizeof buf), "[invalid shape]");
+    ck_assert_str_eq(clrt_shape_str(-1, shape, buf, sizeof buf), "[invalid shape]");
+    ck_assert_str_eq(clrt_shape_str(CLRT_MAX_DIMS + 1, shape, buf, sizeof buf), "[invalid shape]");
     ck_assert_ptr_null(clrt_tensor_device(NULL));
     ck_assert_ptr_null(clrt_tensor_shape(NULL));
     ck_assert_int_eq(clrt_tensor_numel(NULL), 0);
@@ -709,7 +728,7 @@ int main(void)
         {"poison", {empty_is_poisoned}},
         {"host_io",
          {round_trip_every_dtype, copy_from_host_forms, item_of_every_dtype, clone_is_independent}},
-        {"print", {print_small, print_wraps_long_rows, print_elides_large}},
+        {"print", {print_small, print_wraps_long_rows, print_elides_large, print_to_a_full_device}},
         {"lifetime",
          {refcounts, reshape_views_share_storage, reshape_errors_show_shapes, names_and_accessors}},
         {"random",

@@ -46,7 +46,10 @@ void cnn_usage(FILE *f)
                "                              (safetensors, PyTorch state_dict names) and the\n"
                "                              optimizer's state to PATH.optim\n"
                "  --resume PATH               continue a --save run from PATH and PATH.optim\n"
-               "                              up to --epochs epochs in all (same other flags)\n"
+               "                              up to --epochs epochs in all, as if never\n"
+               "                              stopped: the options that shape training must be\n"
+               "                              the saved ones (checked; with --schedule cosine,\n"
+               "                              --epochs too)\n"
                "  --logdir DIR                TensorBoard scalars: each step's loss (Train/Loss),\n"
                "                              per epoch train/test loss and accuracy, speed\n"
                "  --plot FILE.svg             train/test loss and accuracy per epoch as an SVG\n"
@@ -114,6 +117,15 @@ static int one_of(const char *flag, const char *v, const char *a, const char *b,
     char why[96];
     snprintf(why, sizeof why, c ? "expected %s, %s or %s" : "expected %s or %s", a, b, c);
     return bad(flag, v, why);
+}
+
+/* Commas in s: a --devices list's length less one ("all": 0). */
+static size_t count_commas(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == ',';
+    return n;
 }
 
 static const char *const valued_flags[] = {
@@ -254,4 +266,51 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
         return bad("--devices", o->devices,
                    "cannot be combined with --device, --compare or --batch-sweep");
     return 0;
+}
+
+/* --distributed: every option that changes the computation, the number of
+ * collective calls or who writes what must be the same on every rank
+ * (clrt_collective_agree: every rank fails alike, naming the difference).
+ * Paths may differ across hosts; whether one is given may not. */
+int cnn_options_agree(const cnn_options *o)
+{
+    enum { N = 16 };
+    static const char *const names[N] = {
+        "--model",    "--dataset",  "--optimizer",  "--lr",
+        "--momentum", "--schedule", "--epochs",     "--batch-size",
+        "--seed",     "--limit",    "--test-limit", "--save",
+        "--resume",   "--logdir",   "--plot",       "--devices (how many)"};
+    char num[N][48];
+    const char *values[N];
+    const char *given[2] = {"not given", "given"};
+    snprintf(num[3], sizeof num[3], "%.17g", o->lr);
+    snprintf(num[4], sizeof num[4], "%.17g", o->momentum);
+    snprintf(num[6], sizeof num[6], "%d", o->epochs);
+    snprintf(num[7], sizeof num[7], "%d", o->batch_size);
+    snprintf(num[8], sizeof num[8], "%llu", (unsigned long long)o->seed);
+    snprintf(num[9], sizeof num[9], "%lld", (long long)o->limit);
+    snprintf(num[10], sizeof num[10], "%lld", (long long)o->test_limit);
+    snprintf(num[15], sizeof num[15], "%d", o->devices ? 1 + (int)count_commas(o->devices) : 1);
+    const char *fixed[N] = {o->model,
+                            o->dataset,
+                            o->optimizer,
+                            num[3],
+                            num[4],
+                            o->cosine ? "cosine" : "constant",
+                            num[6],
+                            num[7],
+                            num[8],
+                            num[9],
+                            num[10],
+                            given[o->save != NULL],
+                            given[o->resume != NULL],
+                            given[o->logdir != NULL],
+                            given[o->plot != NULL],
+                            num[15]};
+    for (int i = 0; i < N; i++)
+        values[i] = fixed[i];
+    if (clrt_collective_agree(o->world, N, names, values, "clrt-cnn --distributed") == CLRT_OK)
+        return 0;
+    fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
+    return 1;
 }

@@ -62,7 +62,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
         goto fail;
     int64_t size = clrt_dataset_size(data->train), per = (size + batch - 1) / batch;
     int start = 0;
-    if (o->resume && cnn_checkpoint_resume(o->resume, model, opt, per, &start))
+    if (o->resume && cnn_checkpoint_resume(o, model, opt, per, size, &start))
         goto done;
     cnn_progress_init(&progress, clrt_device_str(d));
     clrt_train_config cfg = clrt_train_defaults();
@@ -98,7 +98,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
         total += last->train_seconds;
         if (log && cnn_log_epoch(log, last, clrt_optimizer_steps(opt) - last->steps))
             goto done;
-        if (writer && o->save && cnn_checkpoint_save(o->save, model, opt))
+        if (writer && o->save && cnn_checkpoint_save(o, model, opt, e + 1, size))
             goto done;
     }
     if (start >= epochs) {

@@ -97,7 +97,10 @@ CLRT_API clrt_module *clrt_dropout(double p);
 /* [N, ...] -> [N, prod(...)], a view (no copy). */
 CLRT_API clrt_module *clrt_flatten(void);
 /* Runs mods in order; takes ownership of the array's modules (not of the
- * array), also when it fails. Parameters are named "<index>.<name>". */
+ * array), also when it fails. Parameters are named "<index>.<name>". A
+ * module has one owner: one listed twice, or one another container owns,
+ * is refused with CLRT_EINVAL (the others given are then freed, each once;
+ * clrt_module_clone makes a copy to use twice). */
 CLRT_API clrt_module *clrt_sequential(int n, clrt_module **mods);
 /* The same with each child named as a PyTorch module names its attributes
  * (names[i]: non-empty, no dots, unique; copied): state names become

@@ -40,9 +40,11 @@ static clrt_status clone_children(clrt_module *copy, const clrt_module *m, clrt_
         copy->child_names = clrt__calloc((size_t)n, sizeof *copy->child_names);
     if (!copy->children || (m->child_names && !copy->child_names))
         return clrt__fail(CLRT_ENOMEM, "clrt_module_clone: out of host memory");
-    for (int i = 0; i < n; i++, copy->nchildren++) {
+    for (int i = 0; i < n; i++) {
         if (!(copy->children[i] = clrt_module_clone(m->children[i], d)))
             return clrt_last_status();
+        copy->children[i]->owned = 1;
+        copy->nchildren++; /* freed with the copy from here on */
         if (m->child_names && m->child_names[i] &&
             !(copy->child_names[i] = clrt__strdup(m->child_names[i])))
             return clrt__fail(CLRT_ENOMEM, "clrt_module_clone: out of host memory");
@@ -63,6 +65,7 @@ clrt_module *clrt_module_clone(clrt_module *m, clrt_device *d)
     }
     memcpy(copy, m, m->size);
     copy->device = d;
+    copy->owned = 0;       /* a new module; clone_children marks the copy's children */
     copy->children = NULL; /* until clone_children: a failure frees only the copy's own */
     copy->child_names = NULL;
     copy->nchildren = 0;

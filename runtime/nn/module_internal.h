@@ -4,6 +4,7 @@
 #define CLRT_MODULE_INTERNAL_H
 
 #include "runtime/ops/epilogue_internal.h"
+#include "runtime/tensor/safetensors_internal.h"
 #include "runtime/tensor/tensor_internal.h"
 #include <clrt/nn.h>
 
@@ -73,6 +74,7 @@ struct clrt_module {
     clrt__param buffers[CLRT__MAX_OWN_BUFFERS];
     const char *counter_name; /* a host counter's name (a literal), or NULL */
     int64_t counter;
+    int owned;     /* a container holds it (module_adopt.c) */
     int nchildren; /* containers */
     clrt_module **children;
     char **child_names;   /* NULL, or one name per child (NULL: its index) */
@@ -185,6 +187,19 @@ int clrt__module_param_arrays(clrt_module *m, clrt_tensor ***params, clrt_tensor
  * caller frees; their count, or a negative status. */
 int clrt__module_buffer_arrays(clrt_module *m, clrt_tensor ***buffers);
 int clrt__module_counter_arrays(clrt_module *m, int64_t ***counters);
+
+/* A container's children (module_adopt.c): check that none is NULL,
+ * listed twice or owned by another container (CLRT_EINVAL naming api and
+ * the index); mark them owned; on a failed construction free those the
+ * caller handed over (each once, none another container owns). */
+clrt_status clrt__adopt_check(const char *api, int n, clrt_module **mods);
+void clrt__adopt(int n, clrt_module **mods);
+void clrt__adopt_failed(int n, clrt_module **mods);
+
+/* The module's state in state_dict order as safetensors items holding
+ * host copies (names borrowed from the module): what clrt_module_save
+ * writes, for checkpoints too. Free with clrt__st_items_free. */
+clrt_status clrt__module_state_items(clrt_module *m, clrt__st_item **items, int *n, const char *op);
 
 /* A fresh 64-bit seed mixed from two values (splitmix64 finaliser). */
 uint64_t clrt__seed_mix(uint64_t a, uint64_t b);

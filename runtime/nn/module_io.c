@@ -62,43 +62,57 @@ static clrt_status list_state(clrt_module *m, state_list *l, const char *op)
 
 /* --- save --- */
 
-/* Entry i of l as a safetensors item, its data read to host memory
- * (malloc'ed into *host). */
-static clrt_status item_of(const state_list *l, int i, clrt__st_item *item, void **host)
+/* Entry i of l as a safetensors item owning one malloc'ed block: the data
+ * read to the host, then the name (so clrt__st_items_free's free of the
+ * data releases both, and the items outlive the list). Counters are 0-dim
+ * int64 tensors, as PyTorch keeps them. */
+static clrt_status item_of(const state_list *l, int i, clrt__st_item *item, const char *op)
 {
     static const int64_t scalar[1] = {0};
     const clrt_tensor *t = l->tensors[i];
-    if (!t) { /* a counter: a 0-dim int64 tensor, as PyTorch keeps it */
-        *item = (clrt__st_item){l->names[i], "I64", 0, scalar, l->counters[i], sizeof(int64_t)};
-        return CLRT_OK;
-    }
-    size_t bytes = clrt_tensor_nbytes(t);
-    if (!(*host = clrt__malloc(bytes ? bytes : 1)))
-        return clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
-    *item = (clrt__st_item){l->names[i], clrt__st_dtype(t->dtype), t->ndim, t->shape, *host, bytes};
-    return clrt_to_host(t, *host, bytes);
+    size_t bytes = t ? clrt_tensor_nbytes(t) : sizeof(int64_t), len = strlen(l->names[i]) + 1;
+    char *block = clrt__malloc(bytes + len);
+    if (!block)
+        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory", op);
+    memcpy(block + bytes, l->names[i], len);
+    *item = t ? (clrt__st_item){block + bytes, clrt__st_dtype(t->dtype), t->ndim, t->shape, block,
+                                bytes}
+              : (clrt__st_item){block + bytes, "I64", 0, scalar, block, bytes};
+    if (!t)
+        memcpy(block, l->counters[i], bytes);
+    return t ? clrt_to_host(t, block, bytes) : CLRT_OK;
+}
+
+clrt_status clrt__module_state_items(clrt_module *m, clrt__st_item **out, int *count,
+                                     const char *op)
+{
+    state_list l;
+    *out = NULL;
+    *count = 0;
+    clrt_status st = list_state(m, &l, op);
+    clrt__st_item *items = st == CLRT_OK ? clrt__calloc((size_t)l.n + 1, sizeof *items) : NULL;
+    if (st == CLRT_OK && !items)
+        st = clrt__fail(CLRT_ENOMEM, "%s: out of host memory", op);
+    for (int i = 0; st == CLRT_OK && i < l.n; i++)
+        st = item_of(&l, i, &items[i], op);
+    if (st == CLRT_OK)
+        *out = items, *count = l.n;
+    else
+        clrt__st_items_free(items, l.n);
+    free_list(&l);
+    return st;
 }
 
 clrt_status clrt_module_save(clrt_module *m, const char *path)
 {
     static const char *const meta[] = {"format", "pt"}; /* what safetensors.torch writes */
-    state_list l;
-    clrt_status st = list_state(m, &l, "clrt_module_save");
-    if (st == CLRT_OK && !path)
-        st = clrt__fail(CLRT_EINVAL, "clrt_module_save: path is NULL");
-    clrt__st_item *items = st == CLRT_OK ? clrt__calloc((size_t)l.n + 1, sizeof *items) : NULL;
-    void **host = st == CLRT_OK ? clrt__calloc((size_t)l.n + 1, sizeof *host) : NULL;
-    if (st == CLRT_OK && (!items || !host))
-        st = clrt__fail(CLRT_ENOMEM, "clrt_module_save: out of host memory");
-    for (int i = 0; st == CLRT_OK && i < l.n; i++)
-        st = item_of(&l, i, &items[i], &host[i]);
+    clrt__st_item *items = NULL;
+    int n = 0;
+    clrt_status st = path ? clrt__module_state_items(m, &items, &n, "clrt_module_save")
+                          : clrt__fail(CLRT_EINVAL, "clrt_module_save: path is NULL");
     if (st == CLRT_OK)
-        st = clrt__st_write(path, items, l.n, meta, 1);
-    for (int i = 0; host && i < l.n; i++)
-        free(host[i]);
-    free(host);
-    free(items);
-    free_list(&l);
+        st = clrt__st_write(path, items, n, meta, 1, "clrt_module_save");
+    clrt__st_items_free(items, n);
     return st;
 }
 
@@ -158,6 +172,22 @@ static clrt_status match(const char *path, const state_list *l, const clrt__st_f
     return CLRT_OK;
 }
 
+/* Reads the data of the file tensors the model takes (only those) and
+ * points src[i] at entry i's. */
+static clrt_status fetch_sources(clrt__st_file *f, const state_list *l, const void **src)
+{
+    const clrt__st_tensor **want = clrt__calloc((size_t)l->n + 1, sizeof *want);
+    if (!want)
+        return clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of host memory");
+    for (int i = 0; i < l->n; i++)
+        want[i] = clrt__st_find(f, l->names[i]);
+    clrt_status st = clrt__st_fetch(f, l->n, want);
+    for (int i = 0; st == CLRT_OK && i < l->n; i++)
+        src[i] = want[i] ? want[i]->data : NULL;
+    free(want);
+    return st;
+}
+
 /* Uploads every tensor entry the file has (all or nothing), then sets the
  * counters: nothing changes unless every upload succeeded. */
 static clrt_status apply(const state_list *l, const void **src)
@@ -205,6 +235,8 @@ clrt_status clrt_module_load_ex(clrt_module *m, const char *path, int strict, ch
                         clrt_module_param_count(m) == 0 ? " (lazy layers get their "
                                                           "parameters at the first forward)"
                                                         : "");
+    if (st == CLRT_OK)
+        st = fetch_sources(&f, &l, src);
     if (st == CLRT_OK)
         st = apply(&l, src);
     free(src);

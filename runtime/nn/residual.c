@@ -146,19 +146,25 @@ static int body_children(clrt_module *body, clrt_module ***mods, char ***names)
     return n;
 }
 
-/* Frees body's container shell, its children now owned elsewhere. */
+/* Frees body's container shell, its children handed on to the block. */
 static void free_shell(clrt_module *body)
 {
     if (!body->children)
         return;
+    for (int i = 0; i < body->nchildren; i++)
+        body->children[i]->owned = 0;
     body->nchildren = 0;
     clrt_module_free(body);
 }
 
 clrt_module *clrt_residual(clrt_module *body, clrt_module *shortcut)
 {
-    clrt_module **mods = NULL, *m = NULL;
+    clrt_module **mods = NULL, *m = NULL, *given[2] = {body, shortcut};
     char **names = NULL;
+    if (body && clrt__adopt_check("clrt_residual", shortcut ? 2 : 1, given) != CLRT_OK) {
+        clrt__adopt_failed(shortcut ? 2 : 1, given);
+        return NULL;
+    }
     int n = body ? body_children(body, &mods, &names) : 0;
     if (!body || (body->children && body->nchildren < 1))
         clrt__fail(CLRT_EINVAL, "clrt_residual: the body is NULL or empty");

@@ -68,27 +68,18 @@ static const clrt__module_vt sequential_vt = {.kind = "Sequential",
                                               .backward = clrt__sequential_backward,
                                               .describe = clrt__sequential_describe};
 
-static void free_all(int n, clrt_module **mods)
+/* Children must be adoptable (one owner each) and agree on a device; the
+ * container adopts it. */
+static clrt_status check_children(const char *op, int n, clrt_module **mods)
 {
-    for (int i = 0; mods && i < n; i++)
-        clrt_module_free(mods[i]);
-}
-
-/* Children must agree on a device; the Sequential adopts it. */
-static clrt_status check_children(int n, clrt_module **mods)
-{
-    for (int i = 0; i < n; i++) {
-        if (!mods[i])
-            return clrt__fail(CLRT_EINVAL, "clrt_sequential: module %d is NULL%s%s%s", i,
-                              *clrt_last_error() ? " (" : "", clrt_last_error(),
-                              *clrt_last_error() ? ")" : "");
+    clrt_status st = clrt__adopt_check(op, n, mods);
+    for (int i = 0; st == CLRT_OK && i < n; i++)
         if (mods[i]->device != mods[0]->device)
             return clrt__fail(CLRT_EDEVMISMATCH,
-                              "clrt_sequential: module 0 is on %s but module %d is on %s; "
+                              "%s: module 0 is on %s but module %d is on %s; "
                               "move them with clrt_module_to()",
-                              mods[0]->device->info.name, i, mods[i]->device->info.name);
-    }
-    return CLRT_OK;
+                              op, mods[0]->device->info.name, i, mods[i]->device->info.name);
+    return st;
 }
 
 /* A child name is a module attribute's: non-empty, without dots (which
@@ -129,6 +120,7 @@ static clrt_status adopt_children(clrt_module *m, int n, clrt_module **mods,
     }
     if (n > 0)
         memcpy(m->children, mods, (size_t)n * sizeof *m->children);
+    clrt__adopt(n, mods);
     m->nchildren = n;
     if (n > 0)
         m->device = mods[0]->device;
@@ -142,14 +134,14 @@ clrt_module *clrt__container_new(const clrt__module_vt *vt, size_t size, int n, 
     clrt_module *m = NULL;
     if (n < 0 || (n > 0 && !mods))
         clrt__fail(CLRT_EINVAL, "%s: bad module list (n = %d)", op, n);
-    else if (check_children(n, mods) == CLRT_OK && check_names(n, names) == CLRT_OK)
+    else if (check_children(op, n, mods) == CLRT_OK && check_names(n, names) == CLRT_OK)
         m = clrt__module_new(vt, size);
     if (m && adopt_children(m, n, mods, names) != CLRT_OK) {
         free(m);
         m = NULL;
     }
     if (!m)
-        free_all(n, mods);
+        clrt__adopt_failed(n, mods);
     return m;
 }
 
@@ -162,7 +154,7 @@ clrt_module *clrt_sequential_named(int n, clrt_module **mods, const char *const 
 {
     if (!names) {
         clrt__fail(CLRT_EINVAL, "clrt_sequential_named: names is NULL (use clrt_sequential)");
-        free_all(n, mods);
+        clrt__adopt_failed(n, mods);
         return NULL;
     }
     return clrt__container_new(&sequential_vt, sizeof(clrt_module), n, mods, names);

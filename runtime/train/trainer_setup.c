@@ -29,11 +29,11 @@ static clrt_status check_config(const clrt_module *model, const clrt_optimizer *
                           w->rank, w->size,
                           !w->sum_f32 || !w->sum_f64 || !w->broadcast ? " with a NULL function"
                                                                       : "");
-    if (cfg->batch_size < 1 || cfg->epochs < 0)
+    if (cfg->batch_size < 1 || cfg->epochs < 0 || cfg->start_epoch < 0)
         return clrt__fail(CLRT_EINVAL,
-                          "clrt_trainer_new: batch_size %d must be >= 1 and "
-                          "epochs %d >= 0",
-                          cfg->batch_size, cfg->epochs);
+                          "clrt_trainer_new: batch_size %d must be >= 1, epochs %d >= 0 and "
+                          "start_epoch %d >= 0",
+                          cfg->batch_size, cfg->epochs, cfg->start_epoch);
     if (cfg->augment < 0 || cfg->augment > 64)
         return clrt__fail(CLRT_EINVAL,
                           "clrt_trainer_new: augment %d (padding pixels) must be "
@@ -165,8 +165,8 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     int n = pick_devices(model, cfg, devs);
     if (n < 1 || clrt__optim_check_device(opt, devs[0], "clrt_trainer_new") != CLRT_OK ||
         clrt_module_to(model, devs[0]) != CLRT_OK ||
-        clrt__world_agree(cfg->world, model, cfg, train, test) != CLRT_OK ||
-        clrt__world_broadcast_params(cfg->world, model) != CLRT_OK)
+        clrt__world_agree(cfg->world, model, opt, n, cfg, train, test) != CLRT_OK ||
+        clrt__world_broadcast_params(cfg->world, model, opt) != CLRT_OK)
         return NULL;
     clrt_trainer *t = clrt__calloc(1, sizeof *t);
     if (!t) {
@@ -180,7 +180,7 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     t->rep[0] = (clrt__replica){.model = model, .opt = opt};
     t->n_rep = 1;
     t->have_test = test != NULL;
-    t->epoch = cfg->start_epoch > 0 ? cfg->start_epoch : 0; /* resuming: epochs done */
+    t->epoch = cfg->start_epoch; /* resuming: epochs done */
     if (trainer_init(t, train, test, devs, n) != CLRT_OK) {
         clrt_trainer_free(t);
         return NULL;
