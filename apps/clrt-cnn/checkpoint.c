@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { RUN_KEYS = 9 };
+enum { RUN_KEYS = 11 };
 
 /* What a resumed run must share with the saved one, as key/value strings. */
 typedef struct {
@@ -46,6 +46,8 @@ static void describe(const cnn_options *o, int64_t train_samples, run_desc *r)
     put(r, "lr", "%.17g", o->lr);
     if (strcmp(o->optimizer, "sgd") == 0)
         put(r, "momentum", "%.17g", o->momentum);
+    put(r, "weight-decay", "%.17g", o->weight_decay);
+    put(r, "augment", "%s", o->augment ? "on" : "off");
     if (o->cosine)
         put(r, "schedule", "cosine over %d epochs", o->epochs);
     else
