@@ -61,6 +61,29 @@ def main():
                                             "clrt_add_out", "bare_wait_each"}:
         sys.exit(f"launch: {la}")
 
+    # peak: every FMA width, both streaming kernels and the driver's copy,
+    # the three launch loops; the summary fields bench/benchmarks.py reads.
+    pk = rows("peak", "--device", "cpu", "--widths", "1,4", "--items", "64", "--kib", "64",
+              "--launches", "20", "--repeats", "1", "--min-ms", "0",
+              fields=["test", "width", "count", "items", "bytes", "seconds"])
+    tests = [(r["test"], r["width"]) for r in pk["rows"]]
+    want_tests = [("fma", 1), ("fma", 4), ("copy_buffer", 0), ("copy", 1), ("triad", 1), ("copy", 4),
+                  ("triad", 4), ("launch_wait", 1), ("launch_wait_driver", 1),
+                  ("launch_back_to_back", 1)]
+    if tests != want_tests or pk["stream_bytes"] != 65536:
+        sys.exit(f"peak: rows {tests}, stream_bytes {pk['stream_bytes']}")
+    for f in ("fma_gflops", "bandwidth_gbps", "copy_buffer_gbps"):
+        if not pk[f] > 0:
+            sys.exit(f"peak: {f} = {pk[f]}")
+    for f in ("fma_width", "vector_width_preferred", "vector_width_native", "compute_units",
+              "launch_wait_seconds", "launch_wait_driver_seconds", "launch_back_to_back_seconds",
+              "peak_gflops", "peak_kind", "peak_basis", "fma_share_of_peak", "compute_capability"):
+        if f not in pk:
+            sys.exit(f"peak: no {f}")
+    if (pk["peak_gflops"] is None) != (pk["fma_share_of_peak"] is None) or not pk["peak_basis"]:
+        sys.exit(f"peak: peak {pk['peak_gflops']}, share {pk['fma_share_of_peak']}")
+    run("peak", "--widths", "3", rc=2)
+
     # multi: both products checked inside the command (poisoned outputs
     # against a float64 reference); two devices by default, or a clear exit.
     mu = rows("multi", "--size", "33", "--reps", "3", fields=["mode", "n", "seconds"])
