@@ -116,6 +116,37 @@ def render(docs):
             sys.exit(f"benchmarks.py: no '{heading}' in\n{p.stdout}")
     if "/ peak" not in p.stdout:
         sys.exit("benchmarks.py: no share of the measured peak in the GEMM tables")
+    render_gpu_report(docs)
+
+
+def render_gpu_report(docs):
+    """scripts/gpu_report/report.py on a results folder made of these
+    documents, as its stages leave them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = os.path.join(tmp, "raw")
+        os.makedirs(raw)
+        for name, doc in docs.items():
+            with open(os.path.join(raw, name + ".json"), "w") as f:
+                json.dump(doc, f)
+        with open(os.path.join(raw, "machine.txt"), "w") as f:
+            f.write(f"cpu check_bench\ncores 1\ndevice {DEV}\n")
+        with open(os.path.join(raw, "stage-peak.txt"), "w") as f:
+            f.write("status ok\nseconds 1\n")
+        out = os.path.join(tmp, "out")
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gpu_report", "report.py"),
+                            "--work", tmp, "--out", out, "--repo", ROOT],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            sys.exit(f"gpu_report/report.py: exit {p.returncode}\n{p.stderr}")
+        with open(os.path.join(out, "report.md")) as f:
+            md = f.read()
+        with open(os.path.join(out, "report.json")) as f:
+            doc = json.load(f)
+    for heading in ("## Stages", "## The device's limits", "## GEMM", "## Transfers", "## Launch"):
+        if heading not in md:
+            sys.exit(f"gpu_report/report.py: no '{heading}' in\n{md}")
+    if doc["peak"]["fma_gflops"] != docs["peak"]["fma_gflops"] or "peak" not in doc["stages"]:
+        sys.exit("gpu_report/report.py: report.json lost the peak document or the stage")
 
 
 def check_multi():
