@@ -56,7 +56,7 @@ runtime_re=$(printf '%s|' "${runtime_packages[@]}")
 [[ -n $standin ]] && runtime_re+=$(basename -a "$debs/stand-in/$standin"/*.deb | cut -d_ -f1 |
                                   paste -sd'|')'|'
 grep -E "^(${runtime_re%|}) " "$prefix/files.txt" | awk '{print $2}' |
-  grep -E '\.so\.[0-9]+$' | while read -r f; do ln -sfn "$root/$f" "$prefix/lib/$(basename "$f")"; done
+  grep -E '\.so(\.[0-9]+)*$' | while read -r f; do ln -sfn "$root/$f" "$prefix/lib/$(basename "$f")"; done
 
 # Tools, through wrappers that find their libraries in the prefix.
 wrap() { # wrap NAME PROGRAM
