@@ -13,8 +13,8 @@
 #     tests   the whole test suite on the device at full size (CLRT_TEST_DEVICE)
 #     peak    clrt-bench peak: FMA peak, memory bandwidth, launch latency
 #     bench   clrt-bench matmul (GEMM vs the host's OpenBLAS), transfer, launch, logging
-#     tune    CLBlast's tuners on the device (clrt-smi --tune if it has it,
-#             else scripts/clblast_tune.sh), then SGEMM tuned vs not
+#     tune    clrt-smi --tune: CLBlast's tuners on the device, the best
+#             parameters stored for clrt, then SGEMM tuned vs CLBlast's own
 #     train   LeNet and the seed CNN (and SGEMM, a small op, exercise 3) in clrt
 #             and in PyTorch on CUDA (FP32, TF32 off), alternating rounds
 #     resnet  ResNet-18 the same way, when clrt-cnn has --model resnet18

@@ -10,6 +10,7 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers  # OpenCL ICD loader and headers
   pocl-opencl-icd                      # an OpenCL driver for the CPU
   libclblast-dev                       # GEMM on OpenCL devices
+  clblast-utils                        # CLBlast's tuners (clrt-smi --tune)
   libopenblas-dev                      # GEMM on CPU devices (host BLAS)
   zlib1g-dev                           # gzipped data sets
   libopenmpi-dev openmpi-bin           # the distributed part (libclrt_mpi, mpirun)

@@ -63,6 +63,7 @@ static const struct {
 } vars[] = {
     {"CLRT_VISIBLE_DEVICES", "first", NULL},
     {"CLRT_GEMM", "bogus", "clblast"},
+    {"CLRT_CLBLAST_TUNED", "no", "0"},
     {"CLRT_CONV_ALGO", "fastest", "im2col"},
     {"CLRT_CONV_SCRATCH_BYTES", "12k", "1048576"},
     {"CLRT_CONV_SCRATCH_BYTES", "-5", NULL},

@@ -444,10 +444,12 @@ START_TEST(test_never_blocks)
 }
 END_TEST
 
-/* CLBlast's database answer for the device, and parameters of our own:
- * products through both of CLBlast's GEMM kernels stay right after
+/* CLBlast's own parameters (nothing is stored in this suite's cache
+ * folder; test_clblast_tuning tests stored ones), then parameters of our
+ * own: products through both of CLBlast's GEMM kernels stay right after
  * clrt_clblast_override (on the CLBlast path; the host-BLAS path ignores
- * them). The values are valid settings away from CLBlast's defaults. The
+ * them), which clrt reports as no tuning of its own. The values are valid
+ * settings away from CLBlast's defaults. The
  * sizes here are below CLBlast's threshold for its indirect kernel (Xgemm
  * with its copy, pad and transpose helpers), so they run once more with the
  * threshold (GemmRoutine's XGEMM_MIN_INDIRECT_SIZE) at 1: otherwise that
@@ -456,8 +458,8 @@ START_TEST(test_clblast_tuning_and_override)
 {
     clrt_device *d = tu_device();
     clrt_clblast_tuning t = clrt_clblast_tuning_of(d);
-    ck_assert_msg(t != CLRT_CLBLAST_TUNING_UNKNOWN, "%s", clrt_last_error());
-    ck_assert_str_ne(clrt_clblast_tuning_str(t), "unknown");
+    ck_assert_msg(t == CLRT_CLBLAST_BUILT_IN, "%s: %s", clrt_clblast_tuning_str(t),
+                  clrt_last_error());
     TU_OK(clrt_clblast_override(d, "XgemmDirect",
                                 "WGD=16 MDIMCD=8 NDIMCD=8 MDIMAD=8 NDIMBD=8 KWID=2 VWMD=2 "
                                 "VWND=1 PADA=1 PADB=0"));
@@ -477,6 +479,7 @@ START_TEST(test_clblast_tuning_and_override)
     }
     gemm_case batched = {3, 3, 13, 5, 7, 1, 0, -1.5f, 0.25f}; /* XgemmStridedBatched */
     run_case(&batched, 0);
+    ck_assert_int_eq(clrt_clblast_tuning_of(d), CLRT_CLBLAST_BUILT_IN);
     ck_assert_int_eq(clrt_clblast_override(d, "Xgemm", "KWG=32 MWG"), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "not NAME=VALUE pairs", NULL);
     ck_assert_int_eq(clrt_clblast_override(d, "NoSuchKernel", "KWG=32"), CLRT_EINVAL);

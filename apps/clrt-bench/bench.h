@@ -14,20 +14,19 @@ typedef struct {
 } bench_command;
 
 /* One line per subcommand, each in bench_<name>.c: X(name, "help"). */
-#define BENCH_COMMANDS(X)                                                                          \
-    X(matmul, "exercise 1: square SGEMM 16..4096 per device and GEMM path vs OpenBLAS")            \
-    X(logging, "exercise 3: 1000 products, norms read per step vs kept on the device")             \
-    X(multi, "exercise 4: two large products on two devices at once vs in sequence on one")        \
-    X(transfer, "host<->device and device copies, pageable and pinned, vs memcpy")                 \
-    X(launch, "clrt_add launch overhead vs bare clEnqueueNDRangeKernel loops")                     \
-    X(startup, "fresh process to first finished kernel, cold vs warm caches")                      \
-    X(data, "Fashion-MNIST load and batch gathers vs gzip -dc and a convert loop")                 \
-    X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")                        \
-    X(elementwise, "elementwise ops, broadcasts, reductions vs same-shape add, host loops")        \
-    X(conv, "LeNet conv layers + max pooling, fwd+bwd, vs im2col + host SGEMM")                    \
-    X(train, "LeNet or the seed CNN: trainer steps vs on a resident batch; --layers")              \
-    X(clblast, "SGEMM through CLBlast: its own parameters vs its tuners' (clrt_clblast_override)") \
-    X(peak, "the device's FP32 FMA peak, memory bandwidth and launch latency vs its datasheet")    \
+#define BENCH_COMMANDS(X)                                                                       \
+    X(matmul, "exercise 1: square SGEMM 16..4096 per device and GEMM path vs OpenBLAS")         \
+    X(logging, "exercise 3: 1000 products, norms read per step vs kept on the device")          \
+    X(multi, "exercise 4: two large products on two devices at once vs in sequence on one")     \
+    X(transfer, "host<->device and device copies, pageable and pinned, vs memcpy")              \
+    X(launch, "clrt_add launch overhead vs bare clEnqueueNDRangeKernel loops")                  \
+    X(startup, "fresh process to first finished kernel, cold vs warm caches")                   \
+    X(data, "Fashion-MNIST load and batch gathers vs gzip -dc and a convert loop")              \
+    X(optim, "fused SGD/Adam steps over LeNet's parameters vs a host loop")                     \
+    X(elementwise, "elementwise ops, broadcasts, reductions vs same-shape add, host loops")     \
+    X(conv, "LeNet conv layers + max pooling, fwd+bwd, vs im2col + host SGEMM")                 \
+    X(train, "LeNet or the seed CNN: trainer steps vs on a resident batch; --layers")           \
+    X(peak, "the device's FP32 FMA peak, memory bandwidth and launch latency vs its datasheet") \
     X(weights, "writes a model's initial parameters (for bench/torch_ref.py --init)")
 
 #define BENCH_DECLARE(name, help) int bench_##name(int argc, char **argv);

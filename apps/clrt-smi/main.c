@@ -1,8 +1,10 @@
 /* clrt-smi: nvidia-smi for OpenCL. Lists every device clrt sees, in clrt's
- * order and with clrt's names, as a table or as JSON (--json). */
-#include <clrt/clrt.h>
+ * order and with clrt's names, as a table or as JSON (--json); --tune tunes
+ * CLBlast's GEMM on one of them (tune.c). */
+#include "smi.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_ROWS 64
@@ -33,8 +35,8 @@ static void human_bytes(unsigned long long b, char *out, size_t cap)
     snprintf(out, cap, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
 }
 
-/* CLBlast's database entry for the device: "device", "architecture",
- * "defaults" or "unknown" (clrt_clblast_tuning_of). */
+/* The parameters d's CLBlast GEMMs run with: "tuned here", "built-in",
+ * "refused" (clrt_clblast_tuning_of). */
 static const char *clblast_tuning(const clrt_device_info *in)
 {
     return clrt_clblast_tuning_str(clrt_clblast_tuning_of(clrt_device_get(in->name)));
@@ -81,6 +83,15 @@ static void print_table(const clrt_device_info *infos, int n)
                 width[c] = (int)strlen(rows[r][c]);
     for (int r = 0; r <= n; r++)
         print_row(rows[r], width);
+}
+
+/* Below the table, for each device whose stored CLBlast parameters are
+ * refused: why, and what to do (the error a GEMM there would give). */
+static void print_refused(const clrt_device_info *infos, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (clrt_clblast_tuning_of(clrt_device_get(infos[i].name)) == CLRT_CLBLAST_REFUSED)
+            printf("\n%s: %s\n", infos[i].name, clrt_last_error());
 }
 
 /* Below the table, when a device runs GEMMs on the host's BLAS: which
@@ -132,6 +143,23 @@ static void json_bool(const char *key, int value)
     printf("      \"%s\": %s,\n", key, value ? "true" : "false");
 }
 
+/* "clblast_parameters": the stored text per kernel, null where none. */
+static void json_clblast_parameters(const clrt_device_info *in)
+{
+    static const char *const kernels[] = {"Xgemm", "XgemmDirect"};
+    char params[1024];
+    printf("      \"clblast_parameters\": {");
+    for (int k = 0; k < 2; k++) {
+        printf("%s\"%s\": ", k ? ", " : "", kernels[k]);
+        if (clrt_clblast_tuning_load(clrt_device_get(in->name), kernels[k], params, sizeof params) >
+            0)
+            json_string(params);
+        else
+            printf("null");
+    }
+    printf("},\n");
+}
+
 static void print_json_device(const clrt_device_info *in, int index, int last)
 {
     printf("    {\n      \"index\": %d,\n", index);
@@ -151,7 +179,10 @@ static void print_json_device(const clrt_device_info *in, int index, int last)
     json_number("max_work_group_size", in->max_work_group_size);
     json_bool("fp64", in->has_fp64);
     json_bool("unified_memory", in->unified_memory);
+    json_number("opencl_platform_index", in->opencl_platform_index);
+    json_number("opencl_device_index", in->opencl_device_index);
     json_field("gemm_path", gemm_name(in->gemm_path), 0);
+    json_clblast_parameters(in);
     json_field("clblast_tuning", clblast_tuning(in), 1);
     printf(last ? "    }\n" : "    },\n");
 }
@@ -184,33 +215,38 @@ static void print_json(const clrt_device_info *infos, int n, const char *error)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clrt-smi [--json] [--help]\n\n"
+    fprintf(f, "usage: clrt-smi [--json] [--help]\n"
+               "       clrt-smi --tune [DEVICE] [--tune-settings N] [--tune-size N]\n"
+               "                [--tune-sizes N,N,...] [--tune-rounds R] [--tune-dir DIR]\n\n"
                "Lists the OpenCL devices clrt sees, in its order and with its names\n"
                "(gpu:N, cpu, cpu:N), as a table or, with --json, as JSON.\n"
-               "CLBLAST TUNED: whether CLBlast's database has GEMM parameters tuned for\n"
-               "the device model ('device'), its architecture, or only defaults.\n"
+               "CLBLAST TUNED: 'tuned here' when clrt hands CLBlast GEMM parameters that\n"
+               "--tune measured on this device model and driver, 'built-in' when CLBlast\n"
+               "uses its own (its database's, else its defaults), 'refused' when stored\n"
+               "ones cannot be used (the reason follows the table).\n"
                "CLRT_VISIBLE_DEVICES selects and orders GPUs as in every clrt program.\n\n"
+               "--tune runs CLBlast's tuners (clblast_tuner_xgemm, clblast_tuner_xgemm_direct\n"
+               "from Debian's clblast-utils, on PATH) on DEVICE (default: gpu:0 if any, else\n"
+               "cpu), stores the best parameters in clrt's cache folder, where every clrt\n"
+               "program takes them at its first CLBlast GEMM on such a device, then times\n"
+               "SGEMM with CLBlast's built-in parameters against them and prints GFLOP/s:\n"
+               "  --tune-settings N  settings each tuner tries, sampled at random (default 200)\n"
+               "  --tune-size N      the tuners' m = n = k, a multiple of 128 (default 1024 on\n"
+               "                     GPUs, 256 on CPU devices)\n"
+               "  --tune-sizes LIST  the timed products' n (default 128,256,512,1024 on CPU\n"
+               "                     devices, 256,...,4096 on GPUs)\n"
+               "  --tune-rounds R    timing rounds, alternating (default 3)\n"
+               "  --tune-dir DIR     where the tuners' logs and files go (default: a new\n"
+               "                     folder under $TMPDIR or /tmp)\n\n"
                "Exit status: 0 when devices were listed; 1 when no OpenCL device was found\n"
                "(no platform, or platforms without devices): the message on stderr, or with\n"
                "--json the \"error\" field beside an empty \"devices\" list, says why;\n"
-               "2 for a bad option.\n");
+               "2 for a bad option. --tune: 0 when parameters were stored and timed, 1 when\n"
+               "not (the message on stderr says why).\n");
 }
 
-int main(int argc, char **argv)
+static int list_devices(int json)
 {
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "clrt-smi: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
     static clrt_device_info infos[MAX_ROWS];
     int n = clrt_device_count();
     const char *error = n < 0 ? clrt_last_error() : NULL;
@@ -230,7 +266,90 @@ int main(int argc, char **argv)
                 clrt_last_status() == CLRT_ENOPLATFORM ? "no OpenCL device found: " : "", error);
     else {
         print_table(infos, n);
+        print_refused(infos, n);
         print_host_blas(infos, n);
     }
     return n == 0 ? 1 : 0;
+}
+
+/* A whole number in [lo, hi] into *out: 1, or 0. */
+static int number(const char *v, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || end == v || *end || x < lo || x > hi)
+        return 0;
+    *out = x;
+    return 1;
+}
+
+/* "128,256" into o->sizes: 1, or 0 when malformed. */
+static int parse_sizes(smi_tune_options *o, const char *v)
+{
+    long x = 0;
+    char buf[256];
+    o->n_sizes = 0;
+    if (!v || snprintf(buf, sizeof buf, "%s", v) >= (int)sizeof buf)
+        return 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (o->n_sizes == SMI_MAX_SIZES || !number(t, 1, 16384, &x))
+            return 0;
+        o->sizes[o->n_sizes++] = (int)x;
+    }
+    return o->n_sizes > 0;
+}
+
+/* One --tune-* option and its value at argv[*i]: 1, 0 when the value is
+ * bad, -1 when the option is not one. */
+static int tune_option(smi_tune_options *o, char **argv, int argc, int *i)
+{
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    long x = 0;
+    int ok = -1;
+    if (strcmp(a, "--tune-settings") == 0 && (ok = number(v, 1, 100000000, &x)))
+        o->settings = x;
+    else if (strcmp(a, "--tune-size") == 0 && (ok = number(v, 128, 16384, &x) && x % 128 == 0))
+        o->size = x;
+    else if (strcmp(a, "--tune-sizes") == 0)
+        ok = parse_sizes(o, v);
+    else if (strcmp(a, "--tune-rounds") == 0 && (ok = number(v, 1, 15, &x)))
+        o->rounds = (int)x;
+    else if (strcmp(a, "--tune-dir") == 0)
+        o->dir = (ok = v && *v) ? v : NULL;
+    *i += ok == 1;
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0, tune = 0, tune_options = 0, known = 0;
+    smi_tune_options o = {.settings = 200, .rounds = 3};
+    if (argc == 4 && strcmp(argv[1], "--tune-child") == 0)
+        return smi_time_child(argv[2], argv[3]);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(a, "--tune") == 0) {
+            tune = 1;
+            if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+                o.device = argv[++i];
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if ((known = tune_option(&o, argv, argc, &i)) != 1) {
+            fprintf(stderr, "clrt-smi: %s option '%s'\n", known ? "unknown" : "bad value for", a);
+            usage(stderr);
+            return 2;
+        } else {
+            tune_options = 1;
+        }
+    }
+    if ((tune && json) || (tune_options && !tune)) {
+        fprintf(stderr, "clrt-smi: %s\n",
+                json ? "--tune and --json do not go together" : "--tune-* options need --tune");
+        usage(stderr);
+        return 2;
+    }
+    return tune ? smi_tune(&o) : list_devices(json);
 }

@@ -72,6 +72,11 @@ typedef struct {
     int unified_memory;
     int native_kernels;
     clrt_gemm_path gemm_path;
+    /* Where OpenCL's ICD loader lists the device: the platform's index in
+     * clGetPlatformIDs and the device's in its clGetDeviceIDs
+     * (CL_DEVICE_TYPE_ALL), as clinfo -l and CLBlast's tools (-platform,
+     * -device) count them; CLRT_VISIBLE_DEVICES does not change them. */
+    unsigned opencl_platform_index, opencl_device_index;
 } clrt_device_info;
 
 CLRT_API clrt_status clrt_device_info_get(const clrt_device *d, clrt_device_info *out);

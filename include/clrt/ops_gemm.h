@@ -41,28 +41,68 @@ CLRT_API clrt_status clrt_gemm(clrt_tensor *c, clrt_trans trans_a, clrt_trans tr
 
 CLRT_API const char *clrt_gemm_path_str(clrt_gemm_path p); /* "clblast" "host-blas" */
 
-/* CLBlast's tuning for a device (shown by clrt-smi): its built-in database
- * has parameters tuned for this device model, or for its architecture
- * (NVIDIA's compute capability), or it runs the vendor's or CLBlast's own
- * defaults. UNKNOWN when libclblast cannot be read (then also an error). */
+/* CLBlast's float32 GEMM parameters on a device. CLBlast picks its own
+ * (its database's entry for the device model, else its architecture or
+ * vendor, else its defaults) unless clrt hands it others:
+ *  - parameters tuned on this device: `clrt-smi --tune DEVICE` runs
+ *    CLBlast's tuners there and stores the best parameters in clrt's
+ *    tuning store (clrt_clblast_tuning_store), in the cache folder
+ *    (CLRT_CACHE_DIR ..., with the program cache's trust rules), keyed by
+ *    the device model, its driver and platform versions and clrt's version.
+ *    clrt hands them to CLBlast at the first CLBlast GEMM on such a device
+ *    in every later process (CLRT_CLBLAST_TUNED=0 leaves them unused).
+ *    Stored parameters that CLBlast refuses (a corrupt record, a CLBlast
+ *    whose kernels take other parameters) are never skipped silently: that
+ *    GEMM and every later CLBlast GEMM on the device fail with CLRT_EINVAL
+ *    naming them and the way out (tune again, or CLRT_CLBLAST_TUNED=0),
+ *    and a CLBlast GEMM that fails otherwise names them in its message.
+ *  - parameters a program gives (clrt_clblast_override), which win over
+ *    stored ones for that kernel.
+ * Only the host-BLAS path (CPU devices, clrt_device_info.gemm_path) runs
+ * none of them. All calls here are thread-safe. */
+
+/* What d's CLBlast GEMMs run with (clrt-smi's CLBLAST TUNED column):
+ * TUNED_HERE: parameters from clrt's store, for at least one of CLBlast's
+ * two GEMM kernels; BUILT_IN: CLBlast's own (or a program's
+ * clrt_clblast_override); REFUSED: stored parameters CLBlast refuses, with
+ * the error set as the next GEMM would set it; UNKNOWN: d is NULL (error
+ * set). Asking hands the stored parameters over, as a first GEMM does. */
 typedef enum {
-    CLRT_CLBLAST_TUNED_DEVICE,
-    CLRT_CLBLAST_TUNED_ARCHITECTURE,
-    CLRT_CLBLAST_DEFAULTS,
+    CLRT_CLBLAST_BUILT_IN,
+    CLRT_CLBLAST_TUNED_HERE,
+    CLRT_CLBLAST_REFUSED,
     CLRT_CLBLAST_TUNING_UNKNOWN
 } clrt_clblast_tuning;
 CLRT_API clrt_clblast_tuning clrt_clblast_tuning_of(const clrt_device *d);
-/* "device" "architecture" "defaults" "unknown" */
+/* "built-in" "tuned here" "refused" "unknown" */
 CLRT_API const char *clrt_clblast_tuning_str(clrt_clblast_tuning t);
+
+/* Stores tuned parameters for CLBlast's kernel "Xgemm" or "XgemmDirect" on
+ * d's model and driver (see above), as clrt_clblast_override takes them,
+ * and hands them to CLBlast at once: d's later CLBlast GEMMs in this
+ * process and in every later one run with them. clrt-smi --tune calls it
+ * with the tuners' best. CLRT_EINVAL (nothing stored): another kernel,
+ * text that is not NAME=VALUE pairs, or names CLBlast refuses; CLRT_EIO
+ * when the cache folder is off (CLRT_CACHE=0) or cannot be written: then
+ * they hold in this process only. */
+CLRT_API clrt_status clrt_clblast_tuning_store(clrt_device *d, const char *kernel,
+                                               const char *params);
+/* The parameters stored for d's kernel ("Xgemm", "XgemmDirect"), copied
+ * into out as snprintf does (cap bytes, NUL-terminated): returns their
+ * length, 0 when none are stored (CLRT_CLBLAST_TUNED does not matter), or
+ * a negative status (CLRT_EINVAL for a corrupt record, naming it). */
+CLRT_API int clrt_clblast_tuning_load(const clrt_device *d, const char *kernel, char *out,
+                                      size_t cap);
 
 /* Hands CLBlast tuned float32 parameters for one of its kernels on d, as
  * CLBlast's tuners print them: kernel "Xgemm" (clblast_tuner_xgemm) or
- * "XgemmDirect" (clblast_tuner_xgemm_direct), params their JSON file's
- * best_parameters, e.g. "GEMMK=0 KREG=1 KWG=32 ... VWN=2" (PRECISION=32 is
- * skipped). The next GEMM recompiles CLBlast's kernel with them, for the
- * rest of the process (CLBlastOverrideParameters). CLRT_EINVAL when the text
- * is not NAME=VALUE pairs or CLBlast refuses them (a kernel it does not know,
- * a parameter missing). clrt-bench clblast compares the two. */
+ * "XgemmDirect" (clblast_tuner_xgemm_direct), or another of CLBlast's
+ * (e.g. "GemmRoutine"), params their JSON file's best_parameters, e.g.
+ * "GEMMK=0 KREG=1 KWG=32 ... VWN=2" (PRECISION=32 is skipped). The next
+ * GEMM recompiles CLBlast's kernel with them, for the rest of the process
+ * (CLBlastOverrideParameters), whatever clrt's store holds. Nothing is
+ * stored. CLRT_EINVAL when the text is not NAME=VALUE pairs or CLBlast
+ * refuses them (a kernel it does not know, a parameter missing). */
 CLRT_API clrt_status clrt_clblast_override(clrt_device *d, const char *kernel, const char *params);
 
 #ifdef __cplusplus

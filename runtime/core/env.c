@@ -126,6 +126,7 @@ static void read_all(void)
     settings.visible_devices = getenv("CLRT_VISIBLE_DEVICES");
     settings.default_device = nonempty("CLRT_DEFAULT_DEVICE");
     settings.gemm_clblast = choice("CLRT_GEMM", gemm, "host-blas, clblast", 0) == 1;
+    settings.clblast_tuned = choice("CLRT_CLBLAST_TUNED", off_on, "0, 1", 1);
     settings.conv_algo =
         (clrt__conv_algo)choice("CLRT_CONV_ALGO", conv, "auto, im2col, vec, winograd", 0);
     settings.conv_scratch_bytes = byte_count("CLRT_CONV_SCRATCH_BYTES");

@@ -21,6 +21,8 @@ typedef struct {
     const char *visible_devices;     /* CLRT_VISIBLE_DEVICES, parsed by device.c; NULL: all */
     const char *default_device;      /* CLRT_DEFAULT_DEVICE, a spec looked up by device.c */
     int gemm_clblast;                /* CLRT_GEMM=clblast: CLBlast on CPU devices too */
+    int clblast_tuned;               /* CLRT_CLBLAST_TUNED: 1 (default) hands CLBlast the
+                                        parameters clrt-smi --tune stored; 0 leaves them unused */
     clrt__conv_algo conv_algo;       /* CLRT_CONV_ALGO */
     size_t conv_scratch_bytes;       /* CLRT_CONV_SCRATCH_BYTES; 0: the built-in cap */
     int poison;                      /* CLRT_POISON=1: new buffers start as NaN bytes */

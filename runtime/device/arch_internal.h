@@ -1,7 +1,7 @@
 /* What a device tells of its architecture beyond the limits device.c keeps
  * (device_internal.h): its extensions, NVIDIA's compute capability, the
  * vector width its compiler uses natively. Queried on demand (not at
- * enumeration): clrt-bench peak and CLBlast's tuning lookup ask. */
+ * enumeration): clrt-bench peak asks. */
 #ifndef CLRT_ARCH_INTERNAL_H
 #define CLRT_ARCH_INTERNAL_H
 

@@ -206,20 +206,23 @@ uint8_t *clrt__cache_dir_read(const char *name, size_t max, size_t *size)
     return buf;
 }
 
-void clrt__cache_dir_write(const char *name, const void *data, size_t size)
+int clrt__cache_dir_write(const char *name, const void *data, size_t size)
 {
     char tmp[512];
     if (!clrt__cache_dir_key() || snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", name, (long)getpid(),
                                            atomic_fetch_add(&tmp_serial, 1)) >= (int)sizeof tmp)
-        return;
+        return 0;
     int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno == EEXIST && unlinkat(dir_fd, tmp, 0) == 0) /* a dead writer's: our pid */
         fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        return;
+        return 0;
     int ok = clrt__write_full(fd, data, size);
     if (close(fd) != 0)
         ok = 0;
-    if (!ok || renameat(dir_fd, tmp, dir_fd, name) != 0)
+    if (!ok || renameat(dir_fd, tmp, dir_fd, name) != 0) {
         unlinkat(dir_fd, tmp, 0);
+        return 0;
+    }
+    return 1;
 }

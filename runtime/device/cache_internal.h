@@ -69,8 +69,9 @@ const uint8_t *clrt__cache_dir_key(void);
  * malloc'ed, *size bytes. NULL otherwise (silently). */
 uint8_t *clrt__cache_dir_read(const char *name, size_t max, size_t *size);
 /* Writes `name` whole or not at all: a new private temporary file
- * ("<name>.tmp.<pid>.<n>") renamed over it. Best effort, silent: a failure
- * costs a rebuild later. */
-void clrt__cache_dir_write(const char *name, const void *data, size_t size);
+ * ("<name>.tmp.<pid>.<n>") renamed over it. Silent: 1 when written, 0 when
+ * not (the folder off or refused, a full disk), which costs the program
+ * cache a rebuild later. */
+int clrt__cache_dir_write(const char *name, const void *data, size_t size);
 
 #endif

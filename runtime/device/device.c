@@ -142,7 +142,7 @@ static void note_platform(const char *name, const char *answer)
              name, answer);
 }
 
-static void add_platform(cl_platform_id p, clrt_device *found, int *n_found)
+static void add_platform(cl_platform_id p, unsigned index, clrt_device *found, int *n_found)
 {
     cl_device_id ids[MAX_DEVICES];
     cl_uint n = 0;
@@ -167,6 +167,8 @@ static void add_platform(cl_platform_id p, clrt_device *found, int *n_found)
         d->platform = p;
         d->id = ids[i];
         query_info(d);
+        d->info.opencl_platform_index = index;
+        d->info.opencl_device_index = i;
     }
 }
 
@@ -226,7 +228,7 @@ static void enumerate(void)
     static clrt_device found[MAX_DEVICES];
     int nf = 0;
     for (cl_uint i = 0; i < np && i < 16; i++)
-        add_platform(plats[i], found, &nf);
+        add_platform(plats[i], i, found, &nf);
     /* Stable sort by rank (insertion sort keeps platform/device order). */
     for (int i = 1; i < nf; i++) {
         clrt_device tmp = found[i];

@@ -33,8 +33,7 @@ static uint64_t fnv1a_str(uint64_t h, const char *s)
 }
 
 /* The file name and key of d's record `key`. */
-static void file_of(const clrt_device *d, const char *key, char *name, size_t cap,
-                    uint64_t hash[2])
+static void file_of(const clrt_device *d, const char *key, char *name, size_t cap, uint64_t hash[2])
 {
     uint64_t h[2] = {0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL};
     for (int i = 0; i < 2; i++) {
@@ -92,8 +91,8 @@ static tuning_record *load(const clrt_device *d, const char *key)
         return NULL;
     file_of(d, key, name, sizeof name, hash);
     uint8_t *file = clrt__cache_dir_read(name, CLRT__TUNING_MAX + 64, &size);
-    if (file && clrt__cache_file_decode(file, size, hash, mac, &payload, &n) ==
-                    CLRT__CACHE_FILE_OK &&
+    if (file &&
+        clrt__cache_file_decode(file, size, hash, mac, &payload, &n) == CLRT__CACHE_FILE_OK &&
         n <= CLRT__TUNING_MAX)
         remember(d, key, payload, n);
     free(file);
@@ -113,22 +112,22 @@ size_t clrt__tuning_get(const clrt_device *d, const char *key, void *value, size
     return n;
 }
 
-void clrt__tuning_put(const clrt_device *d, const char *key, const void *value, size_t size)
+int clrt__tuning_put(const clrt_device *d, const char *key, const void *value, size_t size)
 {
     if (size == 0 || size > CLRT__TUNING_MAX)
-        return;
+        return 0;
     pthread_mutex_lock(&records_lock);
     remember(d, key, value, size);
     pthread_mutex_unlock(&records_lock);
     const uint8_t *mac = clrt__cache_dir_key();
     if (!mac)
-        return;
+        return 0;
     char name[64];
     uint64_t hash[2];
     size_t file_size = 0;
     file_of(d, key, name, sizeof name, hash);
     uint8_t *file = clrt__cache_file_encode(hash, mac, value, size, &file_size);
-    if (file)
-        clrt__cache_dir_write(name, file, file_size);
+    int written = file && clrt__cache_dir_write(name, file, file_size);
     free(file);
+    return written;
 }

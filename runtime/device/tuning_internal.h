@@ -18,7 +18,10 @@
  * size, or 0 when there is none (or it is larger than cap). */
 size_t clrt__tuning_get(const clrt_device *d, const char *key, void *value, size_t cap);
 /* Stores (replaces) d's record `key`: in memory, and in the folder at best
- * effort (a failure to write costs a measurement later). */
-void clrt__tuning_put(const clrt_device *d, const char *key, const void *value, size_t size);
+ * effort (a failure to write costs a measurement later). Returns 1 when
+ * the record reached the folder, 0 when it lives in memory only (the
+ * folder off or refused, a failed write) or was not kept at all (size 0
+ * or above CLRT__TUNING_MAX, out of memory). */
+int clrt__tuning_put(const clrt_device *d, const char *key, const void *value, size_t size);
 
 #endif

@@ -232,9 +232,10 @@ def section_tune(doc):
     if not doc.get("tune_text"):
         return ""
     return "\n".join(["## CLBlast tuning", "",
-                      "CLBlast's tuners on the device, then SGEMM with CLBlast's own parameters "
-                      "against the tuned ones (the end of the stage's output; the tuners' JSON "
-                      "files are in logs.tar.gz):", "", fence(doc["tune_text"], 40)])
+                      "`clrt-smi --tune`: CLBlast's tuners on the device, the best parameters "
+                      "stored in clrt's cache for it, then SGEMM with CLBlast's own parameters "
+                      "against the stored ones (the end of the stage's output; the tuners' JSON "
+                      "files and logs are in logs.tar.gz):", "", fence(doc["tune_text"], 40)])
 
 
 def section_train(doc, pk):

@@ -61,14 +61,14 @@ else()
                 "+OPENCL C +FP64 +UNIFIED +GEMM +CLBLAST TUNED")
   expect_match("header" "${header}" "${table}")
   expect_match("a cpu row" "\ncpu +[^\n]+ CPU +Portable Computing Language" "${table}")
-  expect_match("a GEMM path and CLBlast's tuning"
-               "\ncpu [^\n]+(clblast|host-blas) +(device|architecture|defaults)\n" "${table}")
+  expect_match("a GEMM path and CLBlast's tuning (none stored in this test's cache folder)"
+               "\ncpu [^\n]+(clblast|host-blas) +built-in\n" "${table}")
 endif()
 if(MODE STREQUAL "stub")
   string(CONCAT rows "^DEVICE[^\n]*\n"
          "gpu:0 +Stub GPU 0 +GPU +NVIDIA CUDA +535.104.05 +40.0 GiB +10.0 GiB +108 +1410 +1.2 "
-         "+yes +no +clblast +architecture\n" # compute capability 8.0: CLBlast has SM8.0
-         "gpu:1 +Stub GPU 1 +GPU [^\n]+ +clblast +defaults\n")            # 8.9: it has not
+         "+yes +no +clblast +built-in\n"
+         "gpu:1 +Stub GPU 1 +GPU [^\n]+ +clblast +built-in\n")
   expect_match("gpu:0 first, then gpu:1" "${rows}" "${table}")
 endif()
 
@@ -108,7 +108,12 @@ else()
     string(JSON tuning GET "${json}" devices ${i} clblast_tuning)
     expect("index ${i}" "index EQUAL i")
     expect_match("gemm path" "^(clblast|host-blas)$" "${gemm}")
-    expect_match("CLBlast tuning" "^(device|architecture|defaults)$" "${tuning}")
+    expect_match("CLBlast tuning" "^built-in$" "${tuning}")
+    string(JSON xgemm TYPE "${json}" devices ${i} clblast_parameters Xgemm)
+    expect("no stored Xgemm parameters" "xgemm STREQUAL \"NULL\"")
+    string(JSON platform GET "${json}" devices ${i} opencl_platform_index)
+    string(JSON device GET "${json}" devices ${i} opencl_device_index)
+    expect("OpenCL indices of device ${i}" "platform GREATER_EQUAL 0 AND device GREATER_EQUAL 0")
     expect("memory of device ${i}" "mem GREATER 0")
   endforeach()
 endif()
@@ -123,7 +128,7 @@ if(MODE STREQUAL "stub")
   expect("gpu:1 model" "model STREQUAL \"Stub GPU 1\"")
   expect("gpu:1 memory" "mem EQUAL 25769803776")
   expect("gpu:1 fp64" "fp64 STREQUAL \"ON\"")
-  string(JSON tuning GET "${json}" devices 0 clblast_tuning)
-  expect("gpu:0 tuned for its architecture" "tuning STREQUAL \"architecture\"")
+  string(JSON device GET "${json}" devices 1 opencl_device_index)
+  expect("gpu:1 is the stub's device 1" "device EQUAL 1")
   expect("cpu last" "cpu STREQUAL \"cpu\"")
 endif()

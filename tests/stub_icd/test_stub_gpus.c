@@ -23,6 +23,16 @@ static const char *model(clrt_device *d)
     return info.model;
 }
 
+/* Where the ICD loader lists d: its platform's index and its own in it
+ * (what CLBlast's tuners take as -platform and -device). */
+static void opencl_index(clrt_device *d, unsigned *platform, unsigned *device)
+{
+    clrt_device_info info;
+    TU_OK(clrt_device_info_get(d, &info));
+    *platform = info.opencl_platform_index;
+    *device = info.opencl_device_index;
+}
+
 /* --- gpus: ordering, names, aliases, info, clean failures --- */
 
 START_TEST(gpus_come_first)
@@ -44,6 +54,20 @@ START_TEST(gpus_come_first)
     TU_OK(clrt_device_info_get(cpu(), &info));
     ck_assert_int_eq(info.kind, CLRT_DEVICE_CPU);
     ck_assert_str_eq(info.platform, "Portable Computing Language");
+
+    /* Two platforms (the stub's, PoCL's) in the loader's order; the stub's
+     * GPUs are its devices 0 and 1. */
+    unsigned p0, d0, p1, d1, pc, dc;
+    opencl_index(g0, &p0, &d0);
+    opencl_index(g1, &p1, &d1);
+    opencl_index(cpu(), &pc, &dc);
+    ck_assert_uint_eq(p0, p1);
+    ck_assert_uint_ne(p0, pc);
+    ck_assert_uint_lt(p0, 2);
+    ck_assert_uint_lt(pc, 2);
+    ck_assert_uint_eq(d0, 0);
+    ck_assert_uint_eq(d1, 1);
+    ck_assert_uint_eq(dc, 0);
 }
 END_TEST
 
@@ -171,6 +195,13 @@ START_TEST(visible_1_0_reorders)
     ck_assert_str_eq(model(TU_NONNULL(clrt_gpu(0))), "Stub GPU 1");
     ck_assert_str_eq(model(TU_NONNULL(clrt_gpu(1))), "Stub GPU 0");
     ck_assert_str_eq(clrt_device_str(clrt_gpu(1)), "gpu:1");
+    /* The loader's indices stay the driver's: gpu:0 is its device 1. */
+    unsigned p0, d0, p1, d1;
+    opencl_index(clrt_gpu(0), &p0, &d0);
+    opencl_index(clrt_gpu(1), &p1, &d1);
+    ck_assert_uint_eq(p0, p1);
+    ck_assert_uint_eq(d0, 1);
+    ck_assert_uint_eq(d1, 0);
 }
 END_TEST
 

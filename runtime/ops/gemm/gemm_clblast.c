@@ -1,5 +1,6 @@
 /* GEMM through CLBlast on the device's queue (GPUs, and CPU devices
- * without the host-BLAS path). */
+ * without the host-BLAS path), with the parameters clrt stored for the
+ * device handed over at its first GEMM (gemm_clblast_tuning.c). */
 #include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/device/command_internal.h"
 
@@ -43,9 +44,11 @@ static clrt_status clblast_fail(clrt_device *d, const clrt__gemm_args *g, const 
 {
     int no_memory = s == CLBlastOpenCLOutOfHostMemory || s == CLBlastOpenCLOutOfResources ||
                     s == CLBlastTempBufferAllocFailure;
+    char note[1400];
+    clrt__clblast_tuning_note(d, note, sizeof note);
     return clrt__fail(no_memory ? CLRT_ENOMEM : CLRT_EOPENCL,
-                      "%s (m=%zu n=%zu k=%zu batch=%zu) on %s failed: %s (%d)", routine, g->m, g->n,
-                      g->k, g->batch, d->info.name, clblast_status_name(s), (int)s);
+                      "%s (m=%zu n=%zu k=%zu batch=%zu) on %s failed: %s (%d)%s", routine, g->m,
+                      g->n, g->k, g->batch, d->info.name, clblast_status_name(s), (int)s, note);
 }
 
 /* One contiguous run of C's elements: zero it (beta 0: C's old values,
@@ -109,6 +112,11 @@ clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
      * kernels (padding, transposes) and hands back the last one's event. */
     cl_event ev;
     pthread_mutex_lock(&clrt__clblast_lock);
+    clrt_status stored = clrt__clblast_stored_locked(d);
+    if (stored != CLRT_OK) {
+        pthread_mutex_unlock(&clrt__clblast_lock);
+        return stored;
+    }
     cl_event before = clrt__span_begin(d);
     CLBlastStatusCode s = sgemm(d, g, clrt__trace_slot(&ev));
     pthread_mutex_unlock(&clrt__clblast_lock);

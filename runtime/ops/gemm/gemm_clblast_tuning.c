@@ -1,116 +1,75 @@
-/* CLBlast's tuning for a device: whether its built-in database holds
- * parameters tuned for the device (clrt_clblast_tuning), and tuned
- * parameters given by the caller (clrt_clblast_override).
+/* CLBlast's GEMM parameters on a device (ops_gemm.h), from three sources:
+ * CLBlast's own choice (its database entry for the device, architecture or
+ * vendor, else its defaults), parameters measured on such a device and
+ * kept in clrt's tuning store (clrt_clblast_tuning_store, which clrt-smi
+ * --tune calls), and parameters a caller hands over
+ * (clrt_clblast_override). Stored ones are handed to CLBlast at the first
+ * CLBlast GEMM on the device (clrt__clblast_stored_locked) or when
+ * clrt_clblast_tuning_of asks; a caller's win over them. Every hand-over
+ * is one CLBlastOverrideParameters call, which lasts for the process.
  *
- * CLBlast's C API cannot say which database entry it uses (its C++
- * RetrieveParameters returns the parameters, not where they came from), so
- * this reads the database where it lives: in the loaded libclblast's
- * read-only data. CLBlast (1.5) looks a device up by vendor and type, then
- * architecture (NVIDIA: "SM<major>.<minor>" from cl_nv_device_attribute_query;
- * AMD: the device name), then device name (CL_DEVICE_NAME without PoCL's
- * "pthread-" prefix, cut to 50 characters), and stores each name padded
- * with spaces to 50 characters, so a tuned device's name appears in the
- * library as those 50 characters and a NUL. Anything else gets the vendor's
- * or CLBlast's own defaults. */
+ * Each device's state here (which parameters are in use, and why stored
+ * ones could not be) is guarded by clrt__clblast_lock, as CLBlast is. */
 #include "runtime/ops/gemm/gemm_internal.h"
-#include "runtime/core/alloc_internal.h"
-#include "runtime/device/arch_internal.h"
+#include "runtime/core/env_internal.h"
+#include "runtime/device/tuning_internal.h"
 
 #include <clblast_c.h>
 #include <clrt/ops_gemm.h>
-#include <dlfcn.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define DB_NAME_LEN 50
+#define N_KERNELS 2
+#define PARAMS_MAX 512 /* characters of one kernel's NAME=VALUE text, NUL included */
+#define NOT_PAIRS (-1) /* hand_over: the text is not NAME=VALUE pairs */
 
-/* The loaded libclblast, read whole. NULL if it cannot be found or read. */
-static char *read_clblast(size_t *size)
+static const char *const kernels[N_KERNELS] = {"Xgemm", "XgemmDirect"};
+
+typedef enum { FROM_CLBLAST, FROM_STORE, FROM_CALLER } param_source;
+
+typedef struct {
+    const clrt_device *dev;
+    int looked_up; /* the store was read and its parameters handed over */
+    int bad;       /* 1 + the kernel whose stored parameters cannot be used, or 0 */
+    char bad_text[PARAMS_MAX], problem[96];
+    param_source source[N_KERNELS];
+    char stored[N_KERNELS][PARAMS_MAX]; /* the stored text in use (FROM_STORE) */
+} device_state;
+
+static device_state states[CLRT__MAX_DEVICES];
+
+/* d's state, made on first use; the lock is held. NULL past the table. */
+static device_state *state_of(const clrt_device *d)
 {
-    Dl_info info;
-    void *sgemm = dlsym(RTLD_DEFAULT, "CLBlastSgemm");
-    if (!sgemm || !dladdr(sgemm, &info) || !info.dli_fname)
-        return NULL;
-    FILE *f = fopen(info.dli_fname, "rb");
-    char *data = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (data = clrt__malloc((size_t)n)) != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-        free(data);
-        data = NULL;
+    for (int i = 0; i < CLRT__MAX_DEVICES; i++) {
+        if (states[i].dev == d)
+            return &states[i];
+        if (!states[i].dev) {
+            states[i].dev = d;
+            return &states[i];
+        }
     }
-    if (f)
-        fclose(f);
-    *size = (size_t)n;
-    return data;
+    return NULL;
 }
 
-/* CLBlast's name for the device: CL_DEVICE_NAME without "pthread-",
- * padded with spaces to 50 characters, then the NUL. */
-static void database_name(const clrt_device *d, char out[DB_NAME_LEN + 1])
+static int kernel_index(const char *kernel)
 {
-    char name[sizeof d->info.model];
-    const char *pocl = strstr(d->info.model, "pthread-");
-    if (pocl)
-        snprintf(name, sizeof name, "%.*s%s", (int)(pocl - d->info.model), d->info.model,
-                 pocl + strlen("pthread-"));
-    else
-        snprintf(name, sizeof name, "%s", d->info.model);
-    snprintf(out, DB_NAME_LEN + 1, "%-*.*s", DB_NAME_LEN, DB_NAME_LEN, name);
+    for (int k = 0; k < N_KERNELS; k++)
+        if (strcmp(kernel, kernels[k]) == 0)
+            return k;
+    return -1;
 }
 
-/* CLBlast's architecture name, "\0SM8.0\0" style (NUL on both sides, as a
- * string literal sits in read-only data); 0 if the device has none. */
-static size_t architecture_name(const clrt_device *d, char *out, size_t cap)
+/* The tuning store's key of a kernel's parameters. */
+static void store_key(int k, char *key, size_t cap)
 {
-    unsigned major = 0, minor = 0;
-    if (!clrt__device_nv_compute_capability(d, &major, &minor))
-        return 0;
-    int n = snprintf(out, cap, "%cSM%u.%u%c", 0, major, minor, 0);
-    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
-}
-
-clrt_clblast_tuning clrt_clblast_tuning_of(const clrt_device *d)
-{
-    if (!d) {
-        clrt__fail(CLRT_EINVAL, "clrt_clblast_tuning_of: device is NULL");
-        return CLRT_CLBLAST_TUNING_UNKNOWN;
-    }
-    size_t size = 0;
-    char *lib = read_clblast(&size);
-    if (!lib) {
-        clrt__fail(CLRT_EIO, "clrt_clblast_tuning_of: cannot read the loaded libclblast");
-        return CLRT_CLBLAST_TUNING_UNKNOWN;
-    }
-    char name[DB_NAME_LEN + 1], arch[32];
-    database_name(d, name);
-    size_t arch_len = architecture_name(d, arch, sizeof arch);
-    clrt_clblast_tuning t = memmem(lib, size, name, sizeof name) ? CLRT_CLBLAST_TUNED_DEVICE
-                            : arch_len && memmem(lib, size, arch, arch_len)
-                                ? CLRT_CLBLAST_TUNED_ARCHITECTURE
-                                : CLRT_CLBLAST_DEFAULTS;
-    free(lib);
-    return t;
-}
-
-const char *clrt_clblast_tuning_str(clrt_clblast_tuning t)
-{
-    switch (t) {
-    case CLRT_CLBLAST_TUNED_DEVICE:
-        return "device";
-    case CLRT_CLBLAST_TUNED_ARCHITECTURE:
-        return "architecture";
-    case CLRT_CLBLAST_DEFAULTS:
-        return "defaults";
-    case CLRT_CLBLAST_TUNING_UNKNOWN:
-        break;
-    }
-    return "unknown";
+    snprintf(key, cap, "clblast/%s", kernels[k]);
 }
 
 /* Parses "NAME=VALUE NAME=VALUE ..." into at most cap pairs; names point
- * into buf (a copy the caller frees). Returns the count, or -1. */
+ * into buf (a copy of text). Returns the count, or -1. */
 static int parse_params(const char *text, char *buf, const char **names, size_t *values, int cap)
 {
     strcpy(buf, text);
@@ -132,35 +91,246 @@ static int parse_params(const char *text, char *buf, const char **names, size_t 
     return n;
 }
 
-clrt_status clrt_clblast_override(clrt_device *d, const char *kernel, const char *params)
+/* Hands float32 parameters for `kernel` on d to CLBlast; the lock is held.
+ * CLBlast's status, or NOT_PAIRS. CLBlast checks that the names are its
+ * kernel's, all of them; values it meets when it builds the kernel. */
+static int hand_over(const clrt_device *d, const char *kernel, const char *params)
 {
     enum { CAP = 32 };
     const char *names[CAP];
     size_t values[CAP];
+    char buf[PARAMS_MAX];
+    if (strlen(params) >= sizeof buf)
+        return NOT_PAIRS;
+    int n = parse_params(params, buf, names, values, CAP);
+    if (n <= 0)
+        return NOT_PAIRS;
+    return CLBlastOverrideParameters(d->id, kernel, CLBlastPrecisionSingle, (size_t)n, names,
+                                     values);
+}
+
+static const char *refusal_name(int s)
+{
+    return s == CLBlastInvalidOverrideKernel      ? "CLBlastInvalidOverrideKernel"
+           : s == CLBlastMissingOverrideParameter ? "CLBlastMissingOverrideParameter"
+                                                  : "a CLBlast error";
+}
+
+/* Kernel k's stored text into out: 1, 0 when none is stored, -1 when the
+ * record is not NUL-terminated text (then out shows it, made printable). */
+static int load_stored(const clrt_device *d, int k, char out[PARAMS_MAX])
+{
+    char key[64], raw[CLRT__TUNING_MAX];
+    store_key(k, key, sizeof key);
+    size_t n = clrt__tuning_get(d, key, raw, sizeof raw);
+    if (n == 0)
+        return 0;
+    int text = raw[n - 1] == '\0' && strlen(raw) == n - 1 && n <= PARAMS_MAX;
+    size_t shown = n < PARAMS_MAX ? n : PARAMS_MAX - 1;
+    for (size_t i = 0; i < shown; i++)
+        out[i] = isprint((unsigned char)raw[i]) ? raw[i] : '?';
+    out[text ? n - 1 : shown] = '\0';
+    return text ? 1 : -1;
+}
+
+/* Notes in st that kernel k's stored parameters cannot be used, and why. */
+static void stored_unusable(device_state *st, int k, const char *params, const char *problem)
+{
+    st->bad = 1 + k;
+    snprintf(st->bad_text, sizeof st->bad_text, "%s", params);
+    snprintf(st->problem, sizeof st->problem, "%s", problem);
+}
+
+/* The error for stored parameters that cannot be used: which, where they
+ * came from, and the way out. */
+static clrt_status fail_stored(const clrt_device *d, const device_state *st)
+{
+    const char *dir = clrt__env()->cache_dir;
+    return clrt__fail(CLRT_EINVAL,
+                      "clrt's stored CLBlast %s parameters for %s (%s), '%s' (stored by clrt-smi "
+                      "--tune in %s), %s: run 'clrt-smi --tune %s' again, or set "
+                      "CLRT_CLBLAST_TUNED=0 to use CLBlast's built-in ones",
+                      kernels[st->bad - 1], d->info.name, d->info.model, st->bad_text,
+                      dir ? dir : "clrt's cache folder", st->problem, d->info.name);
+}
+
+/* Reads d's stored parameters and hands them to CLBlast, once; the lock is
+ * held. Kernels a caller has given parameters for keep them. */
+static void use_stored(const clrt_device *d, device_state *st)
+{
+    st->looked_up = 1;
+    if (!clrt__env()->clblast_tuned)
+        return;
+    for (int k = 0; k < N_KERNELS && !st->bad; k++) {
+        char text[PARAMS_MAX], problem[96];
+        int got = st->source[k] == FROM_CALLER ? 0 : load_stored(d, k, text);
+        int s = got == 1 ? hand_over(d, kernels[k], text) : CLBlastSuccess;
+        if (got < 0 || s == NOT_PAIRS) {
+            stored_unusable(st, k, text, "are not NAME=VALUE pairs: the record is corrupt");
+        } else if (s != CLBlastSuccess) {
+            snprintf(problem, sizeof problem, "are refused by CLBlast (%s, %d)", refusal_name(s),
+                     s);
+            stored_unusable(st, k, text, problem);
+        } else if (got == 1) {
+            st->source[k] = FROM_STORE;
+            snprintf(st->stored[k], PARAMS_MAX, "%s", text);
+        }
+    }
+}
+
+clrt_status clrt__clblast_stored_locked(const clrt_device *d)
+{
+    device_state *st = state_of(d);
+    if (!st)
+        return CLRT_OK;
+    if (!st->looked_up)
+        use_stored(d, st);
+    return st->bad ? fail_stored(d, st) : CLRT_OK;
+}
+
+void clrt__clblast_tuning_note(const clrt_device *d, char *out, size_t cap)
+{
+    out[0] = '\0';
+    pthread_mutex_lock(&clrt__clblast_lock);
+    device_state *st = state_of(d);
+    for (int k = 0; st && k < N_KERNELS; k++) {
+        size_t used = strlen(out);
+        if (st->source[k] == FROM_STORE)
+            snprintf(out + used, cap - used, "%s%s '%s'",
+                     used ? "; "
+                          : "; with clrt's stored parameters (clrt-smi --tune; "
+                            "CLRT_CLBLAST_TUNED=0 leaves them unused): ",
+                     kernels[k], st->stored[k]);
+    }
+    pthread_mutex_unlock(&clrt__clblast_lock);
+}
+
+clrt_clblast_tuning clrt_clblast_tuning_of(const clrt_device *d)
+{
+    if (!d) {
+        clrt__fail(CLRT_EINVAL, "clrt_clblast_tuning_of: device is NULL");
+        return CLRT_CLBLAST_TUNING_UNKNOWN;
+    }
+    clrt_clblast_tuning t = CLRT_CLBLAST_BUILT_IN;
+    pthread_mutex_lock(&clrt__clblast_lock);
+    device_state *st = state_of(d);
+    if (st && clrt__clblast_stored_locked(d) != CLRT_OK)
+        t = CLRT_CLBLAST_REFUSED;
+    for (int k = 0; st && t == CLRT_CLBLAST_BUILT_IN && k < N_KERNELS; k++)
+        if (st->source[k] == FROM_STORE)
+            t = CLRT_CLBLAST_TUNED_HERE;
+    pthread_mutex_unlock(&clrt__clblast_lock);
+    return t;
+}
+
+const char *clrt_clblast_tuning_str(clrt_clblast_tuning t)
+{
+    switch (t) {
+    case CLRT_CLBLAST_BUILT_IN:
+        return "built-in";
+    case CLRT_CLBLAST_TUNED_HERE:
+        return "tuned here";
+    case CLRT_CLBLAST_REFUSED:
+        return "refused";
+    case CLRT_CLBLAST_TUNING_UNKNOWN:
+        break;
+    }
+    return "unknown";
+}
+
+/* The error of a hand-over that failed (s is not CLBlastSuccess). */
+static clrt_status hand_over_fail(const char *api, const clrt_device *d, const char *kernel,
+                                  const char *params, int s)
+{
+    if (s == NOT_PAIRS)
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: parameters '%.*s' are not NAME=VALUE pairs (as the tuner's "
+                          "best_parameters) of fewer than %d characters",
+                          api, PARAMS_MAX, params, PARAMS_MAX);
+    return clrt__fail(CLRT_EINVAL,
+                      "%s: CLBlast refused %s parameters '%s' for %s (%s, %d: an unknown kernel, "
+                      "or a parameter missing or unknown)",
+                      api, kernel, params, d->info.name, refusal_name(s), s);
+}
+
+clrt_status clrt_clblast_override(clrt_device *d, const char *kernel, const char *params)
+{
     if (!d || !kernel || !params)
         return clrt__fail(CLRT_EINVAL, "clrt_clblast_override: NULL argument");
-    char *buf = clrt__malloc(strlen(params) + 1);
-    if (!buf)
-        return clrt__fail(CLRT_ENOMEM, "clrt_clblast_override: out of host memory");
-    int n = parse_params(params, buf, names, values, CAP);
-    clrt_status st = CLRT_OK;
-    if (n <= 0)
-        st = clrt__fail(CLRT_EINVAL,
-                        "clrt_clblast_override: parameters '%s' are not NAME=VALUE pairs "
-                        "(as the tuner's best_parameters)",
-                        params);
-    CLBlastStatusCode s = CLBlastSuccess;
-    if (st == CLRT_OK) {
-        pthread_mutex_lock(&clrt__clblast_lock);
-        s = CLBlastOverrideParameters(d->id, kernel, CLBlastPrecisionSingle, (size_t)n, names,
-                                      values);
-        pthread_mutex_unlock(&clrt__clblast_lock);
+    pthread_mutex_lock(&clrt__clblast_lock);
+    device_state *st = state_of(d);
+    int s = hand_over(d, kernel, params), k = kernel_index(kernel);
+    if (s == CLBlastSuccess && st && k >= 0)
+        st->source[k] = FROM_CALLER;
+    pthread_mutex_unlock(&clrt__clblast_lock);
+    return s == CLBlastSuccess ? CLRT_OK
+                               : hand_over_fail("clrt_clblast_override", d, kernel, params, s);
+}
+
+/* kernel's index into *k, or CLRT_EINVAL naming it (the store's calls). */
+static clrt_status check_kernel(const char *api, const char *kernel, int *k)
+{
+    *k = kernel_index(kernel);
+    if (*k < 0)
+        return clrt__fail(CLRT_EINVAL, "%s: kernel '%s' is not one clrt tunes (Xgemm, XgemmDirect)",
+                          api, kernel);
+    return CLRT_OK;
+}
+
+clrt_status clrt_clblast_tuning_store(clrt_device *d, const char *kernel, const char *params)
+{
+    static const char api[] = "clrt_clblast_tuning_store";
+    int k = -1, written = 0;
+    char key[64];
+    if (!d || !kernel || !params)
+        return clrt__fail(CLRT_EINVAL, "%s: NULL argument", api);
+    if (check_kernel(api, kernel, &k) != CLRT_OK)
+        return CLRT_EINVAL;
+    store_key(k, key, sizeof key);
+    pthread_mutex_lock(&clrt__clblast_lock);
+    device_state *st = state_of(d);
+    int s = hand_over(d, kernel, params);
+    if (s == CLBlastSuccess)
+        written = clrt__tuning_put(d, key, params, strlen(params) + 1);
+    if (s == CLBlastSuccess && st) {
+        /* In use from now on; the other kernel's stored text is read again
+         * at the next GEMM, and a refusal before this one forgotten. */
+        st->source[k] = FROM_STORE;
+        snprintf(st->stored[k], PARAMS_MAX, "%s", params);
+        st->looked_up = 0;
+        st->bad = 0;
     }
+    pthread_mutex_unlock(&clrt__clblast_lock);
     if (s != CLBlastSuccess)
-        st = clrt__fail(CLRT_EINVAL,
-                        "clrt_clblast_override: CLBlast refused %s parameters '%s' for %s (%d: "
-                        "an unknown kernel, or a parameter missing or unknown)",
-                        kernel, params, d->info.name, (int)s);
-    free(buf);
-    return st;
+        return hand_over_fail(api, d, kernel, params, s);
+    if (!written) {
+        const char *dir = clrt__env()->cache_dir;
+        return clrt__fail(CLRT_EIO,
+                          "%s: %s parameters for %s are in use in this process only: clrt's "
+                          "cache folder %s%s",
+                          api, kernel, d->info.name,
+                          dir ? dir : "is off (CLRT_CACHE=0, or no HOME)",
+                          dir ? " could not be written (see the warning above, if any)" : "");
+    }
+    return CLRT_OK;
+}
+
+int clrt_clblast_tuning_load(const clrt_device *d, const char *kernel, char *out, size_t cap)
+{
+    static const char api[] = "clrt_clblast_tuning_load";
+    int k = -1;
+    char text[PARAMS_MAX];
+    if (!d || !kernel || !out || cap == 0)
+        return clrt__fail(CLRT_EINVAL, "%s: NULL argument or cap 0", api);
+    if (check_kernel(api, kernel, &k) != CLRT_OK)
+        return CLRT_EINVAL;
+    int got = load_stored(d, k, text);
+    if (got < 0)
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: the stored %s parameters for %s are not text ('%s'): the record "
+                          "is corrupt; run 'clrt-smi --tune %s' again",
+                          api, kernel, d->info.name, text, d->info.name);
+    if (got == 0)
+        text[0] = '\0';
+    return snprintf(out, cap, "%s", text);
 }

@@ -42,6 +42,14 @@ clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g);
  * its pull request 495). CLBlast calls only enqueue, so the lock is held
  * for microseconds, apart from a kernel's first compile. */
 extern pthread_mutex_t clrt__clblast_lock;
+/* Before d's first CLBlast GEMM, with clrt__clblast_lock held: hands CLBlast
+ * the parameters clrt's tuning store holds for d (gemm_clblast_tuning.c),
+ * once. CLRT_OK, or (at this and every later GEMM on d) the error naming
+ * stored parameters that cannot be used. */
+clrt_status clrt__clblast_stored_locked(const clrt_device *d);
+/* For the message of a CLBlast call that failed on d: "; with clrt's stored
+ * parameters ..." naming those in use, or "" when none are. Takes the lock. */
+void clrt__clblast_tuning_note(const clrt_device *d, char *out, size_t cap);
 /* ENOTSUP when built without CLRT_HAVE_HOST_BLAS. */
 clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g);
 /* Warns once per process, on stderr, when OpenBLAS runs kernels this CPU
