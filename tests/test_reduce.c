@@ -2,6 +2,8 @@
  * against float64 references on fresh random inputs. */
 #include "test_elementwise_util.h"
 
+#include "runtime/device/device_internal.h"
+
 /* Error bounds. The kernels sum each item's slice serially (at most a few
  * hundred terms) and combine the slices in a tree, so the worst case is
  * about (serial length + tree depth) * 2^-24 * sum|x|, about 4e-5 * sum|x|;
@@ -245,6 +247,34 @@ START_TEST(test_dims_nd)
 }
 END_TEST
 
+/* Mesa's llvmpipe (rusticl's CPU device) ends a work item's loops once
+ * they have run 65535 iterations in all (runtime/device/device.c): a column
+ * sum of [4000000, 4] came out 2080768 there. Plans split R and the q loop
+ * to keep each item within the device's loop budget; here on every device
+ * with llvmpipe's cap lowered to 3000 (a budget of 1500) so these sizes
+ * need it: long columns (flat items, and reduce_sum_cols with 16k + 1
+ * columns), long rows, all elements. A cap under which no plan fits
+ * fails loudly rather than summing part. */
+START_TEST(test_loop_budget)
+{
+    uint64_t rng = tu_seed() + 6;
+    int64_t L = 20011;
+    tu_device()->loop_cap = 3000;
+    check_dim(2, EU_SHAPE(L, 3), 0, 0, &rng);
+    check_dim(2, EU_SHAPE(L, 19), 0, 1, &rng);
+    check_dim(2, EU_SHAPE(L / 8, 33), 0, 0, &rng);
+    check_dim(2, EU_SHAPE(5, L), 1, 0, &rng);
+    float *hx;
+    clrt_tensor *x = eu_random(tu_device(), &rng, 1, &L, -1, 1, &hx);
+    check_all(x, hx, L, SUM_BOUND);
+    tu_device()->loop_cap = 40;
+    ck_assert_ptr_null(clrt_sum(x));
+    tu_assert_error(CLRT_ENOTSUP, "loop budget", NULL);
+    clrt_tensor_release(x);
+    free(hx);
+}
+END_TEST
+
 static int32_t argmax_of(clrt_tensor *x)
 {
     clrt_tensor *am = TU_NONNULL(clrt_argmax(x));
@@ -347,6 +377,7 @@ int main(void)
     tcase_add_test(tc, test_dims_nd);
     tcase_add_test(tc, test_ties_and_nan);
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_loop_budget);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
