@@ -16,14 +16,17 @@ typedef struct {
 /* Odd image sizes, kernels 1/3/5, strides 1/2, padding 0/1/2/3, one and
  * several channels, batches 1 and 3, LeNet's two layers, the seed CNN's
  * four, more output channels than one vector holds, padding beyond K-1
- * (the input gradient crops), one large case. */
+ * (the input gradient crops), one large case (11: CLRT_TEST_SIZE=small
+ * keeps its image but cuts it to one image and 4 outputs), and its shape
+ * small enough to keep 16 outputs at that size (17: the Oclgrind pass runs
+ * the kernels vectorised for CPUs on it, other_algorithm). */
 static const conv_case cases[] = {
     {1, 1, 7, 9, 1, 1, 1, 0},   {3, 2, 7, 9, 4, 3, 1, 1},    {3, 3, 13, 13, 5, 3, 2, 1},
     {1, 1, 28, 28, 6, 5, 1, 2}, {3, 6, 14, 14, 16, 5, 1, 0}, {3, 2, 7, 9, 3, 5, 2, 2},
     {3, 4, 13, 13, 2, 1, 2, 0}, {1, 3, 28, 28, 7, 3, 2, 0},  {3, 5, 11, 8, 6, 5, 2, 1},
     {1, 2, 13, 13, 3, 3, 1, 2}, {3, 1, 7, 9, 2, 5, 1, 0},    {8, 3, 61, 67, 16, 3, 1, 1},
     {2, 3, 32, 32, 6, 5, 1, 0}, {2, 6, 14, 14, 16, 5, 1, 3}, {2, 16, 16, 16, 16, 5, 1, 0},
-    {3, 16, 6, 6, 16, 3, 1, 0}, {2, 5, 9, 11, 20, 3, 1, 3},
+    {3, 16, 6, 6, 16, 3, 1, 0}, {2, 5, 9, 11, 20, 3, 1, 3},  {2, 3, 11, 13, 16, 3, 1, 1},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -493,6 +496,31 @@ START_TEST(loop_budget)
 }
 END_TEST
 
+/* The bias gradient alone (row sums over each plane, then a sum over
+ * images) has no plan to split: past llvmpipe's loop cap it is refused,
+ * not summed in part. Here the cap lowered to what 11x13 planes take and
+ * one less. */
+START_TEST(bias_loop_cap_refused)
+{
+    uint64_t rng = tu_seed() + 41;
+    conv_data t;
+    data_make(&t, (conv_case){2, 3, 11, 13, 16, 3, 1, 1}, &rng);
+    clrt_tensor *g = upload_g(&t);
+    int64_t o = t.c.O;
+    clrt_tensor *db = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, &o));
+    grads r = ref_grads(&t);
+    tu_device()->loop_cap = (unsigned)(t.OH * t.OW / 4 + 9);
+    TU_OK(clrt_f_conv2d_backward_bias_out(db, g, 0));
+    check_bias("bias grad under the cap", db, r.db, &t, 0);
+    tu_device()->loop_cap = (unsigned)(t.OH * t.OW / 4 + 8);
+    ck_assert_int_eq(clrt_f_conv2d_backward_bias_out(db, g, 0), CLRT_ENOTSUP);
+    tu_assert_error(CLRT_ENOTSUP, "bias gradient", "longer loops", NULL);
+    grads_free(&r);
+    clrt_tensor_release(g), clrt_tensor_release(db);
+    data_free(&t);
+}
+END_TEST
+
 /* Channel loops longer than llvmpipe runs: 7001 channels through
  * conv_vec_fwd's (9 outputs, 3x3 on one pixel) and 20011 through
  * conv_px_fwd's (3 outputs, 1x1). On rusticl they decline to im2col; before
@@ -736,6 +764,7 @@ static Suite *conv_suite(void)
     tcase_add_loop_test(tc, chunked_batch, 0, 3);
     tcase_add_loop_test(tc, loop_budget, 0, 2);
     tcase_add_test(tc, long_channel_loops);
+    tcase_add_test(tc, bias_loop_cap_refused);
     tcase_add_test(tc, workspace_grows_while_queued);
     tcase_add_loop_test(tc, reference_vs_finite_differences, 0, 3);
     tcase_add_test(tc, fast_division_constants);

@@ -655,9 +655,13 @@ START_TEST(test_host_blas_core)
 {
     clrt_host_blas_info b = clrt_host_blas();
     clrt_device_info info;
-    if (!CLRT_TEST_HAVE_HOST_BLAS || clrt_device_info_get(tu_device(), &info) != CLRT_OK ||
-        info.gemm_path != CLRT_GEMM_HOST_BLAS)
-        return;
+    TU_OK(clrt_device_info_get(tu_device(), &info));
+    if (!CLRT_TEST_HAVE_HOST_BLAS)
+        tu_skip("clrt was built without a host BLAS (CLRT_HOST_BLAS=OFF or no OpenBLAS)");
+    if (info.gemm_path != CLRT_GEMM_HOST_BLAS)
+        tu_skip("GEMM on %s (%s, %s) runs on %s, not the host's BLAS, which needs a CPU device "
+                "with unified memory and native kernels, and CLRT_GEMM not clblast",
+                info.name, info.model, info.platform, clrt_gemm_path_str(info.gemm_path));
     ck_assert_ptr_nonnull(b.core);
     ck_assert_msg(b.better_core == NULL, "after the restart OpenBLAS still runs %s, not %s", b.core,
                   b.better_core);
@@ -708,8 +712,14 @@ static Suite *gemm_suite(void)
     tcase_add_test(ok, test_internal_k0_strided);
     tcase_add_test(ok, test_never_blocks);
     tcase_add_test(ok, test_clblast_tuning_and_override);
-    tcase_add_test(ok, test_host_blas_core);
     suite_add_tcase(s, ok);
+    /* Only where GEMM runs on the host's BLAS (tu_skip elsewhere). */
+    TCase *host = tcase_create("host_blas");
+    tcase_set_tags(host, TU_TAG_HOST_BLAS);
+    tcase_add_checked_fixture(host, setup, NULL);
+    tcase_set_timeout(host, 300);
+    tcase_add_test(host, test_host_blas_core);
+    suite_add_tcase(s, host);
     TCase *bad = tcase_create("errors");
     tcase_add_checked_fixture(bad, setup, NULL);
     tcase_set_timeout(bad, 120);

@@ -90,6 +90,14 @@ static inline size_t clrt__loop_budget(const clrt_device *d)
 {
     return d->loop_cap ? d->loop_cap / 2 : SIZE_MAX;
 }
+
+/* Whether a work item that takes exactly `back_edges` loop back edges
+ * (exit tests counted) runs to its end on d; kernels too simple to split
+ * check this and fail with CLRT_ENOTSUP instead of a wrong result. */
+static inline int clrt__loops_fit(const clrt_device *d, size_t back_edges)
+{
+    return d->loop_cap == 0 || back_edges < d->loop_cap;
+}
 static inline size_t clrt__ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 static inline size_t clrt__round_up(size_t a, size_t m) { return (a + m - 1) / m * m; }
 

@@ -53,6 +53,12 @@ static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *label
         return clrt__check_same_shape(op, logits, grad);
     if (logits->shape[0] > INT32_MAX || logits->shape[1] > INT32_MAX)
         return clrt__fail(CLRT_ENOTSUP, "%s: logits %s too large for 32-bit indexing", op, sl);
+    clrt_device *d = clrt__dev(logits);
+    if (!clrt__loops_fit(d, 3 * (size_t)logits->shape[1] + 8)) /* xent_rows: three loops of K */
+        return clrt__fail(CLRT_ENOTSUP,
+                          "%s: logits %s: rows of %lld classes take longer loops than %s runs "
+                          "(its driver ends a work item's loops after %u iterations)",
+                          op, sl, (long long)logits->shape[1], d->info.name, d->loop_cap);
     /* Each output against every argument before it; grad may be logits
      * (the kernel reads a row before it writes it). */
     for (int i = 2; i < 5 && st == CLRT_OK; i++)

@@ -194,6 +194,23 @@ void tu_assert_error(clrt_status want, ...)
     va_end(ap);
 }
 
+void tu_skip(const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    const char *fork_mode = getenv("CK_FORK");
+    if (fork_mode && strcmp(fork_mode, "no") == 0) {
+        printf("skipped: %s\n", why);
+        fflush(stdout);
+        exit(TU_SKIP_CODE);
+    }
+    ck_abort_msg("cannot apply here: %s (run its tag alone with CK_FORK=no to skip it)", why);
+    abort(); /* not reached: ck_abort_msg ends the test */
+}
+
 static void apply_env(const char *const *env)
 {
     for (; env && *env; env++) {

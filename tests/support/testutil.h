@@ -74,4 +74,15 @@ int tu_run_child(const char *const *env, unsigned timeout_s, char *out, size_t c
 /* Runs a suite in forked mode; returns 0 when every test passed. */
 int tu_run(Suite *s);
 
+/* For a test that cannot apply to the device under test (the host-BLAS
+ * GEMM where the driver runs no native kernels): never a silent pass. Its
+ * tcase carries a tag (TU_TAG_HOST_BLAS); passes on such devices run the
+ * suite without it (CK_EXCLUDE_TAGS) and the tag alone as a ctest entry of
+ * its own with CK_FORK=no and SKIP_RETURN_CODE 77, where tu_skip prints
+ * "skipped: <why>" and exits 77: ctest lists the test as skipped, its
+ * output says why. In a forked run it fails the test instead. */
+void tu_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+#define TU_TAG_HOST_BLAS "host-blas"
+#define TU_SKIP_CODE 77
+
 #endif

@@ -183,6 +183,11 @@ static clrt_status bias_sums(clrt_device *d, cl_mem g, cl_mem gb, cl_int images,
                              cl_int ohw, cl_int accumulate)
 {
     cl_int rows = images * channels;
+    if (!clrt__loops_fit(d, (size_t)ohw / 4 + 8) || !clrt__loops_fit(d, (size_t)images + 4))
+        return clrt__fail(CLRT_ENOTSUP,
+                          "conv2d bias gradient of %d images of %d pixels on %s: longer loops "
+                          "than it runs (its driver ends a work item's loops after %u iterations)",
+                          images, ohw, d->info.name, d->loop_cap);
     cl_mem sums = clrt__workspace(d, CLRT__WS_ROWS_F, (size_t)rows * sizeof(float));
     if (!sums)
         return clrt_last_status();
