@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Renders BENCHMARKS.md from the results bench/benchmarks.sh saved in a
-folder (machine.txt, the clrt-bench --json files, compare.json; notes.txt,
+folder (machine.txt, the clrt-bench --json files, peak.json among them,
+compare.json; notes.txt,
 if any: lines of provenance written by hand, for results added to the
 folder by a later, partial run). Every figure and every piece of evidence
 in the paragraphs comes from those files; the paragraphs say what limits
@@ -10,8 +11,11 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import sys
+
+import flops
 
 TARGETS = {"matmul_128": 0.9, "transfer_1mib": 0.8, "launch_new": 1.2, "launch_fixed": 1.5}
 
@@ -62,22 +66,90 @@ def verdict(ok):
 
 # --- sections -------------------------------------------------------------
 
-def section_machine(m, compare, notes):
+def driver_target(model, cpu):
+    """PoCL names a CPU device "pthread-<LLVM target>-<CPU name>": the target."""
+    m = re.match(r"pthread-(.+?)-" + re.escape(cpu) + "$", model or "")
+    return m.group(1) if m else None
+
+
+def device_line(pk, m):
+    """The OpenCL device the figures are taken on, and what its driver compiles for."""
+    if not pk:
+        return []
+    r = pk["rows"][0]
+    target = driver_target(r["device_model"], m.get("cpu", ""))
+    return [f"- OpenCL device `{r['device']}`: `{r['device_model']}` ({r['platform']}, "
+            f"{pk['compute_units']} compute units at {pk['clock_mhz']} MHz); its driver compiles "
+            + (f"for `{target}`, " if target else "")
+            + f"float vectors of {pk['vector_width_preferred']} lanes preferred, "
+            f"{pk['vector_width_native']} native (`clrt-bench peak`)"]
+
+
+def section_machine(m, compare, notes, pk=None):
     lines = ["## The machine", "",
              f"- CPU: {m.get('cpu', '?')} (model {m.get('cpu_model', '?')}; "
              f"{m.get('cpu_flags', '').strip() or 'no AVX2'}), {m.get('cores', '?')} cores, "
              f"{m.get('memory_gib', '?')} GiB",
+             *device_line(pk, m),
              f"- {m.get('os', '?')}; {m.get('compiler', '?')}",
              "- Debian packages: " + ", ".join(f"`{p}`" for p in m["packages"]),
              f"- clrt at commit `{m.get('commit', '?')}`, measured {m.get('date', '?')} by "
              f"`{m.get('invocation', 'bench/benchmarks.sh')}`"]
     if compare:
         lines.append(f"- Reference: {compare['pytorch']} (from PyPI, pinned in "
-                     "`bench/requirements.txt`)")
+                     "`scripts/requirements.txt`)")
     lines += [f"- {n}" for n in (notes or "").splitlines() if n.strip()]
     if m["smi"]:
         lines += ["", "`clrt-smi`:", "", "```"] + m["smi"] + ["```"]
     return "\n".join(lines)
+
+
+def share(gflops, pk):
+    """A rate as a share of the device's measured FMA peak ("" without one)."""
+    return f"{gflops / pk['fma_gflops']:.1%}" if pk and gflops else ""
+
+
+def section_peak(pk):
+    rows = pk["rows"]
+    out = []
+    for r in rows:
+        if r["test"] == "fma":
+            out.append([f"FP32 FMA chains, float{r['width'] if r['width'] > 1 else ''}",
+                        f"{r['gflops']:.1f} GFLOP/s", f"{r['items']} items x {r['count']} trips, "
+                        f"{r['seconds'] * 1e3:.1f} ms"])
+        elif r["test"] in ("copy", "triad", "copy_buffer"):
+            what = ("clEnqueueCopyBuffer (the driver's copy)" if r["test"] == "copy_buffer"
+                    else f"{r['test']} kernel, float{r['width'] if r['width'] > 1 else ''}")
+            out.append([what, f"{r['gbps']:.1f} GB/s", f"{r['bytes'] >> 20} MiB buffers, "
+                        f"{r['count']} per sample, {r['seconds'] * 1e3:.1f} ms"])
+    what = {"launch_wait": "empty kernel, one at a time, clrt's wait (flush, sleep, poll)",
+            "launch_wait_driver": "empty kernel, one at a time, clWaitForEvents",
+            "launch_back_to_back": "empty kernels back to back, one wait"}
+    for r in rows:
+        if r["test"] in what:
+            out.append([what[r["test"]], f"{r['seconds'] * 1e6:.2f} us per launch",
+                        f"{r['count']} launches"])
+    kind = {"estimate": "estimated"}.get(pk["peak_kind"], pk["peak_kind"])
+    spec = (f"the {kind} peak is {pk['peak_gflops']:.1f} GFLOP/s ({pk['peak_basis']}), "
+            f"so the kernel reaches **{pk['fma_share_of_peak']:.2f}x** of it"
+            if pk["peak_gflops"] else f"no specification peak: {pk['peak_basis']}")
+    text = (f"Measured FP32 peak: **{pk['fma_gflops']:.1f} GFLOP/s** (float"
+            f"{pk['fma_width'] if pk['fma_width'] > 1 else ''} vectors); {spec}. Memory: "
+            f"**{pk['bandwidth_gbps']:.1f} GB/s** ({pk['bandwidth_test']}, counting bytes read and "
+            f"written), {pk['bandwidth_gbps'] / pk['copy_buffer_gbps']:.2f}x the driver's own "
+            f"copy. One launch waited for costs {pk['launch_wait_seconds'] * 1e6:.1f} us with "
+            f"clrt's wait and {pk['launch_wait_driver_seconds'] * 1e6:.1f} us with "
+            f"clWaitForEvents; back to back a launch costs "
+            f"{pk['launch_back_to_back_seconds'] * 1e6:.2f} us. The measured peak is what every "
+            f"\"share of peak\" below is taken against.")
+    return "\n".join([
+        "## The device's limits (`clrt-bench peak`)", "",
+        "Synthetic kernels in one run (`clkernels/peak.cl`, after clpeak): independent FMA "
+        "chains on float vectors of the driver's preferred width and the widths around it (a "
+        "multiply-add counted as 2 FLOP), streaming copy and triad kernels over buffers far "
+        "larger than the caches, and an empty kernel. Medians of "
+        f"{pk['repeats']} samples of at least {pk['min_ms']} ms.", "",
+        table(["what", "figure", "sample"], out), "", text])
 
 
 def section_commands():
@@ -91,6 +163,7 @@ build/clrt-bench logging            # exercise 3
 build/clrt-bench multi              # exercise 4, two devices (PoCL: POCL_DEVICES="pthread pthread")
 build/clrt-bench transfer           # host<->device and device copies against memcpy
 build/clrt-bench launch             # one small op's launch cost against bare OpenCL
+build/clrt-bench peak               # the device's FMA peak, bandwidth and launch latency
 ```
 
 Each `clrt-bench` command times clrt beside its reference in the same
@@ -115,26 +188,51 @@ def section_exercises(compare, matmul, logging, multi):
     return "## The seed's exercises\n\n" + table(["exercise (seed chapter / notebook)", "command", "figures"], rows)
 
 
-def section_compare(c, mm, la):
-    if not c:
-        return "## clrt against PyTorch\n\nNo comparison in this run."
+def item_gflop(item, c):
+    """The arithmetic of one compare.py item (GFLOP), or None for those
+    that are not compute-bound (launches, logging)."""
+    if item.startswith("sgemm"):
+        return 2.0 * int(item[5:]) ** 3 * 1e-9
+    if item in flops.MODELS:
+        return flops.epoch_gflop(item, (c.get("limit") if item != "lenet" else None) or None)
+    return None
+
+
+ITEM_WHAT = {
+    "lenet": "LeNet on Fashion-MNIST, SGD lr 0.05 momentum 0.9, cosine schedule, batch 256 "
+             "(the demo's recipe): training seconds per epoch",
+    "seed-cnn": "the seed notebook's CNN on CIFAR-10-shaped data, Adam lr 0.001, batch 256: "
+                "training seconds per epoch",
+    "resnet18": "ResNet-18 (small stem) on CIFAR-10-shaped data, SGD, batch 128: training "
+                "seconds per epoch",
+    "sgemm128": "one 128x128 SGEMM (clrt's default path), products back to back",
+    "sgemm1024": "one 1024x1024 SGEMM",
+    "add": "a + b on 1000 floats, a new output per call",
+    "log-step": "exercise 3 (a): 1000 products of 100x100, each norm read to the host",
+    "log-end": "exercise 3 (b): the norms kept on the device, read once"}
+
+
+def compare_table(c, pk=None):
+    """compare.py's rows as a table: medians, ratios, and with pk the shares
+    of the device's measured peak."""
     scale = {"s/epoch": 1.0, "ms": 1e3, "us": 1e6}
     rows = []
     for r in c["rows"]:
         s = scale[r["unit"]]
+        g = item_gflop(r["item"], c)
         rows.append([r["item"], r["unit"], f"{r['clrt'] * s:.3f}", f"{r['pytorch'] * s:.3f}",
-                     f"{r['ratio_min']:.2f}", f"**{r['ratio_median']:.2f}**", f"{r['ratio_max']:.2f}"])
+                     f"{r['ratio_min']:.2f}", f"**{r['ratio_median']:.2f}**", f"{r['ratio_max']:.2f}"]
+                    + ([share(g / r["clrt"], pk) if g else "", share(g / r["pytorch"], pk) if g else ""]
+                       if pk else []))
+    return table(["item", "unit", "clrt (median)", "PyTorch (median)", "ratio min", "median", "max"]
+                 + (["clrt / peak", "PyTorch / peak"] if pk else []), rows)
+
+
+def section_compare(c, mm, la, pk=None):
+    if not c:
+        return "## clrt against PyTorch\n\nNo comparison in this run."
     acc = "; ".join(f"{k} {v:.4f}" for k, v in sorted(c.get("accuracy", {}).items()))
-    what = {
-        "lenet": "LeNet on Fashion-MNIST, SGD lr 0.05 momentum 0.9, cosine schedule, batch 256 "
-                 "(the demo's recipe): training seconds per epoch",
-        "seed-cnn": "the seed notebook's CNN on CIFAR-10-shaped data, Adam lr 0.001, batch 256: "
-                    "training seconds per epoch",
-        "sgemm128": "one 128x128 SGEMM (clrt's default path), products back to back",
-        "sgemm1024": "one 1024x1024 SGEMM",
-        "add": "a + b on 1000 floats, a new output per call",
-        "log-step": "exercise 3 (a): 1000 products of 100x100, each norm read to the host",
-        "log-end": "exercise 3 (b): the norms kept on the device, read once"}
+    what = ITEM_WHAT
     items = "\n".join(f"- `{r['item']}`: {what[r['item']]}" for r in c["rows"])
     return f"""## clrt against PyTorch ({c['pytorch']})
 
@@ -142,13 +240,22 @@ def section_compare(c, mm, la):
 clrt's time / PyTorch's, per round (below 1: clrt faster). Both trainings start from
 clrt's initial weights and see clrt's batch order.
 
-{table(["item", "unit", "clrt (median)", "PyTorch (median)", "ratio min", "median", "max"], rows)}
+{compare_table(c, pk)}
 
-{items}
+{items}{peak_note(pk)}
 
 {compare_paragraph(c, mm, la)}
 
 Last test accuracies: {acc}. CIFAR-10 data: {'the real files' if 'synthetic' not in c['cifar_dir'] else 'generated from seed 1 by `bench/make_cifar10.py` (the real binary format; no CIFAR-10 files on this machine)'}{f', first {c["limit"]} training images' if c.get('limit') else ''}."""
+
+
+def peak_note(pk):
+    if not pk:
+        return ""
+    return (f"\n\n\"/ peak\": the item's arithmetic per second (training: the model's GFLOP per "
+            f"step from `bench/flops.py` x steps / time; SGEMM: 2n^3 / time) as a share of this "
+            f"CPU device's measured FP32 peak, {pk['fma_gflops']:.1f} GFLOP/s (`clrt-bench peak`; "
+            f"PyTorch runs on the same cores).")
 
 
 def compare_paragraph(c, mm, la):
@@ -208,8 +315,15 @@ def crossover(rows, ratio):
     return best
 
 
-def matmul_table(mm, device, path):
+def peak_of(pk, device):
+    """The measured peak record if it was taken on `device`, else None."""
+    return pk if pk and pk["rows"][0]["device"] == device else None
+
+
+def matmul_table(mm, device, path, pk=None):
+    """pk: the device's clrt-bench peak, for the shares of its measured peak."""
     rows = matmul_rows(mm, device, path)
+    pk = peak_of(pk, device)
     out = []
     for r in rows:
         ob = r["openblas_seconds"]
@@ -217,12 +331,16 @@ def matmul_table(mm, device, path):
         out.append([r["n"], f"{gflops(r['n'], ob):.1f}", f"{gflops(r['n'], r['seconds']):.1f}",
                     f"**{ob / r['seconds']:.2f}**", f"{gflops(r['n'], r['latency_seconds']):.1f}",
                     f"{ob / r['latency_seconds']:.2f}", f"{r['first_seconds'] * 1e3:.2f}"]
-                   + ([f"{ob / nat:.2f}"] if path == "host-blas" and nat > 0 else []))
+                   + ([f"{ob / nat:.2f}"] if path == "host-blas" and nat > 0 else [])
+                   + ([share(gflops(r["n"], ob), pk), share(gflops(r["n"], r["seconds"]), pk)]
+                      if pk else []))
     keep, beat = crossover(rows, 0.9), crossover(rows, 1.0)
     cross = (f"Crossover: from n = {keep} on, {path} keeps up with OpenBLAS (>= 0.9x); "
              + (f"from n = {beat} it is at least as fast." if beat else "it is never faster in this range."))
     head = ["n", "OpenBLAS GFLOP/s", f"{path} GFLOP/s", "ratio", "1 call + sync GFLOP/s", "ratio",
-            "1st call ms"] + (["bare native kernel ratio"] if out and len(out[0]) == 8 else [])
+            "1st call ms"] + (["bare native kernel ratio"] if path == "host-blas" and rows
+                              and rows[0].get("native_seconds", -1) > 0 else [])
+    head += ["OpenBLAS / peak", f"{path} / peak"] if pk else []
     return table(head, out) + "\n\n" + (cross if keep else
                                                           f"Crossover: {path} does not keep up with OpenBLAS at any size here.")
 
@@ -232,7 +350,7 @@ def at(rows, n, key="seconds"):
     return r[key] if r else None
 
 
-def section_matmul(mm, forced, pocl1, host_devices):
+def section_matmul(mm, forced, pocl1, host_devices, pk=None):
     parts = ["## Exercise 1: square SGEMM, per device and GEMM path (`clrt-bench matmul`)", "",
              f"OpenBLAS {mm.get('openblas_config', '')}: kernels for **{mm['openblas_core']}**, "
              f"{mm['openblas_threads']} threads. Ratio = clrt's speed / OpenBLAS's (cblas_sgemm "
@@ -242,11 +360,15 @@ def section_matmul(mm, forced, pocl1, host_devices):
     for dev in host_devices:
         for path in ("host-blas", "clblast"):
             if matmul_rows(mm, dev, path):
-                parts += ["", f"### {dev}, {path}", "", matmul_table(mm, dev, path)]
+                parts += ["", f"### {dev}, {path}", "", matmul_table(mm, dev, path, pk)]
+    if peak_of(pk, "cpu"):
+        parts += ["", f"\"/ peak\": GFLOP/s as a share of the CPU device's measured FP32 peak, "
+                      f"{pk['fma_gflops']:.1f} GFLOP/s (`clrt-bench peak`; OpenBLAS runs on the same "
+                      f"cores)."]
     if forced:
         parts += ["", f"### cpu, host-blas, OpenBLAS's kernels for {forced['openblas_core']} forced "
                       f"(OPENBLAS_CORETYPE={forced['openblas_core']})", "",
-                  matmul_table(forced, "cpu", "host-blas")]
+                  matmul_table(forced, "cpu", "host-blas", pk)]
     parts += ["", "### What limits it", "", matmul_paragraph(mm, forced, pocl1)]
     return "\n".join(parts)
 
@@ -255,6 +377,8 @@ def matmul_paragraph(mm, forced, pocl1):
     hb = matmul_rows(mm, "cpu", "host-blas")
     if not hb:
         return "No host-blas figures in this run."
+    if at(hb, 16) is None or at(hb, 128) is None:
+        return "This run has no figures at n = 16 and 128, which this paragraph reads."
     r128 = at(hb, 128, "openblas_seconds") / at(hb, 128)
     fixed = at(hb, 16) - at(hb, 16, "openblas_seconds")
     text = [f"Target at n = 128: >= {TARGETS['matmul_128']}x OpenBLAS; measured **{r128:.2f}x** with "
@@ -516,13 +640,21 @@ def multi_paragraph(runs):
 def section_gpu(gpu_dir):
     if not gpu_dir:
         return ("## GPU figures\n\nNo GPU was at hand for this run (this machine has none). On a "
-                "machine with one, `bench/benchmarks.sh --out DIR` saves its figures and "
-                "`bench/benchmarks.sh --render THIS_DIR --gpu DIR` adds them here.")
+                "machine with one, `scripts/gpu_report.sh all` writes a report folder (README: "
+                "\"A GPU report in one command\") and `bench/benchmarks.sh --render THIS_DIR --gpu "
+                "DIR` adds it here.")
+    report = load(gpu_dir, "report.md")
+    if report:  # scripts/gpu_report.sh's folder: its report, one heading level down
+        lines = report.splitlines()
+        body = ["#" + ln if ln.startswith("#") else ln for ln in lines[1:]]
+        return "\n".join([f"## GPU figures: {lines[0].lstrip('# ')}"] + body).rstrip()
     m = machine_facts(load(gpu_dir, "machine.txt"))
-    mm = load(gpu_dir, "matmul.json")
+    mm, pk = load(gpu_dir, "matmul.json"), load(gpu_dir, "peak.json")
     parts = [f"## GPU figures ({m.get('date', '?')}, {m.get('cpu', '?')} host)", ""] + m["smi"]
+    if pk:
+        parts += ["", section_peak(pk).replace("## ", "### ", 1)]
     for dev in sorted({r["device"] for r in mm["rows"] if r["device"].startswith("gpu")}):
-        parts += ["", f"### {dev}, clblast", "", matmul_table(mm, dev, "clblast")]
+        parts += ["", f"### {dev}, clblast", "", matmul_table(mm, dev, "clblast", pk)]
     return "\n".join(parts)
 
 
@@ -535,6 +667,7 @@ def main():
     mm, forced = load(a.results, "matmul.json"), load(a.results, "matmul_forced.json")
     tr, la = load(a.results, "transfer.json"), load(a.results, "launch.json")
     lg, compare = load(a.results, "logging.json"), load(a.results, "compare.json")
+    pk = load(a.results, "peak.json")
     if not all((mm, tr, la, lg)):
         sys.exit("benchmarks.py: missing clrt-bench results in " + a.results)
     host_devices = sorted({r["device"] for r in mm["rows"] if not r["device"].startswith("gpu")})
@@ -546,11 +679,13 @@ def main():
     multi = {k: load(a.results, f) for k, f in (("defaults", "multi.json"),
                                                   ("1thread", "multi_1thread.json"),
                                                   ("1worker", "multi_1worker.json"))}
-    sections = [section_machine(m, compare, load(a.results, "notes.txt")), section_commands(),
-                section_exercises(compare, mm, lg, multi["defaults"]),
-                section_compare(compare, mm, la),
-                section_matmul(mm, forced, load(a.results, "matmul_pocl1.json"), host_devices),
-                section_logging(lg, compare)]
+    sections = [section_machine(m, compare, load(a.results, "notes.txt"), pk), section_commands(),
+                section_exercises(compare, mm, lg, multi["defaults"])]
+    if pk:
+        sections.append(section_peak(pk))
+    sections += [section_compare(compare, mm, la, pk),
+                 section_matmul(mm, forced, load(a.results, "matmul_pocl1.json"), host_devices, pk),
+                 section_logging(lg, compare)]
     if multi["defaults"]:
         sections.append(section_multi(multi))
     for s in sections + [section_transfer(tr), section_launch(la), section_gpu(a.gpu)]:

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Regenerates BENCHMARKS.md: runs clrt-bench's exercises (matmul, transfer,
-# launch, logging, multi; --json) and bench/compare.sh on this machine,
+# launch, logging, multi; --json), the device's limits (clrt-bench peak)
+# and bench/compare.sh on this machine,
 # saves the raw results in a folder, then renders the file from them
 # (bench/benchmarks.py). BENCHMARKS.md is never edited by hand.
 #   bench/benchmarks.sh [--out DIR] [--rounds R] [--epochs E] [--matmul-sizes N,N,...]
 #   bench/benchmarks.sh --render DIR [--gpu DIR]   only render saved results
 # The results behind the committed BENCHMARKS.md are in bench/results/cpu
 # (bench/benchmarks.sh --render bench/results/cpu renders it again).
-# --gpu DIR: results saved by this script on a machine with a GPU (its
-# clrt-bench figures get a section of their own).
+# --gpu DIR: a GPU machine's results (scripts/gpu_report.sh's folder, whose
+# report.md becomes a section of its own; or a folder this script saved there).
 # --matmul-sizes: clrt-bench matmul's sizes (default its own, 16..4096;
 # n = 4096 through CLBlast on PoCL alone takes minutes).
 # Takes 15 to 30 minutes with the defaults (3 minutes with --rounds 2
@@ -42,7 +43,10 @@ fi
 
 [[ -x build/clrt-bench ]] || scripts/setup.sh >&2
 mkdir -p "$out"
-rm -f "$out/notes.txt" # notes on earlier partial runs (benchmarks.py) no longer apply
+# Every published figure comes from this one run: results of earlier runs
+# (a matmul_forced.json this run does not make, notes on partial runs)
+# must not survive beside it.
+find "$out" -maxdepth 1 -type f \( -name '*.json' -o -name '*.txt' \) -delete
 say() { echo "benchmarks: $*" >&2; }
 
 # The machine, as the renderer prints it. The commit is read before anything
@@ -85,6 +89,9 @@ fi
 say "host-blas with one PoCL worker thread (evidence for the small sizes)"
 OPENBLAS_CORETYPE=${forced:-$core} POCL_MAX_PTHREAD_COUNT=1 build/clrt-bench matmul --device cpu \
   --paths host-blas --sizes 16,64,128,256 --json > "$out/matmul_pocl1.json"
+say "clrt-bench peak (the CPU device's FMA peak, bandwidth and launch latency: the"
+say "denominator of every share of peak in BENCHMARKS.md)"
+build/clrt-bench peak --device cpu --json > "$out/peak.json"
 say "clrt-bench transfer (two PoCL devices, so that to() crosses devices)"
 POCL_DEVICES="pthread pthread" build/clrt-bench transfer --device cpu:0 --json > "$out/transfer.json"
 say "clrt-bench launch and logging"

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""clrt against PyTorch on this machine's CPU, alternately, in rounds
-(run through bench/compare.sh, which sets up PyTorch first).
+"""clrt against PyTorch, alternately, in rounds: on this machine's CPU (run
+through bench/compare.sh, which sets up PyTorch first), or with --device
+gpu:0 --torch-device cuda on an NVIDIA GPU (scripts/gpu_report.sh).
 
 Each round runs every item once in clrt and once in PyTorch, clrt first in
 odd rounds and PyTorch first in even ones, so a load that drifts over the
@@ -10,6 +11,8 @@ clrt / PyTorch per round (below 1: clrt faster) as min, median and max.
 Items (the same work on both sides, timed the same way):
   lenet       LeNet on Fashion-MNIST, SGD (the demo's recipe): s per epoch
   seed-cnn    the seed notebook's CNN on CIFAR-10, Adam, batch 256: s per epoch
+  resnet18    ResNet-18 (small stem) on CIFAR-10, SGD, batch 128: s per epoch
+              (only when asked for with --only, and when clrt-cnn has it)
   sgemm128    C = A B, n = 128: s per product (clrt's default GEMM path)
   sgemm1024   the same at n = 1024
   add         one small op: a + b on 1000 floats, new output per call
@@ -31,8 +34,9 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 ITEMS = ["lenet", "seed-cnn", "sgemm128", "sgemm1024", "add", "log-step", "log-end"]
-UNIT = {"lenet": "s/epoch", "seed-cnn": "s/epoch", "sgemm128": "us", "sgemm1024": "ms",
-        "add": "us", "log-step": "ms", "log-end": "ms"}
+MODELS = ["lenet", "seed-cnn", "resnet18"]
+UNIT = {"lenet": "s/epoch", "seed-cnn": "s/epoch", "resnet18": "s/epoch", "sgemm128": "us",
+        "sgemm1024": "ms", "add": "us", "log-step": "ms", "log-end": "ms"}
 SCALE = {"s/epoch": 1.0, "ms": 1e3, "us": 1e6}
 
 
@@ -56,15 +60,30 @@ class Runner:
                         POCL_MAX_PTHREAD_COUNT=str(args.threads), OMP_NUM_THREADS=str(args.threads))
         self.tmp = tempfile.mkdtemp(prefix="clrt-compare-")
         self.acc = {}  # (item, side) -> last test accuracy
-        self.init = {}
-        for model in ("lenet", "seed-cnn"):
-            self.init[model] = os.path.join(self.tmp, f"{model}.params")
-            run([os.path.join(BUILD, "clrt-bench"), "weights", "--model", model, "--seed", "1",
-                 "--out", self.init[model]], self.env)
+        self.init = {}  # model -> clrt's initial weights, or None: PyTorch's own
+        for model in MODELS:
+            if model in args.items:
+                self.init[model] = self.weights(model)
+
+    def weights(self, model):
+        """clrt's initial weights for the PyTorch side (clrt-bench weights)."""
+        path = os.path.join(self.tmp, f"{model}.params")
+        p = subprocess.run([os.path.join(BUILD, "clrt-bench"), "weights", "--model", model,
+                            "--seed", "1", "--out", path], env=self.env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode == 0:
+            return path
+        if model in ("lenet", "seed-cnn"):
+            sys.exit(f"compare: clrt-bench weights --model {model} failed:\n{p.stdout}")
+        print(f"compare: no clrt weights for {model} (clrt-bench weights: "
+              f"{p.stdout.strip().splitlines()[-1] if p.stdout.strip() else p.returncode}); "
+              f"PyTorch starts from its own", flush=True)
+        return None
 
     def torch(self, *argv):
         return run([self.py, os.path.join(ROOT, "bench", "torch_ref.py"),
-                    "--threads", str(self.a.threads), *argv], self.env)
+                    "--threads", str(self.a.threads), "--device", self.a.torch_device, *argv],
+                   self.env)
 
     def clrt_bench(self, *argv):
         return json.loads(run([os.path.join(BUILD, "clrt-bench"), *argv, "--json"], self.env))
@@ -74,12 +93,16 @@ class Runner:
         """Options both clrt-cnn and torch_ref.py train take."""
         args = ["--model", item, "--epochs", str(self.a.epochs)]
         if item == "lenet":  # the demo's recipe: clrt-cnn's defaults
-            return args
-        args += ["--optimizer", "adam", "--schedule", "constant", "--data-dir", self.a.cifar_dir]
+            return args + (["--data-dir", self.a.fashion_dir] if self.a.fashion_dir else [])
+        if item == "seed-cnn":  # the seed notebook's recipe
+            args += ["--optimizer", "adam", "--schedule", "constant"]
+        else:  # resnet18: SGD with momentum and the cosine schedule, batch 128
+            args += ["--batch-size", "128"]
+        args += ["--data-dir", self.a.cifar_dir]
         return args + (["--limit", str(self.a.limit)] if self.a.limit else [])
 
     def clrt_train(self, item):
-        out = run([os.path.join(BUILD, "clrt-cnn"), "--device", "cpu", "--seed", "1",
+        out = run([os.path.join(BUILD, "clrt-cnn"), "--device", self.a.device, "--seed", "1",
                    *self.train_args(item)], self.env)
         secs = [float(m.group(1)) for m in re.finditer(r"epoch\s+\d+\b.*?([\d.]+) s\b", out)]
         acc = re.findall(r"final test accuracy ([\d.]+)", out)
@@ -89,7 +112,8 @@ class Runner:
         return steady(secs)
 
     def torch_train(self, item):
-        out = self.torch("train", "--init", self.init[item], "--clrt-order", *self.train_args(item))
+        init = ["--init", self.init[item]] if self.init.get(item) else []
+        out = self.torch("train", *init, "--clrt-order", *self.train_args(item))
         secs = [float(x) for x in re.findall(r"train_seconds ([\d.]+)", out)]
         self.acc[(item, "pytorch")] = float(re.findall(r"test_acc ([\d.]+)", out)[-1])
         return steady(secs)
@@ -98,13 +122,13 @@ class Runner:
     def clrt_micro(self, item):
         if item.startswith("sgemm"):
             n = int(item[5:])
-            rows = self.clrt_bench("matmul", "--device", "cpu", "--paths", "default",
+            rows = self.clrt_bench("matmul", "--device", self.a.device, "--paths", "default",
                                    "--sizes", str(n))["rows"]
             return rows[0]["seconds"]
         if item == "add":
-            rows = self.clrt_bench("launch", "--device", "cpu")["rows"]
+            rows = self.clrt_bench("launch", "--device", self.a.device)["rows"]
             return next(r["seconds"] for r in rows if r["loop"] == "clrt_add")
-        row = self.clrt_bench("logging", "--device", "cpu")["rows"][0]
+        row = self.clrt_bench("logging", "--device", self.a.device)["rows"][0]
         return row["per_step_seconds" if item == "log-step" else "at_end_seconds"]
 
     def torch_micro(self, item):
@@ -119,7 +143,7 @@ class Runner:
         return float(re.search(rf"result {key} ([\d.e+-]+)", out).group(1))
 
     def measure(self, item, side):
-        training = item in ("lenet", "seed-cnn")
+        training = item in MODELS
         if side == "clrt":
             return self.clrt_train(item) if training else self.clrt_micro(item)
         return self.torch_train(item) if training else self.torch_micro(item)
@@ -167,20 +191,27 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="both sides (default 2)")
     ap.add_argument("--only", help="comma-separated items (default: all)")
     ap.add_argument("--cifar-dir", required=True, help="CIFAR-10 binary files")
-    ap.add_argument("--limit", type=int, default=0, help="seed-cnn: first N training images")
+    ap.add_argument("--fashion-dir", help="Fashion-MNIST files (default: clrt-cnn's, Debian's)")
+    ap.add_argument("--limit", type=int, default=0,
+                    help="seed-cnn, resnet18: first N training images")
+    ap.add_argument("--device", default="cpu", help="clrt's device (default cpu)")
+    ap.add_argument("--torch-device", default="cpu", help="PyTorch's: cpu (default), cuda")
     ap.add_argument("--json-out", help="also write the results as JSON")
     a = ap.parse_args()
     items = a.only.split(",") if a.only else ITEMS
-    bad = [i for i in items if i not in ITEMS]
+    bad = [i for i in items if i not in ITEMS + MODELS]
     if bad or a.rounds < 1 or a.epochs < 1 or a.threads < 1:
-        ap.error(f"unknown item {bad[0]} (choose from {', '.join(ITEMS)})" if bad else "bad numbers")
+        ap.error(f"unknown item {bad[0]} (choose from {', '.join(ITEMS + ['resnet18'])})" if bad
+                 else "bad numbers")
+    a.items = items
     r = Runner(a, a.python)
     torch_info = r.torch("info").strip().splitlines()[0]
     print(f"machine: {machine()}")
     print(f"{torch_info}")
-    print(f"clrt: {BUILD}/clrt-cnn and clrt-bench on cpu (PoCL), OpenBLAS and PoCL at "
+    print(f"clrt: {BUILD}/clrt-cnn and clrt-bench on {a.device}, OpenBLAS and PoCL at "
           f"{a.threads} threads; {a.rounds} rounds, {a.epochs} epochs per training run")
-    print(f"CIFAR-10 files: {a.cifar_dir}", flush=True)
+    print(f"CIFAR-10 files: {a.cifar_dir}; Fashion-MNIST files: {a.fashion_dir or 'Debian'}",
+          flush=True)
     results = {i: {"clrt": [], "pytorch": []} for i in items}
     for rnd in range(a.rounds):
         sides = ["clrt", "pytorch"] if rnd % 2 == 0 else ["pytorch", "clrt"]
@@ -199,6 +230,9 @@ def main():
         with open(a.json_out, "w") as f:
             json.dump({"machine": machine(), "pytorch": torch_info, "threads": a.threads,
                        "rounds": a.rounds, "epochs": a.epochs, "cifar_dir": a.cifar_dir,
+                       "fashion_dir": a.fashion_dir, "device": a.device,
+                       "torch_device": a.torch_device,
+                       "init": {m: bool(p) for m, p in r.init.items()},
                        "limit": a.limit, "rows": rows, "samples": results,
                        "accuracy": {f"{k[0]} {k[1]}": v for k, v in r.acc.items()}}, f, indent=1)
 

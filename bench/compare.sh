@@ -3,9 +3,9 @@
 # in rounds: LeNet/Fashion-MNIST with SGD, the seed notebook's CNN with Adam
 # on CIFAR-10, SGEMM 128 and 1024, one small op, and the logging exercise.
 # Prints one table of ratios clrt / PyTorch (below 1: clrt faster), min,
-# median and max over the rounds. Sets up bench/.venv on first use, builds
-# clrt if needed, and writes CIFAR-10-shaped data from a seed when no
-# --cifar-dir is given. Both sides run on --threads threads (default 2).
+# median and max over the rounds. Sets up the project's .venv
+# (scripts/setup_python.sh) on first use, builds clrt if needed, and writes
+# CIFAR-10-shaped data from a seed when no --cifar-dir is given. Both sides run on --threads threads (default 2).
 #   bench/compare.sh [--rounds 3] [--epochs 2] [--only lenet,seed-cnn,...]
 #                    [--cifar-dir DIR] [--limit N] [--json-out FILE]
 # Run it alone on the machine (on a shared one: flock /tmp/clrt-cpu.lock).

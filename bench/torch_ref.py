@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """PyTorch side of clrt's comparisons (bench/compare.sh): the same work as
-clrt-cnn and clrt-bench, timed the same way, on the host CPU.
+clrt-cnn and clrt-bench, timed the same way, on the host CPU or, with
+--device cuda, on an NVIDIA GPU (FP32: TF32 off for matrix products and
+cuDNN's convolutions; every timed sample ends with torch.cuda.synchronize).
 
+  torch_ref.py [--device cpu|cuda|cuda:N] COMMAND
   torch_ref.py info                       version, threads, oneDNN, BLAS
-  torch_ref.py train --model lenet|seed-cnn [options]
+  torch_ref.py train --model lenet|seed-cnn|resnet18 [options]
   torch_ref.py sgemm --sizes 128,1024      seconds per C = A B (torch.mm)
   torch_ref.py small-op                   seconds per torch.add on 1000 floats
   torch_ref.py logging                    the seed chapter's exercise 3
@@ -17,7 +20,10 @@ files and normalisation, batch size, optimizer and learning-rate schedule;
 with --init FILE (written by `clrt-bench weights`) the same initial
 weights, and with --clrt-order the same shuffled batch order (clrt's
 splitmix64 Fisher-Yates, seeded as clrt's trainer seeds each epoch), so
-both libraries start from the same point and see the same batches."""
+both libraries start from the same point and see the same batches. On a
+GPU the data set stays in pinned host memory and each batch is gathered
+there and copied to the device (as a DataLoader with pin_memory does, and
+as clrt's batch stream does), not kept on the device."""
 import argparse
 import gzip
 import os
@@ -32,7 +38,20 @@ from torch import nn
 MASK = (1 << 64) - 1
 
 
+DEVICE = torch.device("cpu")
+
+
+def sync():
+    """Waits for the device's queued work (nothing to wait for on the CPU)."""
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize(DEVICE)
+
+
 def info_line():
+    if DEVICE.type == "cuda":
+        return (f"pytorch {torch.__version__} on {torch.cuda.get_device_name(DEVICE)} (CUDA "
+                f"{torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}), FP32 with TF32 off, "
+                f"{torch.get_num_threads()} host threads")
     return (f"pytorch {torch.__version__}, {torch.get_num_threads()} threads, "
             f"oneDNN {'on' if torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled else 'off'}, "
             f"BLAS {'MKL' if torch.backends.mkl.is_available() else 'other'}")
@@ -125,6 +144,51 @@ def seed_cnn():
         nn.Linear(84, 10))
 
 
+class BasicBlock(nn.Module):
+    """torchvision's BasicBlock (same attribute names, so state_dicts match)."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                            nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + (self.downsample(x) if self.downsample is not None else x))
+
+
+class ResNet18(nn.Module):
+    """torchvision's resnet18(num_classes=10) with the small stem for 32x32
+    inputs (a 3x3 stride-1 first convolution, no max pooling), under
+    torchvision's parameter names; bench/flops.py counts its arithmetic."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.relu = nn.ReLU(inplace=True)
+        cin, layers = 64, []
+        for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            layers.append(nn.Sequential(BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)))
+            cin = cout
+        self.layer1, self.layer2, self.layer3, self.layer4 = layers
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(512, classes)
+
+    def forward(self, x):
+        x = self.relu(self.bn1(self.conv1(x)))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
 def load_init(model, path):
     """Parameters written by `clrt-bench weights`: a text header
     ("clrt-params 1 COUNT", then "NAME NDIM D0 D1 ..." per parameter), then
@@ -149,30 +213,36 @@ def load_init(model, path):
 
 # --- commands -------------------------------------------------------------
 
+def to_device(t):
+    return t.to(DEVICE, non_blocking=True) if DEVICE.type != "cpu" else t
+
+
 def accuracy(model, x, y, batch):
     model.eval()
-    correct = 0
+    correct = torch.zeros((), dtype=torch.int64, device=DEVICE)
     with torch.no_grad():
         for i in range(0, len(x), batch):
-            correct += (model(x[i:i + batch]).argmax(1) == y[i:i + batch]).sum().item()
+            out = model(to_device(x[i:i + batch]))
+            correct += (out.argmax(1) == to_device(y[i:i + batch])).sum()
     model.train()
-    return correct / len(x)
+    return correct.item() / len(x)
 
 
 def cmd_train(args):
     torch.manual_seed(args.seed)
-    cifar = args.model == "seed-cnn"
+    cifar = args.model in ("seed-cnn", "resnet18")
     data_dir = args.data_dir or ("" if cifar else "/usr/share/datasets/fashion-mnist")
     if cifar and not data_dir:
-        raise SystemExit("torch_ref: seed-cnn needs --data-dir (CIFAR-10 binary files)")
+        raise SystemExit(f"torch_ref: {args.model} needs --data-dir (CIFAR-10 binary files)")
     load = load_cifar if cifar else load_fashion
     xtr, ytr = load(data_dir, True)
     xte, yte = load(data_dir, False)
     if args.limit:
         xtr, ytr = xtr[:args.limit], ytr[:args.limit]
-    model = seed_cnn() if cifar else lenet()
+    model = {"lenet": lenet, "seed-cnn": seed_cnn, "resnet18": ResNet18}[args.model]()
     if args.init:
         load_init(model, args.init)
+    model.to(DEVICE)
     if args.optimizer == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=args.lr or 0.001)
     else:
@@ -186,14 +256,19 @@ def cmd_train(args):
     for epoch in range(1, args.epochs + 1):
         perm = (clrt_shuffle(len(xtr), seed_mix(args.seed, epoch)) if args.clrt_order
                 else torch.randperm(len(xtr)))
-        total, t0 = torch.zeros(()), time.perf_counter()
+        sync()
+        total, t0 = torch.zeros((), device=DEVICE), time.perf_counter()
         for i in range(0, len(xtr), args.batch_size):
             idx = perm[i:i + args.batch_size]
-            loss = loss_fn(model(xtr[idx]), ytr[idx])
+            xb, yb = xtr[idx], ytr[idx]
+            if DEVICE.type == "cuda":  # gathered on the host, copied from pinned memory
+                xb, yb = to_device(xb.pin_memory()), to_device(yb.pin_memory())
+            loss = loss_fn(model(xb), yb)
             loss.backward()
             opt.step()
             opt.zero_grad()
             total += loss.detach() * len(idx)
+        sync()
         seconds = time.perf_counter() - t0
         if sched:
             sched.step()
@@ -203,21 +278,24 @@ def cmd_train(args):
 
 
 def timed(fn, calls, reps):
-    """Median seconds per call over reps samples of `calls` calls each."""
+    """Median seconds per call over reps samples of `calls` calls each
+    (each sample ends when the device has finished them)."""
     fn()
+    sync()
     samples = []
     for _ in range(reps):
         t0 = time.perf_counter()
         for _ in range(calls):
             fn()
+        sync()
         samples.append((time.perf_counter() - t0) / calls)
     return statistics.median(samples)
 
 
 def cmd_sgemm(args):
     for n in (int(s) for s in args.sizes.split(",")):
-        a, b = torch.rand(n, n), torch.rand(n, n)
-        c = torch.empty(n, n)
+        a, b = torch.rand(n, n, device=DEVICE), torch.rand(n, n, device=DEVICE)
+        c = torch.empty(n, n, device=DEVICE)
         # clrt-bench matmul's sample sizes: several calls per sample below 512
         calls = 1 if n >= 512 else int(1 + (256 / n) ** 3)
         reps = 30 if n <= 128 else 10 if n <= 512 else 5 if n <= 1024 else 3
@@ -226,7 +304,7 @@ def cmd_sgemm(args):
 
 
 def cmd_small_op(args):
-    a = torch.arange(args.n, dtype=torch.float32)
+    a = torch.arange(args.n, dtype=torch.float32, device=DEVICE)
     s = timed(lambda: torch.add(a, a), args.iters, args.repeats)
     print(f"result add_{args.n} {s:.9f}  (torch.add, new output per call)")
 
@@ -235,7 +313,7 @@ def cmd_logging(args):
     """Exercise 3: `steps` products of n x n matrices, logging the Frobenius
     norm of each (a) read to the host per step, (b) kept as tensors and read
     once at the end."""
-    x = torch.rand(args.n, args.n)
+    x = torch.rand(args.n, args.n, device=DEVICE)
 
     def per_step():
         return [torch.linalg.norm(torch.mm(x, x)).item() for _ in range(args.steps)]
@@ -254,10 +332,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
+    ap.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("info")
     t = sub.add_parser("train")
-    t.add_argument("--model", choices=["lenet", "seed-cnn"], default="lenet")
+    t.add_argument("--model", choices=["lenet", "seed-cnn", "resnet18"], default="lenet")
     t.add_argument("--data-dir")
     t.add_argument("--epochs", type=int, default=1)
     t.add_argument("--batch-size", type=int, default=256)
@@ -280,6 +359,11 @@ def main():
     lg.add_argument("--n", type=int, default=100)
     lg.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = torch.device(args.device)
+    if DEVICE.type == "cuda":  # FP32 throughout, as clrt computes
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     torch.set_num_threads(args.threads)
     print(info_line(), flush=True)
     {"info": lambda a: None, "train": cmd_train, "sgemm": cmd_sgemm,

@@ -1,12 +1,24 @@
-/* pool.cl — 2-D max and average pooling, NCHW, no padding, built with
- * -DKSIZE=k -DSTRIDE=s: the compile-time windows are unrolled (#pragma
- * unroll), leaving no loop inside a work item, which is what lets CPU
- * drivers vectorize across work items. Launched 2-D: dim 0 a pixel
- * of a plane (output pixel forward, input pixel backward), dim 1 the plane
- * (image * channel). Backward is a gather over the windows covering each
- * input pixel, so overlapping windows (s < k) need no atomics. */
+/* pool.cl — 2-D max and average pooling, NCHW, built with -DKSIZE=k
+ * -DSTRIDE=s (and -DPAD=p for max pooling with padding): the compile-time
+ * windows are unrolled (#pragma unroll), leaving no loop inside a work
+ * item, which is what lets CPU drivers vectorize across work items.
+ * Launched 2-D: dim 0 a pixel of a plane (output pixel forward, input
+ * pixel backward), dim 1 the plane (image * channel). Backward is a gather
+ * over the windows covering each input pixel, so overlapping windows
+ * (s < k) need no atomics. Adaptive average pooling (at the end) takes its
+ * windows from the sizes at run time and needs none of these options. */
 
-/* Must match geom_arg in runtime/ops/pool.c (checked there). */
+#ifndef KSIZE /* a build for the adaptive kernels only */
+#define KSIZE 1
+#define STRIDE 1
+#endif
+/* Max pooling's implicit padding: -inf on every side, never a maximum's
+ * index. */
+#ifndef PAD
+#define PAD 0
+#endif
+
+/* Must match clrt__pool_geom in runtime/ops/pool_internal.h (checked there). */
 typedef struct {
     int H, W, OH, OW, planes;
     uint ow_mul, ow_shift; /* fast_div by OW */
@@ -14,7 +26,10 @@ typedef struct {
 } pool_geom;
 
 /* Ties go to the first maximum in row-major window order; a NaN wins over
- * numbers (the first NaN over later ones), so NaNs propagate. */
+ * numbers (the first NaN over later ones), so NaNs propagate. Taps in the
+ * padding read as -inf, which never wins: a window of -inf values (it
+ * holds an input pixel, since PAD <= KSIZE / 2) keeps its first input
+ * pixel, as PyTorch does. */
 __kernel void maxpool_fwd(__global const float *x, __global float *out, __global int *idx,
                           int want_idx, pool_geom g)
 {
@@ -24,15 +39,16 @@ __kernel void maxpool_fwd(__global const float *x, __global float *out, __global
         return;
     int oh = fast_div(p, g.ow_mul, g.ow_shift), ow = p - oh * g.OW;
     __global const float *xp = x + (ulong)plane * (ulong)(g.H * g.W);
-    int first = oh * STRIDE * g.W + ow * STRIDE;
-    float best = xp[first];
-    int best_i = first;
+    int h0 = oh * STRIDE - PAD, w0 = ow * STRIDE - PAD;
+    float best = -INFINITY;
+    int best_i = max(h0, 0) * g.W + max(w0, 0);
     #pragma unroll
     for (int kh = 0; kh < KSIZE; kh++)
         #pragma unroll
         for (int kw = 0; kw < KSIZE; kw++) {
-            int i = first + kh * g.W + kw;
-            float v = xp[i];
+            int h = h0 + kh, w = w0 + kw, i = h * g.W + w;
+            int inside = PAD == 0 || (h >= 0 && h < g.H && w >= 0 && w < g.W);
+            float v = inside ? xp[inside ? i : 0] : -INFINITY;
             int take = v > best || (v != v && best == best);
             best = take ? v : best;
             best_i = take ? i : best_i;
@@ -81,7 +97,7 @@ static int window_of(int h, int w, int kh, int kw, pool_geom g)
 #endif
 
 /* gx[q] = EPI(sum of gout over the windows covering q whose maximum was
- * q). */
+ * q); q is (h + PAD, w + PAD) in the padded plane the windows tile. */
 __kernel void maxpool_bwd(__global const float *gout, __global const int *idx,
                           __global float *gx, __global const float *mask, pool_geom g)
 {
@@ -92,7 +108,7 @@ __kernel void maxpool_bwd(__global const float *gout, __global const int *idx,
     int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
     ulong base = (ulong)plane * (ulong)(g.OH * g.OW);
     float acc = 0.0f;
-    FOR_EACH_WINDOW(h, w, o, {
+    FOR_EACH_WINDOW(h + PAD, w + PAD, o, {
         ulong at = base + (ulong)(o < 0 ? 0 : o);
         int hit = o >= 0 && idx[at] == q;
         float v = gout[at];
@@ -248,3 +264,57 @@ __kernel void maxpool2_bwd(__global const float *gout, __global const int *idx,
     }
 }
 #endif
+
+/* Adaptive average pooling (nn.AdaptiveAvgPool2d): output row i averages
+ * input rows [floor(i*H/OH), ceil((i+1)*H/OH)), columns alike, so windows
+ * may differ in size and overlap. The host keeps (H+1)*OH, (OH+1)*H and
+ * the same for W below 2^31. */
+static int adaptive_start(int i, int in, int out) { return i * in / out; }
+static int adaptive_end(int i, int in, int out) { return ((i + 1) * in + out - 1) / out; }
+
+/* One item per output pixel, summing its window row by row (each row's
+ * sum apart, so the rounding grows with H + W rather than H * W); with
+ * OH = OW = 1 an item sums its whole plane. */
+__kernel void adaptive_avgpool_fwd(__global const float *x, __global float *out, pool_geom g)
+{
+    int p = get_global_id(0), plane = get_global_id(1);
+    int ohw = g.OH * g.OW;
+    if (p >= ohw || plane >= g.planes)
+        return;
+    int oh = fast_div(p, g.ow_mul, g.ow_shift), ow = p - oh * g.OW;
+    int h0 = adaptive_start(oh, g.H, g.OH), h1 = adaptive_end(oh, g.H, g.OH);
+    int w0 = adaptive_start(ow, g.W, g.OW), w1 = adaptive_end(ow, g.W, g.OW);
+    __global const float *xp = x + (ulong)plane * (ulong)(g.H * g.W);
+    float acc = 0.0f;
+    for (int h = h0; h < h1; h++) {
+        float row = 0.0f;
+        for (int w = w0; w < w1; w++)
+            row += xp[h * g.W + w];
+        acc += row;
+    }
+    out[(ulong)plane * (ulong)ohw + (ulong)p] = acc / (float)((h1 - h0) * (w1 - w0));
+}
+
+/* gx[q] = sum over the windows covering input pixel q = (h, w) of their
+ * gradient / their size: rows i from floor(h*OH/H) to
+ * floor(((h+1)*OH-1)/H), columns alike. */
+__kernel void adaptive_avgpool_bwd(__global const float *gout, __global float *gx, pool_geom g)
+{
+    int q = get_global_id(0), plane = get_global_id(1);
+    int hw = g.H * g.W;
+    if (q >= hw || plane >= g.planes)
+        return;
+    int h = fast_div(q, g.w_mul, g.w_shift), w = q - h * g.W;
+    int i0 = h * g.OH / g.H, i1 = ((h + 1) * g.OH - 1) / g.H;
+    int j0 = w * g.OW / g.W, j1 = ((w + 1) * g.OW - 1) / g.W;
+    __global const float *gp = gout + (ulong)plane * (ulong)(g.OH * g.OW);
+    float acc = 0.0f;
+    for (int i = i0; i <= i1; i++) {
+        int kh = adaptive_end(i, g.H, g.OH) - adaptive_start(i, g.H, g.OH);
+        for (int j = j0; j <= j1; j++) {
+            int kw = adaptive_end(j, g.W, g.OW) - adaptive_start(j, g.W, g.OW);
+            acc += gp[i * g.OW + j] / (float)(kh * kw);
+        }
+    }
+    gx[(ulong)plane * (ulong)hw + (ulong)q] = acc;
+}

@@ -44,21 +44,18 @@
 /* Serial part of a sum over r = rb, rb + rs, ... < re. A contiguous run
  * (rs == sR == 1) goes through 4 independent lanes, which a CPU compiler
  * turns into SIMD. */
-float item_sum(__global const float *base, ulong rb, ulong re, ulong rs, ulong sR,
-                      int square)
+float item_sum(__global const float *base, ulong rb, ulong re, ulong rs, ulong sR)
 {
     float total = 0.0f;
     if (rs == 1 && sR == 1) {
         for (ulong b = rb; b < re; b += 4 * BLOCK) {
             ulong be = min(re, b + 4 * BLOCK), r = b;
             float4 lanes = (float4)(0.0f);
-            for (; r + 4 <= be; r += 4) {
-                float4 e = vload4(0, base + r);
-                lanes += square ? e * e : e;
-            }
+            for (; r + 4 <= be; r += 4)
+                lanes += vload4(0, base + r);
             float tail = 0.0f;
             for (; r < be; r++)
-                tail += square ? base[r] * base[r] : base[r];
+                tail += base[r];
             total += ((lanes.s0 + lanes.s1) + (lanes.s2 + lanes.s3)) + tail;
         }
         return total;
@@ -66,86 +63,110 @@ float item_sum(__global const float *base, ulong rb, ulong re, ulong rs, ulong s
     for (ulong b = rb; b < re; b += BLOCK * rs) {
         ulong be = min(re, b + BLOCK * rs);
         float block = 0.0f;
-        for (ulong r = b; r < be; r += rs) {
-            float e = base[r * sR];
-            block += square ? e * e : e;
-        }
+        for (ulong r = b; r < be; r += rs)
+            block += base[r * sR];
         total += block;
     }
     return total;
 }
 
-/* Mean's scale and norm's square root, applied by the last pass. */
-float finish(float t, float scale, int take_sqrt)
+/* Serial part of a Euclidean norm, scaled as BLAS's snrm2 is so that no
+ * square overflows or underflows (the norm of [3e30, 4e30] is 5e30, not
+ * inf): the largest magnitude first, then the sum of squares of the
+ * elements times the power of two that brings it to [1, 2) (exact), then
+ * the square root scaled back. A NaN anywhere gives NaN. */
+float item_norm(__global const float *base, ulong rb, ulong re, ulong rs, ulong sR)
 {
-    t *= scale;
-    return take_sqrt ? sqrt(t) : t;
+    float amax = 0.0f;
+    for (ulong r = rb; r < re; r += rs)
+        amax = fmax(amax, fabs(base[r * sR]));
+    int e = (amax > 0.0f && isfinite(amax)) ? clamp(ilogb(amax), -126, 126) : 0;
+    float total = 0.0f;
+    for (ulong b = rb; b < re; b += BLOCK * rs) {
+        ulong be = min(re, b + BLOCK * rs);
+        float block = 0.0f;
+        for (ulong r = b; r < be; r += rs) {
+            float x = ldexp(base[r * sR], -e);
+            block += x * x;
+        }
+        total += block;
+    }
+    return ldexp(sqrt(total), e);
 }
 
-/* Sum of x (or of x * x when `square`); the stored result goes through
- * finish(). `tree` is a constant: 0 drops the barriers (LY == 1). */
-void sum_body(GEOMETRY_ARGS, __global const float *x, __global float *out, int square,
-                     float scale, int take_sqrt, __local float *acc, const int tree)
+/* Two partial norms into one, NaN winning (hypot lets inf beat NaN). */
+float norm2(float a, float b)
+{
+    return isnan(a) || isnan(b) ? a + b : hypot(a, b);
+}
+
+/* Sum of x, times scale (mean's 1/R on its last pass), or with `norm` its
+ * Euclidean norm (each pass a norm of norms). `tree` is a constant: 0
+ * drops the barriers (LY == 1). */
+void sum_body(GEOMETRY_ARGS, __global const float *x, __global float *out, int norm,
+                     float scale, __local float *acc, const int tree)
 {
     GEOMETRY_SETUP
     for (ulong q = g / (XG * S); q < Q; q += QG) {
-        float v = p < P ? item_sum(x + q * sQ + p * sP, rb, re, rs, sR, square) : 0.0f;
+        __global const float *base = x + q * sQ + p * sP;
+        float v = p >= P ? 0.0f
+                  : norm ? item_norm(base, rb, re, rs, sR)
+                         : item_sum(base, rb, re, rs, sR);
         if (tree) {
             acc[lid] = v;
             barrier(CLK_LOCAL_MEM_FENCE);
             for (uint h = LY >> 1; h > 0; h >>= 1) {
                 if (ly < h)
-                    acc[lid] += acc[lid + (h << lxbits)];
+                    acc[lid] = norm ? norm2(acc[lid], acc[lid + (h << lxbits)])
+                                    : acc[lid] + acc[lid + (h << lxbits)];
                 barrier(CLK_LOCAL_MEM_FENCE);
             }
             v = acc[lx];
         }
         if (ly == 0 && p < P)
-            out[(q * S + s) * P + p] = finish(v, scale, take_sqrt);
+            out[(q * S + s) * P + p] = v * scale;
         if (tree)
             barrier(CLK_LOCAL_MEM_FENCE); /* acc is reused for the next q */
     }
 }
 
 __kernel void reduce_sum(GEOMETRY_ARGS, __global const float *x, __global float *out,
-                         int square, float scale, int take_sqrt, __local float *acc)
+                         int norm, float scale, __local float *acc)
 {
-    sum_body(GEOMETRY_PARAMS, x, out, square, scale, take_sqrt, acc, 1);
+    sum_body(GEOMETRY_PARAMS, x, out, norm, scale, acc, 1);
 }
 
 __kernel void reduce_sum_flat(GEOMETRY_ARGS, __global const float *x, __global float *out,
-                              int square, float scale, int take_sqrt, __local float *acc)
+                              int norm, float scale, __local float *acc)
 {
-    sum_body(GEOMETRY_PARAMS, x, out, square, scale, take_sqrt, acc, 0);
+    sum_body(GEOMETRY_PARAMS, x, out, norm, scale, acc, 0);
 }
 
-/* CPU column sums (LY == 1, sP == 1): item p covers columns [16 p, 16 p + 16);
- * the last item may have fewer and takes them one at a time. */
+/* CPU column sums (LY == 1, sP == 1; never a norm): item p covers columns
+ * [16 p, 16 p + 16); the last item may have fewer and takes them one at a
+ * time. */
 __kernel void reduce_sum_cols(GEOMETRY_ARGS, __global const float *x, __global float *out,
-                              int square, float scale, int take_sqrt, __local float *acc)
+                              int norm, float scale, __local float *acc)
 {
     GEOMETRY_SETUP
-    (void)acc;
+    (void)acc, (void)norm;
     ulong c0 = p * 16;
     for (ulong q = g / (XG * S); q < Q && c0 < P; q += QG) {
         __global const float *base = x + q * sQ;
         __global float *o = out + (q * S + s) * P;
         if (c0 + 16 > P) {
             for (ulong c = c0; c < P; c++)
-                o[c] = finish(item_sum(base + c, r0, r1, 1, sR, square), scale, take_sqrt);
+                o[c] = item_sum(base + c, r0, r1, 1, sR) * scale;
             continue;
         }
         float16 total = (float16)(0.0f);
         for (ulong b = r0; b < r1; b += BLOCK) {
             float16 block = (float16)(0.0f);
-            for (ulong r = b; r < min(r1, b + BLOCK); r++) {
-                float16 e = vload16(0, base + r * sR + c0);
-                block += square ? e * e : e;
-            }
+            for (ulong r = b; r < min(r1, b + BLOCK); r++)
+                block += vload16(0, base + r * sR + c0);
             total += block;
         }
-        total *= scale;
-        vstore16(take_sqrt ? sqrt(total) : total, 0, o + c0);
+        vstore16(total * scale, 0, o + c0);
     }
 }
 

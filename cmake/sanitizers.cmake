@@ -7,7 +7,9 @@ if(CLRT_SANITIZE)
 endif()
 # CLRT_TSAN=ON: every target built with ThreadSanitizer, for the threading
 # tests (label "threads"). The OpenCL drivers and the BLAS are not
-# instrumented; tests/tsan.supp names what they do out of its sight.
+# instrumented, so it sees clrt's own memory only and needs no
+# suppressions; what a driver does with a kernel's arguments the test
+# checks in the values (README: the threading pass).
 if(CLRT_TSAN)
   if(CLRT_SANITIZE)
     message(FATAL_ERROR "CLRT_TSAN and CLRT_SANITIZE cannot be combined: use two build trees")

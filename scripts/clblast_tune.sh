@@ -21,7 +21,8 @@ device=${2:?usage: scripts/clblast_tune.sh PLATFORM DEVICE SPEC [SIZE] [FRACTION
 spec=${3:?usage: scripts/clblast_tune.sh PLATFORM DEVICE SPEC [SIZE] [FRACTION]}
 size=${4:-256}
 fraction=${5:-1000}
-"$root/scripts/install_packages.sh" clblast-utils
+# The tuners: on PATH already (scripts/gpu_report.sh carries them), else Debian's.
+command -v clblast_tuner_xgemm >/dev/null || "$root/scripts/install_packages.sh" clblast-utils
 [[ -x $root/build/clrt-bench ]] || "$root/scripts/setup.sh"
 out=$root/build/clblast-tuning
 mkdir -p "$out"

@@ -15,7 +15,7 @@ packages=(
   libopenmpi-dev openmpi-bin           # the distributed part (libclrt_mpi, mpirun)
   check libsubunit-dev                 # unit tests
   python3                              # test helpers (JSON validation)
-  python3-venv python3-torch           # checks against PyTorch (tests/python)
+  python3-venv                         # the tests' Python environment (scripts/setup_python.sh)
   dataset-fashion-mnist                # the CNN demo's data
 )
 

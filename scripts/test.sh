@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh "$@"
+scripts/setup_python.sh >/dev/null # the Python checks' packages: the suite then runs offline
 jobs=$(nproc 2>/dev/null || echo 2)
 # The Oclgrind and rusticl passes (labels oclgrind, rusticl) have their own
 # commands (.ci/run, scripts/oclgrind.sh, scripts/rusticl.sh), even where

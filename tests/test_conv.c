@@ -17,16 +17,36 @@ typedef struct {
  * several channels, batches 1 and 3, LeNet's two layers, the seed CNN's
  * four, more output channels than one vector holds, padding beyond K-1
  * (the input gradient crops), one large case (11: CLRT_TEST_SIZE=small
- * keeps its image but cuts it to one image and 4 outputs), and its shape
- * small enough to keep 16 outputs at that size (17: the Oclgrind pass runs
- * the kernels vectorised for CPUs on it, other_algorithm). */
+ * keeps its image but cuts it to one image and 4 outputs), Winograd's
+ * shapes, and case 11's shape small enough to keep 16 outputs at that size
+ * (22). */
 static const conv_case cases[] = {
-    {1, 1, 7, 9, 1, 1, 1, 0},   {3, 2, 7, 9, 4, 3, 1, 1},    {3, 3, 13, 13, 5, 3, 2, 1},
-    {1, 1, 28, 28, 6, 5, 1, 2}, {3, 6, 14, 14, 16, 5, 1, 0}, {3, 2, 7, 9, 3, 5, 2, 2},
-    {3, 4, 13, 13, 2, 1, 2, 0}, {1, 3, 28, 28, 7, 3, 2, 0},  {3, 5, 11, 8, 6, 5, 2, 1},
-    {1, 2, 13, 13, 3, 3, 1, 2}, {3, 1, 7, 9, 2, 5, 1, 0},    {8, 3, 61, 67, 16, 3, 1, 1},
-    {2, 3, 32, 32, 6, 5, 1, 0}, {2, 6, 14, 14, 16, 5, 1, 3}, {2, 16, 16, 16, 16, 5, 1, 0},
-    {3, 16, 6, 6, 16, 3, 1, 0}, {2, 5, 9, 11, 20, 3, 1, 3},  {2, 3, 11, 13, 16, 3, 1, 1},
+    {1, 1, 7, 9, 1, 1, 1, 0},
+    {3, 2, 7, 9, 4, 3, 1, 1},
+    {3, 3, 13, 13, 5, 3, 2, 1},
+    {1, 1, 28, 28, 6, 5, 1, 2},
+    {3, 6, 14, 14, 16, 5, 1, 0},
+    {3, 2, 7, 9, 3, 5, 2, 2},
+    {3, 4, 13, 13, 2, 1, 2, 0},
+    {1, 3, 28, 28, 7, 3, 2, 0},
+    {3, 5, 11, 8, 6, 5, 2, 1},
+    {1, 2, 13, 13, 3, 3, 1, 2},
+    {3, 1, 7, 9, 2, 5, 1, 0},
+    {8, 3, 61, 67, 16, 3, 1, 1},
+    {2, 3, 32, 32, 6, 5, 1, 0},
+    {2, 6, 14, 14, 16, 5, 1, 3},
+    {2, 16, 16, 16, 16, 5, 1, 0},
+    {3, 16, 6, 6, 16, 3, 1, 0},
+    {2, 5, 9, 11, 20, 3, 1, 3},
+    /* 3x3 stride-1 layers with 8 or more channels (Winograd's): odd sizes
+     * (partial tiles), padding 0-2, a 1x1 image, ResNet-18's widths. */
+    {2, 8, 9, 7, 12, 3, 1, 1},
+    {3, 17, 5, 8, 9, 3, 1, 2},
+    {4, 64, 8, 8, 64, 3, 1, 1},
+    {1, 8, 1, 1, 8, 3, 1, 1},
+    {8, 32, 32, 32, 32, 3, 1, 1},
+    /* case 11's shape, small enough to keep 16 outputs at CLRT_TEST_SIZE=small */
+    {2, 3, 11, 13, 16, 3, 1, 1},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -362,20 +382,21 @@ static void run_backward_masked_case(int i)
 START_TEST(backward_input_mask_epilogue) { run_backward_masked_case(_i); }
 END_TEST
 
-/* The algorithm a case does not get by default: CPU devices take the
- * vectorised direct kernels (conv_vec.c), other devices im2col + GEMM;
- * CLRT_CONV_ALGO picks the other (in this forked test only). The library
- * reads CLRT_* once, at its first use, and finding the device's kind is a
- * use: so each algorithm is forced in turn (loop index / N_CASES) before
- * that, and the one that is the device's default returns at once. */
+/* Each algorithm forced on each case (CLRT_CONV_ALGO, in this forked test
+ * only): im2col + GEMM, the direct kernels vectorised for CPUs
+ * (conv_vec.c) and Winograd F(2x2, 3x3) (winograd.c), whichever the
+ * device would pick or measure fastest. The library reads CLRT_* once, at
+ * its first use, and finding the device's kind is a use: so the algorithm
+ * is set first (loop index / N_CASES). Winograd applies to 3x3 stride-1
+ * layers with 8 or more channels each way only; other cases return. */
 START_TEST(other_algorithm)
 {
-    int vec = _i >= N_CASES;
-    setenv("CLRT_CONV_ALGO", vec ? "vec" : "im2col", 1);
-    clrt_device_info info;
-    TU_OK(clrt_device_info_get(tu_device(), &info));
-    if (vec == (info.kind == CLRT_DEVICE_CPU))
+    static const char *const algos[] = {"im2col", "vec", "winograd"};
+    const char *algo = algos[_i / N_CASES];
+    const conv_case *c = &cases[_i % N_CASES];
+    if (_i / N_CASES == 2 && !(c->K == 3 && c->s == 1 && c->C >= 8 && c->O >= 8))
         return;
+    setenv("CLRT_CONV_ALGO", algo, 1);
     run_forward_case(_i % N_CASES, 1, 0);
     run_backward_case(_i % N_CASES);
     run_forward_relu_case(_i % N_CASES);
@@ -466,13 +487,13 @@ static void run_all_paths(conv_case c, const char *what, int i)
  * 40000 and 1 bytes chunk im2col (the direct kernels' padded copies fit
  * whole, or not even one image's does); 6000 bytes chunk the direct kernels
  * themselves (two padded images per chunk). */
-
 START_TEST(chunked_batch)
 {
     static const char *caps[] = {"40000", "1", "6000"};
     setenv("CLRT_CONV_SCRATCH_BYTES", caps[_i], 1);
     run_all_paths((conv_case){5, 3, 13, 11, 4, 3, 2, 1}, "chunked", _i);
     run_all_paths((conv_case){3, 2, 17, 16, 3, 3, 1, 1}, "chunked", _i);
+    run_all_paths((conv_case){5, 8, 9, 7, 10, 3, 1, 1}, "chunked", _i);
 }
 END_TEST
 
@@ -760,7 +781,7 @@ static Suite *conv_suite(void)
     tcase_add_loop_test(tc, backward_all, 0, N_CASES);
     tcase_add_loop_test(tc, backward_input_mask_epilogue, 0, N_CASES);
     tcase_add_loop_test(tc, backward_accumulate, 0, N_CASES);
-    tcase_add_loop_test(tc, other_algorithm, 0, 2 * N_CASES);
+    tcase_add_loop_test(tc, other_algorithm, 0, 3 * N_CASES);
     tcase_add_loop_test(tc, chunked_batch, 0, 3);
     tcase_add_loop_test(tc, loop_budget, 0, 2);
     tcase_add_test(tc, long_channel_loops);

@@ -11,7 +11,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static int child_main(void)
 {
@@ -70,6 +72,9 @@ static const struct {
     {"CLRT_CACHE_DIR", "/dev/null", NULL},
     {"CLRT_KERNEL_DIR", "/nonexistent-clrt-kernels", NULL},
     {"CLRT_POISON", "on", "0"},
+    {"CLRT_KERNEL_WERROR", "yes", "1"},
+    {"CLRT_VECTOR_WIDTH", "3", "8"},
+    {"CLRT_TRACE", "/nonexistent-clrt-folder/trace.json", NULL},
 };
 
 START_TEST(bad_value_warns_once)
@@ -94,6 +99,34 @@ START_TEST(bad_value_warns_once)
 }
 END_TEST
 
+/* CLRT_KERNEL_DIR at a folder that cannot give the kernels the child
+ * needs: common.cl a FIFO (open() used to hang), binary.cl a 32 MiB sparse
+ * file (read whole before; a kernel file is at most 16 MiB), the rest
+ * missing (every op failed: issue 25). Each family falls back to the
+ * embedded source with one warning naming its file; the ops work. */
+START_TEST(kernel_dir_that_cannot_give_the_files)
+{
+    static char err[16384];
+    char dir[] = "/tmp/clrt-env-kernels-XXXXXX", path[96], rm[96];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/common.cl", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    snprintf(path, sizeof path, "%s/binary.cl", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_int_eq(ftruncate(fileno(f), 32 << 20), 0);
+    fclose(f);
+    run_child("CLRT_KERNEL_DIR", dir, err, sizeof err); /* fails unless the ops work */
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(rm), 0);
+    ck_assert_msg(count(err, "clrt: warning:") == 2, "not two warnings:\n%s", err);
+    ck_assert_msg(count(err, "clrt: warning:") == count(err, "using the embedded source"), "%s",
+                  err);
+    const char *files[] = {"common.cl: not a regular file (a FIFO)", "binary.cl: 33554432 bytes"};
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(count(err, files[i]) == 1, "not one warning with '%s':\n%s", files[i], err);
+}
+END_TEST
+
 START_TEST(defaults_do_not_warn)
 {
     static char err[16384];
@@ -111,6 +144,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, bad_value_warns_once, 0, (int)(sizeof vars / sizeof *vars));
     tcase_add_test(tc, defaults_do_not_warn);
+    tcase_add_test(tc, kernel_dir_that_cannot_give_the_files);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -13,6 +13,7 @@
 #include "testutil.h"
 
 #include "clrt_test_gemm_config.h"
+#include "runtime/device/host_ptr_internal.h"
 #include "runtime/ops/gemm/gemm_internal.h"
 
 #include <float.h>
@@ -656,12 +657,18 @@ START_TEST(test_host_blas_core)
     clrt_host_blas_info b = clrt_host_blas();
     clrt_device_info info;
     TU_OK(clrt_device_info_get(tu_device(), &info));
-    if (!CLRT_TEST_HAVE_HOST_BLAS)
-        tu_skip("clrt was built without a host BLAS (CLRT_HOST_BLAS=OFF or no OpenBLAS)");
-    if (info.gemm_path != CLRT_GEMM_HOST_BLAS)
-        tu_skip("GEMM on %s (%s, %s) runs on %s, not the host's BLAS, which needs a CPU device "
-                "with unified memory and native kernels, and CLRT_GEMM not clblast",
+    if (!CLRT_TEST_HAVE_HOST_BLAS) {
+        tu_skip("test_host_blas_core: clrt was built without a host BLAS (CLRT_HOST_BLAS=OFF or "
+                "no OpenBLAS)");
+        return;
+    }
+    if (info.gemm_path != CLRT_GEMM_HOST_BLAS) {
+        tu_skip("test_host_blas_core: GEMM on %s (%s, %s) runs on %s, not the host's BLAS, which "
+                "needs a CPU device with unified memory and native kernels, and CLRT_GEMM not "
+                "clblast",
                 info.name, info.model, info.platform, clrt_gemm_path_str(info.gemm_path));
+        return;
+    }
     ck_assert_ptr_nonnull(b.core);
     ck_assert_msg(b.better_core == NULL, "after the restart OpenBLAS still runs %s, not %s", b.core,
                   b.better_core);
@@ -694,6 +701,39 @@ START_TEST(test_host_blas_core)
 }
 END_TEST
 
+/* A host GEMM whose native command is handed buffer addresses other than
+ * the recorded ones cannot run on them, and must not read as done: the
+ * result's read, the device's synchronize and the next GEMM all fail,
+ * naming why. The recorded address of A is replaced by a decoy (never
+ * dereferenced: the GEMM compares it with what the driver hands over). */
+START_TEST(test_host_gemm_not_run_is_reported)
+{
+    static float decoy[4];
+    clrt_device *d = tu_device();
+    clrt_device_info info;
+    TU_OK(clrt_device_info_get(d, &info));
+    if (info.gemm_path != CLRT_GEMM_HOST_BLAS) {
+        tu_skip("test_host_gemm_not_run_is_reported: the device's GEMM path is not the host BLAS");
+        return;
+    }
+    int64_t s[2] = {5, 5};
+    float *h = tu_random_floats(&rng, 25, -1, 1), got[25];
+    clrt_tensor *a = upload(h, 2, s), *b = upload(h, 2, s);
+    clrt_tensor *c = TU_NONNULL(clrt_matmul(a, b));
+    TU_OK(clrt_to_host(c, got, sizeof got)); /* every address recorded */
+    clrt__host_ptr_record(clrt__mem(a), decoy);
+    TU_OK(clrt_gemm(c, CLRT_NO_TRANS, CLRT_NO_TRANS, 1.0f, a, b, 0.0f)); /* only enqueued */
+    ck_assert_int_eq(clrt_to_host(c, got, sizeof got), CLRT_EOPENCL);
+    tu_assert_error(CLRT_EOPENCL, "lost queued work", "host BLAS GEMM was not run", NULL);
+    ck_assert_int_eq(clrt_device_synchronize(d), CLRT_EOPENCL);
+    ck_assert_int_eq(clrt_gemm(c, CLRT_NO_TRANS, CLRT_NO_TRANS, 1.0f, a, b, 0.0f), CLRT_EOPENCL);
+    clrt_tensor_release(a);
+    clrt_tensor_release(b);
+    clrt_tensor_release(c);
+    free(h);
+}
+END_TEST
+
 static Suite *gemm_suite(void)
 {
     Suite *s = suite_create("gemm");
@@ -715,10 +755,11 @@ static Suite *gemm_suite(void)
     suite_add_tcase(s, ok);
     /* Only where GEMM runs on the host's BLAS (tu_skip elsewhere). */
     TCase *host = tcase_create("host_blas");
-    tcase_set_tags(host, TU_TAG_HOST_BLAS);
+    tcase_set_tags(host, TU_MAY_SKIP);
     tcase_add_checked_fixture(host, setup, NULL);
     tcase_set_timeout(host, 300);
     tcase_add_test(host, test_host_blas_core);
+    tcase_add_test(host, test_host_gemm_not_run_is_reported);
     suite_add_tcase(s, host);
     TCase *bad = tcase_create("errors");
     tcase_add_checked_fixture(bad, setup, NULL);

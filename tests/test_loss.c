@@ -30,7 +30,7 @@ static double ref_row(const double *x, int K, int y, double *grad_row, double sc
     double m = x[0], s = 0;
     int am = 0;
     for (int j = 1; j < K; j++)
-        if (x[j] > m)
+        if (x[j] > m || (isnan(x[j]) && !isnan(m))) /* clrt_argmax's rule */
             m = x[j], am = j;
     for (int j = 0; j < K; j++)
         s += exp(x[j] - m);
@@ -183,9 +183,48 @@ START_TEST(out_of_range_labels)
     for (int j = 0; j < 20; j++)
         ck_assert(g[j] == 0.0f);
     ck_assert(tu_rel_err(g, ref_grad, 30, 1e-3) <= GRAD_TOL);
+    /* The count of ignored rows is there, and the mean is over the others
+     * (issue 25: nothing said how many were ignored). */
+    clrt_tensor *ignored = scalar(CLRT_I32, 1);
+    TU_OK(clrt_cross_entropy_ex(b.logits, b.labels, NULL, NULL, NULL, ignored));
+    ck_assert_int_eq((int)item(ignored), 1 + 4);
+    clrt_tensor *mean = TU_NONNULL(clrt_cross_entropy_loss(b.logits, b.labels));
+    ck_assert_msg(fabs(item(mean) - ref / 2) <= LOSS_TOL * fmax(ref / 2, 1.0), "mean %g, want %g",
+                  item(mean), ref / 2);
+    clrt_tensor_release(mean);
+    /* A batch whose labels are all out of range says so: its mean is NaN. */
+    for (int i = 0; i < 6; i++)
+        b.y[i] = 5 + i;
+    TU_OK(clrt_copy_from_host(b.labels, b.y, sizeof(int) * 6));
+    mean = TU_NONNULL(clrt_cross_entropy_loss(b.logits, b.labels));
+    ck_assert_msg(isnan(item(mean)), "mean of an all-ignored batch: %g", item(mean));
+    TU_OK(clrt_cross_entropy_ex(b.logits, b.labels, NULL, NULL, NULL, ignored));
+    ck_assert_int_eq((int)item(ignored), 1 + 4 + 6);
+    clrt_tensor_release(mean), clrt_tensor_release(ignored);
     free(g), free(ref_grad);
     clrt_tensor_release(loss), clrt_tensor_release(correct), clrt_tensor_release(grad);
     batch_free(&b);
+}
+END_TEST
+
+/* A row whose maximum is a NaN predicts the NaN's class, as clrt_argmax
+ * says (issue 25: it was counted correct for label 0). */
+START_TEST(correct_counts_nan_argmax)
+{
+    float x[2 * 5] = {5, 1, 2, NAN, 0, /* argmax 3 */ NAN, 9, NAN, 1, 1 /* argmax 0 */};
+    int y[2] = {0, 0};
+    int64_t ls[2] = {2, 5}, ys = 2;
+    clrt_tensor *logits = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 2, ls, x));
+    clrt_tensor *labels = TU_NONNULL(clrt_from_host(tu_device(), CLRT_I32, 1, &ys, y));
+    clrt_tensor *correct = scalar(CLRT_I32, 0);
+    clrt_tensor *am = TU_NONNULL(clrt_argmax_dim(logits, 1, 0));
+    int32_t a[2];
+    TU_OK(clrt_to_host(am, a, sizeof a));
+    ck_assert(a[0] == 3 && a[1] == 0);
+    TU_OK(clrt_count_correct(logits, labels, correct));
+    ck_assert_int_eq((int)item(correct), 1);
+    clrt_tensor_release(logits), clrt_tensor_release(labels), clrt_tensor_release(correct);
+    clrt_tensor_release(am);
 }
 END_TEST
 
@@ -257,6 +296,10 @@ START_TEST(bad_arguments)
     tu_assert_error(CLRT_ESHAPE, "labels [5]", "[4]", "[4, 3]", NULL);
     ck_assert_int_eq(clrt_cross_entropy(logits, labels, loss2, NULL, NULL), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "loss_sum", "[2]", NULL);
+    clrt_tensor *one = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 1, (int64_t[]){1}));
+    ck_assert_int_eq(clrt_cross_entropy(logits, labels, one, NULL, NULL), CLRT_ESHAPE);
+    tu_assert_error(CLRT_ESHAPE, "loss_sum must be a 0-dim tensor", "[1]", NULL);
+    clrt_tensor_release(one);
     ck_assert_int_eq(clrt_count_correct(logits, labels, correct_f), CLRT_EDTYPE);
     tu_assert_error(CLRT_EDTYPE, "correct must be int32", NULL);
     ck_assert_int_eq(clrt_cross_entropy(logits, labels, NULL, grad_bad, NULL), CLRT_ESHAPE);
@@ -310,6 +353,7 @@ static Suite *loss_suite(void)
     tcase_add_test(tc, out_of_range_labels);
     tcase_add_test(tc, gradient_vs_finite_differences);
     tcase_add_test(tc, correct_counts_first_max);
+    tcase_add_test(tc, correct_counts_nan_argmax);
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, loop_cap_refused);
     suite_add_tcase(s, tc);

@@ -554,6 +554,14 @@ START_TEST(lenet_fits_its_input_size)
         ck_assert(isfinite(yf[i]));
     ck_assert_ptr_null(clrt_lenet(tiny, 10));
     tu_assert_error(CLRT_EINVAL, "[1, 8, 8]", NULL);
+    /* Samples so large that the first Linear's in_features overflow an int
+     * (issue 25: {1, 2^33, 2^33} built Linear(in_features=64)). */
+    const int64_t huge[3] = {1, (int64_t)1 << 33, (int64_t)1 << 33}, edge[3] = {1, 46352, 46352};
+    ck_assert_ptr_null(clrt_lenet(huge, 10));
+    tu_assert_error(CLRT_EINVAL, "8589934592 x 8589934592 are too large", NULL);
+    ck_assert_ptr_null(clrt_lenet(edge, 10)); /* 16 * 11586^2 > INT32_MAX */
+    const int64_t too_big[3] = {1, INT64_MAX, INT64_MAX};
+    ck_assert_ptr_null(clrt_lenet(too_big, 10));
     free(yf);
     clrt_tensor_release(y), clrt_tensor_release(x);
     clrt_module_free(m);
@@ -598,6 +606,22 @@ START_TEST(bad_input_is_a_clear_error)
     clrt_module *mods[2] = {clrt_relu(), NULL};
     ck_assert_ptr_null(clrt_sequential(2, mods));
     tu_assert_error(CLRT_EINVAL, "module 1 is NULL", NULL);
+    /* A module has one owner (issue 25: both were accepted, and
+     * clrt_module_free then freed the child twice). */
+    clrt_module *r = TU_NONNULL(clrt_relu());
+    clrt_module *twice[2] = {r, r};
+    ck_assert_ptr_null(clrt_sequential(2, twice)); /* r is freed once */
+    tu_assert_error(CLRT_EINVAL, "module 1 is module 0 again", NULL);
+    clrt_module *r2 = TU_NONNULL(clrt_relu()), *r3 = TU_NONNULL(clrt_relu());
+    clrt_module *owner = TU_NONNULL(clrt_sequential(1, &r2));
+    clrt_module *taken[2] = {r3, r2};
+    ck_assert_ptr_null(clrt_sequential(2, taken)); /* frees r3, not r2 */
+    tu_assert_error(CLRT_EINVAL, "module 1 (ReLU) already belongs to another container", NULL);
+    ck_assert_ptr_eq(clrt_module_child(owner, 0), r2);
+    clrt_module *copy = TU_NONNULL(clrt_module_clone(r2, tu_device()));
+    clrt_module *holder = TU_NONNULL(clrt_sequential(1, &copy)); /* a clone is free to adopt */
+    clrt_module_free(holder);
+    clrt_module_free(owner);
     TU_OK(clrt_device_synchronize(tu_device())); /* nothing left running at exit */
     clrt_tensor_release(xi), clrt_tensor_release(y2), clrt_tensor_release(y);
     clrt_tensor_release(g), clrt_tensor_release(x);

@@ -327,6 +327,56 @@ START_TEST(test_ties_and_nan)
 }
 END_TEST
 
+/* The norm of large or tiny elements, whose squares overflow or underflow
+ * float32 (issue 25: the norm of [3e30, 4e30] was inf): against float64,
+ * one pass and several (sizes past one work-group's split), and the
+ * special values. */
+static double norm_of(const float *h, int64_t n, float *got)
+{
+    int64_t shape[1] = {n};
+    clrt_tensor *x = eu_upload(tu_device(), 1, shape, h);
+    clrt_tensor *r = TU_NONNULL(clrt_norm(x));
+    TU_OK(clrt_to_host(r, got, 4));
+    clrt_tensor_release(x);
+    clrt_tensor_release(r);
+    double ss = 0;
+    for (int64_t i = 0; i < n; i++)
+        ss += (double)h[i] * h[i];
+    return sqrt(ss);
+}
+
+START_TEST(test_norm_extreme_values)
+{
+    uint64_t rng = tu_seed() + 7;
+    const float two[2] = {3e30f, 4e30f};
+    float got;
+    norm_of(two, 2, &got);
+    ck_assert_msg(fabs(got - 5e30) <= 1e-6 * 5e30, "norm([3e30, 4e30]) = %g", (double)got);
+    const int64_t sizes[] = {1, 257, 65537, TU_LARGE};
+    const double scales[] = {1e30, 1e-30, 1e-42 /* denormal */};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+        for (size_t j = 0; j < sizeof scales / sizeof *scales; j++) {
+            float *h = malloc((size_t)sizes[k] * sizeof *h);
+            for (int64_t i = 0; i < sizes[k]; i++)
+                h[i] = (float)(tu_uniform(&rng, -1, 1) * scales[j]);
+            double want = norm_of(h, sizes[k], &got); /* denormals: relative 2^-23 each */
+            double bound = (j == 2 ? 2e-2 : SUM_BOUND) * want;
+            ck_assert_msg(fabs(got - want) <= bound, "norm of %lld values of %g: %.9g, want %.12g",
+                          (long long)sizes[k], scales[j], (double)got, want);
+            free(h);
+        }
+    float special[4] = {1, 2, 3, 4};
+    special[1] = INFINITY;
+    ck_assert(isinf(norm_of(special, 4, &got)) && isinf(got));
+    special[2] = NAN;
+    norm_of(special, 4, &got);
+    ck_assert_msg(isnan(got), "norm with a NaN and an inf: %g", (double)got);
+    float zeros[3] = {0, -0.0f, 0};
+    norm_of(zeros, 3, &got);
+    ck_assert(got == 0);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
     clrt_device *d = tu_device();
@@ -376,6 +426,7 @@ int main(void)
     tcase_add_test(tc, test_dims_2d);
     tcase_add_test(tc, test_dims_nd);
     tcase_add_test(tc, test_ties_and_nan);
+    tcase_add_test(tc, test_norm_extreme_values);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_loop_budget);
     suite_add_tcase(s, tc);

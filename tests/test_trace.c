@@ -103,14 +103,24 @@ START_TEST(state_errors)
 }
 END_TEST
 
+/* A path that cannot be written fails at the start (issue 25: it used to
+ * fail only when the trace was written); one that stops being writable
+ * during the trace fails the stop, and the figures survive. */
 START_TEST(unwritable_file)
 {
     uint64_t rng = tu_seed();
     const char *path = "/nonexistent-clrt-folder/trace.json";
-    TU_OK(clrt_trace_start(path));
+    char dir[] = "/tmp/clrt-trace-test-XXXXXX", later[64];
+    ck_assert_int_eq(clrt_trace_start(path), CLRT_EIO);
+    tu_assert_error(CLRT_EIO, path, "does not exist", NULL);
+    ck_assert_int_eq(clrt_trace_recording(), 0);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(later, sizeof later, "%s/trace.json", dir);
+    TU_OK(clrt_trace_start(later));
+    ck_assert_int_eq(rmdir(dir), 0);
     add_and_check(tu_device(), 1, &rng);
     ck_assert_int_eq(clrt_trace_stop(), CLRT_EIO);
-    tu_assert_error(CLRT_EIO, path, NULL);
+    tu_assert_error(CLRT_EIO, later, NULL);
     ck_assert_int_eq(clrt_trace_recording(), 0);
     assert_one_kernel(1); /* the figures survive the failed write */
     TU_OK(clrt_trace_start(NULL));

@@ -78,15 +78,19 @@ START_TEST(training_lowers_the_loss_and_beats_chance)
         ck_assert_double_eq_tol(s[e].lr, 0.05, 1e-12);
     }
     /* Chance is ln(10) = 2.30 and 10%; the small size sees 30% of the
-     * images, so it gets as far in training as the full size's first epochs. */
+     * images, so it gets as far in training as the full size's first epochs.
+     * Over 37 seeds at full size: loss ratio 0.33-0.40, final loss 0.60-0.75,
+     * train accuracy 0.74-0.79, test accuracy 0.64-0.77 (a fourth epoch at
+     * lr 0.05 still swings on 1,000 test images): the bounds sit past the
+     * worst seen, far from chance. */
     fprintf(stderr, "loss %.4f -> %.4f, train acc %.3f, test acc %.3f\n", s[0].train_loss,
             s[3].train_loss, s[3].train_acc, s[3].test_acc);
     ck_assert_msg(s[3].train_loss < TU_SIZED(0.6, 0.7) * s[0].train_loss, "loss %.4f -> %.4f",
                   s[0].train_loss, s[3].train_loss);
-    ck_assert_msg(s[3].train_loss < TU_SIZED(0.8, 1.4), "final training loss %.4f",
+    ck_assert_msg(s[3].train_loss < TU_SIZED(0.9, 1.4), "final training loss %.4f",
                   s[3].train_loss);
-    ck_assert_msg(s[3].test_acc > TU_SIZED(0.65, 0.45), "test accuracy %.3f", s[3].test_acc);
-    ck_assert_double_gt(s[3].train_acc, TU_SIZED(0.7, 0.45));
+    ck_assert_msg(s[3].test_acc > TU_SIZED(0.55, 0.45), "test accuracy %.3f", s[3].test_acc);
+    ck_assert_double_gt(s[3].train_acc, TU_SIZED(0.65, 0.45));
 }
 END_TEST
 
@@ -196,6 +200,10 @@ START_TEST(bad_setups_are_clear_errors)
     ck_assert_ptr_null(clrt_trainer_new(m, opt, train, NULL, &cfg));
     tu_assert_error(CLRT_EINVAL, "batch_size 0", NULL);
     cfg.batch_size = 32;
+    cfg.start_epoch = -5; /* issue 25: accepted */
+    ck_assert_ptr_null(clrt_trainer_new(m, opt, train, NULL, &cfg));
+    tu_assert_error(CLRT_EINVAL, "start_epoch -5 >= 0", NULL);
+    cfg.start_epoch = 0;
     clrt_trainer *t = TU_NONNULL(clrt_trainer_new(m, opt, train, NULL, &cfg));
     ck_assert_int_eq(clrt_trainer_epoch(t, NULL), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "[32, 7]", "10 classes", NULL);

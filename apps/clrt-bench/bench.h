@@ -27,6 +27,7 @@ typedef struct {
     X(conv, "LeNet conv layers + max pooling, fwd+bwd, vs im2col + host SGEMM")                    \
     X(train, "LeNet or the seed CNN: trainer steps vs on a resident batch; --layers")              \
     X(clblast, "SGEMM through CLBlast: its own parameters vs its tuners' (clrt_clblast_override)") \
+    X(peak, "the device's FP32 FMA peak, memory bandwidth and launch latency vs its datasheet")    \
     X(weights, "writes a model's initial parameters (for bench/torch_ref.py --init)")
 
 #define BENCH_DECLARE(name, help) int bench_##name(int argc, char **argv);

@@ -1,5 +1,6 @@
-/* clrt-bench train: training steps of LeNet on Fashion-MNIST (SGD) or the
- * seed notebook's CNN on CIFAR-10 (Adam) through the trainer (each batch
+/* clrt-bench train: training steps of LeNet on Fashion-MNIST (SGD), the
+ * seed notebook's CNN on CIFAR-10 (Adam) or ResNet-18 with its small stem
+ * on CIFAR-10 (SGD, momentum 0.9, weight decay 5e-4) through the trainer (each batch
  * gathered on the host and uploaded, double-buffered) against the same
  * steps on one batch already on the device, in the same run: the ratio is
  * what the data pipeline and the loop cost. --layers adds forward and
@@ -11,21 +12,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PARAMS 32
+#define MAX_PARAMS 256
 #define MAX_LAYERS 32
 
 typedef struct {
     clrt_device *dev;
     const char *device, *model, *data_dir;
-    int batch, steps, layers, seed_cnn;
+    int batch, steps, layers, cifar; /* cifar: seed-cnn or resnet18 */
 } options;
 
 static int usage(FILE *f, int code)
 {
-    fprintf(f, "usage: clrt-bench train [--device SPEC] [--model lenet|seed-cnn] [--data-dir DIR]\n"
-               "                        [--batch N] [--steps N] [--layers]\n"
+    fprintf(f, "usage: clrt-bench train [--device SPEC] [--model lenet|seed-cnn|resnet18]\n"
+               "                        [--data-dir DIR] [--batch N] [--steps N] [--layers]\n"
                "  lenet (default): LeNet on Fashion-MNIST, SGD (momentum 0.9); seed-cnn: the\n"
-               "  seed notebook's CNN on CIFAR-10 (binary files in --data-dir), Adam. N steps\n"
+               "  seed notebook's CNN on CIFAR-10 (binary files in --data-dir), Adam;\n"
+               "  resnet18: ResNet-18 (small stem) on CIFAR-10, SGD (momentum 0.9, weight\n"
+               "  decay 5e-4). N steps\n"
                "  (default 20) of batch N (default 256) through the trainer vs on a batch\n"
                "  resident on the device, on SPEC (default: gpu:0 if any, else cpu), best of 4.\n"
                "  --layers: time per layer, the loss and the optimizer step.\n");
@@ -45,14 +48,17 @@ static int parse(int argc, char **argv, options *o)
     int rc = bench_parse_opts(argc, argv, opts, usage);
     if (rc >= 0)
         return rc;
-    o->seed_cnn = strcmp(o->model, "seed-cnn") == 0;
-    if (!o->seed_cnn && strcmp(o->model, "lenet") != 0) {
-        fprintf(stderr, "clrt-bench train: --model %s: choose lenet or seed-cnn\n", o->model);
+    o->cifar = strcmp(o->model, "seed-cnn") == 0 || strcmp(o->model, "resnet18") == 0;
+    if (!o->cifar && strcmp(o->model, "lenet") != 0) {
+        fprintf(stderr, "clrt-bench train: --model %s: choose lenet, seed-cnn or resnet18\n",
+                o->model);
         return 2;
     }
-    if (o->seed_cnn && !o->data_dir) {
-        fprintf(stderr, "clrt-bench train: seed-cnn needs CIFAR-10's binary files: --data-dir "
-                        "DIR (bench/make_cifar10.py writes some)\n");
+    if (o->cifar && !o->data_dir) {
+        fprintf(stderr,
+                "clrt-bench train: %s needs CIFAR-10's binary files: --data-dir "
+                "DIR (bench/make_cifar10.py writes some)\n",
+                o->model);
         return 2;
     }
     o->dev = bench_device("train", o->device);
@@ -68,7 +74,9 @@ typedef struct {
 static clrt_module *build_model(const options *o)
 {
     const int64_t chw[3] = {1, 28, 28};
-    return o->seed_cnn ? clrt_seed_cnn(10) : clrt_lenet(chw, 10);
+    if (strcmp(o->model, "resnet18") == 0)
+        return clrt_resnet18(3, 10, CLRT_RESNET_SMALL);
+    return o->cifar ? clrt_seed_cnn(10) : clrt_lenet(chw, 10);
 }
 
 static int net_new(net *n, const options *o)
@@ -80,9 +88,10 @@ static int net_new(net *n, const options *o)
         clrt_module_to(n->model, o->dev) != CLRT_OK)
         return -1;
     int count = clrt_module_parameters(n->model, NULL, p, g, MAX_PARAMS);
+    int resnet = strcmp(o->model, "resnet18") == 0;
     if (count > 0)
-        n->opt = o->seed_cnn ? clrt_adam(count, p, g, 0.001, 0.9, 0.999, 1e-8, 0.0)
-                             : clrt_sgd(count, p, g, 0.01, 0.9, 0);
+        n->opt = o->cifar && !resnet ? clrt_adam(count, p, g, 0.001, 0.9, 0.999, 1e-8, 0.0)
+                                     : clrt_sgd(count, p, g, 0.01, 0.9, resnet ? 5e-4 : 0);
     return n->opt ? 0 : -1;
 }
 
@@ -283,8 +292,8 @@ static int run_all(const options *o, clrt_dataset *ds)
     printf("  trainer time: data (gather + upload enqueue) %.1f%%, waiting for the device "
            "%.1f%%\n",
            100 * s.data_share, 100 * s.wait_seconds / s.train_seconds);
-    printf("  projected epoch of %d images: %.1f s\n", o->seed_cnn ? 50000 : 60000,
-           (o->seed_cnn ? 50000.0 : 60000.0) / s.samples_per_s);
+    printf("  projected epoch of %d images: %.1f s\n", o->cifar ? 50000 : 60000,
+           (o->cifar ? 50000.0 : 60000.0) / s.samples_per_s);
     return o->layers ? layer_times(o, ds) : 0;
 }
 
@@ -294,14 +303,17 @@ int bench_train(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    clrt_dataset *ds = o.seed_cnn ? clrt_dataset_cifar10(o.data_dir, 1)
-                                  : clrt_dataset_fashion_mnist(o.data_dir, 1);
+    clrt_dataset *ds =
+        o.cifar ? clrt_dataset_cifar10(o.data_dir, 1) : clrt_dataset_fashion_mnist(o.data_dir, 1);
     if (!ds) {
         fprintf(stderr, "clrt-bench train: %s\n", clrt_last_error());
         return 1;
     }
-    printf("%s on %s, batch %d, %d steps, on %s\n", o.seed_cnn ? "seed CNN (Adam)" : "LeNet (SGD)",
-           clrt_dataset_name(ds), o.batch, o.steps, clrt_device_str(o.dev));
+    const char *what = !o.cifar                           ? "LeNet (SGD)"
+                       : strcmp(o.model, "resnet18") == 0 ? "ResNet-18 (SGD, weight decay)"
+                                                          : "seed CNN (Adam)";
+    printf("%s on %s, batch %d, %d steps, on %s\n", what, clrt_dataset_name(ds), o.batch, o.steps,
+           clrt_device_str(o.dev));
     rc = run_all(&o, ds) == 0 ? 0 : 1;
     if (rc)
         fprintf(stderr, "clrt-bench train: %s\n", clrt_last_error());

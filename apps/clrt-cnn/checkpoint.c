@@ -1,50 +1,93 @@
 /* --save / --resume: the model in PATH (safetensors, loadable by PyTorch)
- * and the optimizer's state in PATH.optim; the epochs done are the
- * optimizer's steps over the steps per epoch. */
+ * and the optimizer's state in PATH.optim, one pair written by one save
+ * (clrt/checkpoint.h). The pair records the epochs done and the options
+ * that shape the computation; a resume must give the same ones, so that it
+ * continues as if never stopped. The cosine schedule spans the epochs
+ * planned at the start, so under it --epochs is one of them. */
 #include "cnn.h"
 
+#include <clrt/checkpoint.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
-static int optim_path(char *out, size_t cap, const char *path)
+enum { RUN_KEYS = 11 };
+
+/* What a resumed run must share with the saved one, as key/value strings. */
+typedef struct {
+    char values[RUN_KEYS][64];
+    const char *pairs[2 * RUN_KEYS];
+    int n;
+} run_desc;
+
+static void put(run_desc *r, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void put(run_desc *r, const char *key, const char *fmt, ...)
 {
-    int n = snprintf(out, cap, "%s.optim", path);
-    if (n < 0 || (size_t)n >= cap) {
-        fprintf(stderr, "clrt-cnn: checkpoint path too long: %s\n", path);
-        return 1;
-    }
-    return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->values[r->n], sizeof r->values[r->n], fmt, ap);
+    va_end(ap);
+    r->pairs[2 * r->n] = key;
+    r->pairs[2 * r->n + 1] = r->values[r->n];
+    r->n++;
 }
 
-int cnn_checkpoint_save(const char *path, clrt_module *model, clrt_optimizer *opt)
+static void describe(const cnn_options *o, int64_t train_samples, run_desc *r)
 {
-    char opath[4096];
-    if (optim_path(opath, sizeof opath, path))
-        return 1;
-    if (clrt_module_save(model, path) != CLRT_OK || clrt_optimizer_save(opt, opath) != CLRT_OK) {
+    r->n = 0;
+    put(r, "model", "%s", o->model);
+    put(r, "dataset", "%s", o->dataset);
+    put(r, "training samples", "%lld", (long long)train_samples);
+    put(r, "batch-size", "%d", o->batch_size);
+    put(r, "seed", "%llu", (unsigned long long)o->seed);
+    put(r, "optimizer", "%s", o->optimizer);
+    put(r, "lr", "%.17g", o->lr);
+    if (strcmp(o->optimizer, "sgd") == 0)
+        put(r, "momentum", "%.17g", o->momentum);
+    put(r, "weight-decay", "%.17g", o->weight_decay);
+    put(r, "augment", "%s", o->augment ? "on" : "off");
+    if (o->cosine)
+        put(r, "schedule", "cosine over %d epochs", o->epochs);
+    else
+        put(r, "schedule", "constant");
+}
+
+int cnn_checkpoint_save(const cnn_options *o, clrt_module *model, clrt_optimizer *opt, int epochs,
+                        int64_t train_samples)
+{
+    run_desc r;
+    describe(o, train_samples, &r);
+    if (clrt_checkpoint_save(o->save, model, opt, epochs, r.n, r.pairs) != CLRT_OK) {
         fprintf(stderr, "clrt-cnn: --save: %s\n", clrt_last_error());
         return 1;
     }
     return 0;
 }
 
-int cnn_checkpoint_resume(const char *path, clrt_module *model, clrt_optimizer *opt,
-                          int64_t steps_per_epoch, int *done)
+int cnn_checkpoint_resume(const cnn_options *o, clrt_module *model, clrt_optimizer *opt,
+                          int64_t steps_per_epoch, int64_t train_samples, int *done)
 {
-    char opath[4096];
-    if (optim_path(opath, sizeof opath, path))
-        return 1;
-    if (clrt_module_load(model, path) != CLRT_OK || clrt_optimizer_load(opt, opath) != CLRT_OK) {
+    run_desc r;
+    int64_t epochs = 0;
+    describe(o, train_samples, &r);
+    if (clrt_checkpoint_load(o->resume, model, opt, r.n, r.pairs, &epochs) != CLRT_OK) {
         fprintf(stderr, "clrt-cnn: --resume: %s\n", clrt_last_error());
+        if (strstr(clrt_last_error(), "schedule 'cosine"))
+            fprintf(stderr, "clrt-cnn: --resume: the cosine schedule spans the epochs planned "
+                            "when the run began: resume with the same --epochs, or use "
+                            "--schedule constant from the start to extend a run\n");
         return 1;
     }
     int64_t steps = clrt_optimizer_steps(opt);
-    if (steps % steps_per_epoch != 0) {
+    if (steps_per_epoch <= 0 || steps % steps_per_epoch != 0 || steps / steps_per_epoch != epochs) {
         fprintf(stderr,
-                "clrt-cnn: --resume: %s holds %lld optimizer steps, not whole epochs of %lld "
-                "(was it saved with another --batch-size or --limit?)\n",
-                opath, (long long)steps, (long long)steps_per_epoch);
+                "clrt-cnn: --resume: %s.optim holds %lld optimizer steps at epoch %lld, not "
+                "%lld steps per epoch\n",
+                o->resume, (long long)steps, (long long)epochs, (long long)steps_per_epoch);
         return 1;
     }
-    *done = (int)(steps / steps_per_epoch);
+    *done = (int)epochs; /* at most INT32_MAX (clrt_checkpoint_load checks) */
     return 0;
 }

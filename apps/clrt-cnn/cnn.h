@@ -10,7 +10,7 @@
 #define CNN_MAX_SWEEP 16
 
 typedef struct {
-    const char *model;   /* "lenet" | "seed-cnn" */
+    const char *model;   /* "lenet" | "seed-cnn" | "resnet18" */
     const char *device;  /* NULL: the best device, clrt_try_gpu(0) */
     const char *devices; /* --devices LIST|all: data-parallel training, or NULL */
     clrt_device *dp[CLRT_MAX_DATA_PARALLEL]; /* the --devices list, resolved by main */
@@ -23,6 +23,8 @@ typedef struct {
     double lr; /* < 0: the optimizer's default */
     double momentum;
     int cosine; /* cosine learning-rate schedule */
+    double weight_decay;
+    int augment; /* --augment: random 4-pixel crops and flips of training images */
     uint64_t seed;
     int64_t limit;      /* 0: all training images */
     int64_t test_limit; /* 0: all test images */
@@ -43,6 +45,10 @@ typedef struct {
  * after printing an error and the usage to stderr (exit 2). */
 int cnn_parse_options(int argc, char **argv, cnn_options *o);
 void cnn_usage(FILE *f);
+/* --distributed: the options every rank must share, compared across the
+ * job (o->world); 0, or 1 after printing the difference (every rank fails
+ * alike, so none waits for another). */
+int cnn_options_agree(const cnn_options *o);
 
 /* Progress bar state, one per training run. */
 typedef struct {
@@ -67,11 +73,21 @@ typedef struct {
 int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epochs, int batch,
             clrt_epoch_stats *last, double *mean_seconds);
 
-/* --save and --resume (checkpoint.c). resume sets *done to the epochs the
- * checkpoint holds. Both return 0, or 1 after printing the error. */
-int cnn_checkpoint_save(const char *path, clrt_module *model, clrt_optimizer *opt);
-int cnn_checkpoint_resume(const char *path, clrt_module *model, clrt_optimizer *opt,
-                          int64_t steps_per_epoch, int *done);
+/* --save and --resume (checkpoint.c): the pair PATH and PATH.optim after
+ * `epochs` epochs of train_samples samples each; resume checks that the
+ * pair and o's run agree and sets *done to the epochs it holds. Both
+ * return 0, or 1 after printing the error. */
+int cnn_checkpoint_save(const cnn_options *o, clrt_module *model, clrt_optimizer *opt, int epochs,
+                        int64_t train_samples);
+int cnn_checkpoint_resume(const cnn_options *o, clrt_module *model, clrt_optimizer *opt,
+                          int64_t steps_per_epoch, int64_t train_samples, int *done);
+
+/* Every file this run will write (--save and its .optim, --plot,
+ * CLRT_TRACE), checked before any work (outputs.c); 0, or 1 after printing
+ * why. At the end, cnn_outputs_finish writes CLRT_TRACE's trace (if one
+ * records) and says whether it could. */
+int cnn_outputs_check(const cnn_options *o);
+int cnn_outputs_finish(void);
 
 /* --logdir (logdir.c): one epoch's scalars; first_step is the global step
  * number of its first batch. 0, or 1 after printing the error. */

@@ -167,7 +167,9 @@ static int sweep(const cnn_options *o, const cnn_data *data, clrt_device *d)
 static int run(cnn_options *o)
 {
     cnn_data data;
-    /* A bad --device fails before the data set is read. */
+    /* Output paths and a bad --device fail before the data set is read. */
+    if (cnn_outputs_check(o))
+        return 1;
     clrt_device *d = o->compare ? NULL : pick_device(o);
     if ((!o->compare && !d) || load_data(o, &data))
         return 1;
@@ -178,6 +180,8 @@ static int run(cnn_options *o)
                           : train_one(o, &data, d);
     if (o->profile && rc == 0)
         rc = cnn_profile_report(stdout);
+    if (rc == 0)
+        rc = cnn_outputs_finish(); /* a trace that cannot be written fails the run */
     clrt_dataset_free(data.train);
     clrt_dataset_free(data.test);
     return rc;
@@ -192,6 +196,10 @@ int main(int argc, char **argv)
         return parsed > 0 ? 0 : 2;
     if (o.distributed && cnn_dist_begin(&argc, &argv, &o))
         return 1;
+    if (o.distributed && cnn_options_agree(&o)) { /* every rank ends here alike */
+        cnn_dist_end(&o);
+        return 1;
+    }
     int rc = run(&o);
     if (o.distributed && rc != 0)
         cnn_dist_abort(&o, rc); /* the other ranks may wait for this one */

@@ -9,8 +9,9 @@ void cnn_usage(FILE *f)
 {
     fprintf(f, "usage: clrt-cnn [options]\n"
                "Trains a CNN with clrt and reports loss, accuracy and speed per epoch.\n\n"
-               "  --model lenet|seed-cnn      LeNet (28x28 inputs, default) or the seed\n"
-               "                              notebook's CNN (3x32x32 inputs)\n"
+               "  --model lenet|seed-cnn|resnet18   LeNet (28x28 inputs, default), the seed\n"
+               "                              notebook's CNN (3x32x32 inputs), or ResNet-18\n"
+               "                              with its small stem (any 28-32 pixel images)\n"
                "  --dataset fashion-mnist|cifar10   default: fashion-mnist (seed-cnn: cifar10)\n"
                "  --data-dir DIR              default for Fashion-MNIST:\n"
                "                              /usr/share/datasets/fashion-mnist\n"
@@ -33,6 +34,9 @@ void cnn_usage(FILE *f)
                "  --optimizer sgd|adam        default sgd (momentum 0.9)\n"
                "  --lr X                      default 0.05 for sgd, 0.001 for adam\n"
                "  --momentum X                sgd momentum, default 0.9\n"
+               "  --weight-decay X            L2 penalty added to the gradients, default 0\n"
+               "  --augment                   random crops (4-pixel zero padding) and\n"
+               "                              horizontal flips of the training images\n"
                "  --schedule cosine|constant  learning rate over the epochs: cosine annealing\n"
                "                              from --lr towards 0 (default), or constant\n"
                "  --seed N                    default 1\n"
@@ -42,7 +46,10 @@ void cnn_usage(FILE *f)
                "                              (safetensors, PyTorch state_dict names) and the\n"
                "                              optimizer's state to PATH.optim\n"
                "  --resume PATH               continue a --save run from PATH and PATH.optim\n"
-               "                              up to --epochs epochs in all (same other flags)\n"
+               "                              up to --epochs epochs in all, as if never\n"
+               "                              stopped: the options that shape training must be\n"
+               "                              the saved ones (checked; with --schedule cosine,\n"
+               "                              --epochs too)\n"
                "  --logdir DIR                TensorBoard scalars: each step's loss (Train/Loss),\n"
                "                              per epoch train/test loss and accuracy, speed\n"
                "  --plot FILE.svg             train/test loss and accuracy per epoch as an SVG\n"
@@ -102,20 +109,30 @@ static int parse_sweep(const char *s, cnn_options *o)
     return o->n_sweep ? 0 : bad("--batch-sweep", s, "empty list");
 }
 
-static int one_of(const char *flag, const char *v, const char *a, const char *b)
+/* v is a, b or c (c may be NULL). */
+static int one_of(const char *flag, const char *v, const char *a, const char *b, const char *c)
 {
-    if (v && (strcmp(v, a) == 0 || strcmp(v, b) == 0))
+    if (v && (strcmp(v, a) == 0 || strcmp(v, b) == 0 || (c && strcmp(v, c) == 0)))
         return 0;
     char why[96];
-    snprintf(why, sizeof why, "expected %s or %s", a, b);
+    snprintf(why, sizeof why, c ? "expected %s, %s or %s" : "expected %s or %s", a, b, c);
     return bad(flag, v, why);
 }
 
+/* Commas in s: a --devices list's length less one ("all": 0). */
+static size_t count_commas(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == ',';
+    return n;
+}
+
 static const char *const valued_flags[] = {
-    "--model",    "--dataset",  "--optimizer",   "--device",     "--devices",
-    "--data-dir", "--epochs",   "--batch-size",  "--seed",       "--limit",
-    "--lr",       "--momentum", "--batch-sweep", "--schedule",   "--save",
-    "--resume",   "--logdir",   "--plot",        "--test-limit", NULL};
+    "--model",       "--dataset",      "--optimizer", "--device", "--devices", "--data-dir",
+    "--epochs",      "--batch-size",   "--seed",      "--limit",  "--lr",      "--momentum",
+    "--batch-sweep", "--schedule",     "--save",      "--resume", "--logdir",  "--plot",
+    "--test-limit",  "--weight-decay", NULL};
 
 static int is_valued_flag(const char *flag)
 {
@@ -130,14 +147,15 @@ static int apply(const char *flag, const char *v, cnn_options *o)
 {
     long n = 0;
     if (strcmp(flag, "--model") == 0)
-        return one_of(flag, v, "lenet", "seed-cnn") ? -1 : (o->model = v, 0);
+        return one_of(flag, v, "lenet", "seed-cnn", "resnet18") ? -1 : (o->model = v, 0);
     if (strcmp(flag, "--dataset") == 0)
-        return one_of(flag, v, "fashion-mnist", "cifar10") ? -1 : (o->dataset = v, 0);
+        return one_of(flag, v, "fashion-mnist", "cifar10", NULL) ? -1 : (o->dataset = v, 0);
     if (strcmp(flag, "--optimizer") == 0)
-        return one_of(flag, v, "sgd", "adam") ? -1 : (o->optimizer = v, 0);
+        return one_of(flag, v, "sgd", "adam", NULL) ? -1 : (o->optimizer = v, 0);
     if (strcmp(flag, "--schedule") == 0)
-        return one_of(flag, v, "cosine", "constant") ? -1
-                                                     : (o->cosine = strcmp(v, "cosine") == 0, 0);
+        return one_of(flag, v, "cosine", "constant", NULL)
+                   ? -1
+                   : (o->cosine = strcmp(v, "cosine") == 0, 0);
     if (strcmp(flag, "--device") == 0)
         return (o->device = v, 0);
     if (strcmp(flag, "--devices") == 0)
@@ -158,6 +176,8 @@ static int apply(const char *flag, const char *v, cnn_options *o)
         return parse_double(flag, v, 0, 1e6, &o->lr);
     if (strcmp(flag, "--momentum") == 0)
         return parse_double(flag, v, 0, 1e6, &o->momentum);
+    if (strcmp(flag, "--weight-decay") == 0)
+        return parse_double(flag, v, 0, 1e6, &o->weight_decay);
     if (strcmp(flag, "--save") == 0)
         return (o->save = v, 0);
     if (strcmp(flag, "--resume") == 0)
@@ -197,6 +217,10 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
         }
         if (strcmp(flag, "--distributed") == 0) {
             o->distributed = 1;
+            continue;
+        }
+        if (strcmp(flag, "--augment") == 0) {
+            o->augment = 1;
             continue;
         }
         const char *eq = strchr(flag, '=');
@@ -242,4 +266,51 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
         return bad("--devices", o->devices,
                    "cannot be combined with --device, --compare or --batch-sweep");
     return 0;
+}
+
+/* --distributed: every option that changes the computation, the number of
+ * collective calls or who writes what must be the same on every rank
+ * (clrt_collective_agree: every rank fails alike, naming the difference).
+ * Paths may differ across hosts; whether one is given may not. */
+int cnn_options_agree(const cnn_options *o)
+{
+    enum { N = 16 };
+    static const char *const names[N] = {
+        "--model",    "--dataset",  "--optimizer",  "--lr",
+        "--momentum", "--schedule", "--epochs",     "--batch-size",
+        "--seed",     "--limit",    "--test-limit", "--save",
+        "--resume",   "--logdir",   "--plot",       "--devices (how many)"};
+    char num[N][48];
+    const char *values[N];
+    const char *given[2] = {"not given", "given"};
+    snprintf(num[3], sizeof num[3], "%.17g", o->lr);
+    snprintf(num[4], sizeof num[4], "%.17g", o->momentum);
+    snprintf(num[6], sizeof num[6], "%d", o->epochs);
+    snprintf(num[7], sizeof num[7], "%d", o->batch_size);
+    snprintf(num[8], sizeof num[8], "%llu", (unsigned long long)o->seed);
+    snprintf(num[9], sizeof num[9], "%lld", (long long)o->limit);
+    snprintf(num[10], sizeof num[10], "%lld", (long long)o->test_limit);
+    snprintf(num[15], sizeof num[15], "%d", o->devices ? 1 + (int)count_commas(o->devices) : 1);
+    const char *fixed[N] = {o->model,
+                            o->dataset,
+                            o->optimizer,
+                            num[3],
+                            num[4],
+                            o->cosine ? "cosine" : "constant",
+                            num[6],
+                            num[7],
+                            num[8],
+                            num[9],
+                            num[10],
+                            given[o->save != NULL],
+                            given[o->resume != NULL],
+                            given[o->logdir != NULL],
+                            given[o->plot != NULL],
+                            num[15]};
+    for (int i = 0; i < N; i++)
+        values[i] = fixed[i];
+    if (clrt_collective_agree(o->world, N, names, values, "clrt-cnn --distributed") == CLRT_OK)
+        return 0;
+    fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
+    return 1;
 }

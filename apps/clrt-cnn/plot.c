@@ -4,8 +4,10 @@
  * samples per second as a bar chart. */
 #include "cnn.h"
 
+#include <clrt/file.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #define W 420.0 /* one panel */
 #define H 300.0
@@ -86,35 +88,48 @@ static void series(const panel *p, const clrt_epoch_stats *s, int n, size_t fiel
             lx, ly, lx + 20, ly, lx + 26, ly + 4, name);
 }
 
-static FILE *svg_open(const char *path, double w, double h)
+/* An SVG drawn in memory, then written in one go as the library writes
+ * its files (clrt/file.h): a full disk or a bad path leaves no cut-off or
+ * empty file behind. */
+typedef struct {
+    FILE *f;
+    char *text;
+    size_t len;
+} svg;
+
+static FILE *svg_open(svg *s, double w, double h)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
+    s->text = NULL;
+    s->f = open_memstream(&s->text, &s->len);
+    if (!s->f) {
+        fprintf(stderr, "clrt-cnn: --plot: out of memory\n");
         return NULL;
     }
-    fprintf(f,
+    fprintf(s->f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
             "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             w, h, w, h);
-    return f;
+    return s->f;
 }
 
-static int svg_close(FILE *f, const char *path)
+static int svg_close(svg *s, const char *path)
 {
-    fprintf(f, "</svg>\n");
-    if (fclose(f) != 0) {
-        perror(path);
-        return 1;
-    }
-    return 0;
+    fprintf(s->f, "</svg>\n");
+    int bad = ferror(s->f) | fclose(s->f);
+    if (bad)
+        fprintf(stderr, "clrt-cnn: --plot: out of memory\n");
+    else if (clrt_output_write(path, s->text, s->len, "--plot") != CLRT_OK)
+        fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error()), bad = 1;
+    free(s->text);
+    return bad != 0;
 }
 
 int cnn_plot_bars(const char *path, const char *title, const char *const *labels,
                   const double *values, int n)
 {
-    FILE *f = svg_open(path, W, H);
+    svg out;
+    FILE *f = svg_open(&out, W, H);
     if (!f)
         return 1;
     double top = 0;
@@ -143,12 +158,13 @@ int cnn_plot_bars(const char *path, const char *title, const char *const *labels
                 labels[i], x + slot * 0.35, y - 5, values[i]);
     }
     fprintf(f, "</g>\n");
-    return svg_close(f, path);
+    return svg_close(&out, path);
 }
 
 int cnn_plot(const char *path, const clrt_epoch_stats *s, int n)
 {
-    FILE *f = svg_open(path, 2 * W, H);
+    svg out;
+    FILE *f = svg_open(&out, 2 * W, H);
     if (!f)
         return 1;
     double top = 0;
@@ -161,5 +177,5 @@ int cnn_plot(const char *path, const clrt_epoch_stats *s, int n)
     axes(&acc, "accuracy");
     series(&acc, s, n, offsetof(clrt_epoch_stats, train_acc), "train acc", "#2ca02c", 0);
     series(&acc, s, n, offsetof(clrt_epoch_stats, test_acc), "test acc", "#d62728", 1);
-    return svg_close(f, path);
+    return svg_close(&out, path);
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PARAMS 64
+#define MAX_PARAMS 256
 
 static clrt_optimizer *make_optimizer(const cnn_options *o, clrt_module *model)
 {
@@ -15,8 +15,8 @@ static clrt_optimizer *make_optimizer(const cnn_options *o, clrt_module *model)
     if (n < 0)
         return NULL;
     if (strcmp(o->optimizer, "adam") == 0)
-        return clrt_adam(n, params, grads, o->lr, 0.9, 0.999, 1e-8, 0.0);
-    return clrt_sgd(n, params, grads, o->lr, o->momentum, 0.0);
+        return clrt_adam(n, params, grads, o->lr, 0.9, 0.999, 1e-8, o->weight_decay);
+    return clrt_sgd(n, params, grads, o->lr, o->momentum, o->weight_decay);
 }
 
 /* Cosine annealing from o->lr towards 0 over the run (epoch e of n), or
@@ -62,7 +62,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
         goto fail;
     int64_t size = clrt_dataset_size(data->train), per = (size + batch - 1) / batch;
     int start = 0;
-    if (o->resume && cnn_checkpoint_resume(o->resume, model, opt, per, &start))
+    if (o->resume && cnn_checkpoint_resume(o, model, opt, per, size, &start))
         goto done;
     cnn_progress_init(&progress, clrt_device_str(d));
     clrt_train_config cfg = clrt_train_defaults();
@@ -71,6 +71,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     if (o->n_dp > 1)
         cfg.devices = o->dp, cfg.n_devices = o->n_dp;
     cfg.epochs = epochs;
+    cfg.augment = o->augment ? 4 : 0;
     cfg.batch_size = batch;
     cfg.seed = o->seed;
     cfg.start_epoch = start;
@@ -97,7 +98,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
         total += last->train_seconds;
         if (log && cnn_log_epoch(log, last, clrt_optimizer_steps(opt) - last->steps))
             goto done;
-        if (writer && o->save && cnn_checkpoint_save(o->save, model, opt))
+        if (writer && o->save && cnn_checkpoint_save(o, model, opt, e + 1, size))
             goto done;
     }
     if (start >= epochs) {

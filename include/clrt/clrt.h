@@ -18,6 +18,7 @@
 #ifndef CLRT_CLRT_H
 #define CLRT_CLRT_H
 #include <clrt/error.h>
+#include <clrt/file.h>
 #include <clrt/device.h>
 #include <clrt/tensor.h>
 #include <clrt/ops.h>
@@ -25,6 +26,7 @@
 #include <clrt/optim.h>
 #include <clrt/data.h>
 #include <clrt/train.h>
+#include <clrt/checkpoint.h>
 #include <clrt/trace.h>
 #include <clrt/host_blas.h>
 #endif

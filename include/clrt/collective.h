@@ -14,6 +14,7 @@
  * long as a trainer given them lives. */
 #ifndef CLRT_COLLECTIVE_H
 #define CLRT_COLLECTIVE_H
+#include <clrt/api.h>
 #include <clrt/error.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,19 @@ typedef struct clrt_collective {
     /* Process root's `bytes` bytes at buf to every process's buf. */
     clrt_status (*broadcast)(void *ctx, void *buf, size_t bytes, int root);
 } clrt_collective;
+
+/* Checks that every process of w has the same n items (names[i] =
+ * values[i], strings, compared whole): collective, every process calls it
+ * with the same n, in the same order as its other collective calls. On a
+ * difference every process returns CLRT_EINVAL with one message: `what`,
+ * the first rank that differs, the first item it differs in, its value and
+ * rank 0's (each quoted up to 159 characters). A NULL world or one
+ * process: CLRT_OK. n is at most 64. clrt_trainer_new uses it for the
+ * model, data, options and optimizer, and each epoch for the epoch number
+ * and the learning rate; a program uses it for its own options. */
+CLRT_API clrt_status clrt_collective_agree(const clrt_collective *w, int n,
+                                           const char *const *names, const char *const *values,
+                                           const char *what);
 
 #ifdef __cplusplus
 }

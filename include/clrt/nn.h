@@ -49,16 +49,65 @@ CLRT_API clrt_module *clrt_linear(int in_features, int out_features);
 /* x [N, in_ch, H, W] -> [N, out_ch, (H+2p-k)/s+1, (W+2p-k)/s+1]; weight
  * [out_ch, in_ch, k, k], bias [out_ch]. */
 CLRT_API clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding);
+/* The same with bias 0 for a convolution without bias (PyTorch's
+ * bias=False: no "bias" in its state), as before a BatchNorm. */
+CLRT_API clrt_module *clrt_conv2d_ex(int in_ch, int out_ch, int kernel, int stride, int padding,
+                                     int bias);
 CLRT_API clrt_module *clrt_relu(void);
 CLRT_API clrt_module *clrt_sigmoid(void);
 /* NCHW pooling, square window, no padding: (H-k)/s+1. */
 CLRT_API clrt_module *clrt_maxpool2d(int kernel, int stride);
 CLRT_API clrt_module *clrt_avgpool2d(int kernel, int stride);
+/* nn.BatchNorm2d(channels): per-channel batch normalization (eps 1e-5,
+ * momentum 0.1, affine, running statistics). Parameters "weight" (1) and
+ * "bias" (0); buffers "running_mean" (0) and "running_var" (1) on the
+ * device and "num_batches_tracked" (int64, on the host), part of its state
+ * (save, load, clone, to) but not parameters: optimizers never see them.
+ * Training normalises with the batch's mean and biased variance and
+ * updates the running statistics with the unbiased one; evaluation
+ * (clrt_module_train(m, 0)) uses the running statistics. */
+CLRT_API clrt_module *clrt_batchnorm2d(int channels);
+/* A residual block: out = relu(body(x) + shortcut(x)), shortcut NULL for
+ * the identity. Takes ownership of both (also on failure). When body is a
+ * container (clrt_sequential_named) its children, with their names, become
+ * the block's, and the shortcut follows as "downsample": torchvision's
+ * BasicBlock is clrt_residual(clrt_sequential_named(5, {conv1, bn1, relu,
+ * conv2, bn2}, names), downsample), with its state names. Any other body
+ * is the block's child "0". Kind "BasicBlock". */
+CLRT_API clrt_module *clrt_residual(clrt_module *body, clrt_module *shortcut);
+/* nn.MaxPool2d(kernel, stride, padding) (torchvision ResNet's stem: 3, 2,
+ * 1): implicit -inf padding, 0 <= padding <= kernel/2, output
+ * (H+2p-k)/s+1 (floor); described as PyTorch prints it,
+ * "MaxPool2d(kernel_size=3, stride=2, padding=1, dilation=1,
+ * ceil_mode=False)". */
+CLRT_API clrt_module *clrt_maxpool2d_padded(int kernel, int stride, int padding);
+/* nn.AdaptiveAvgPool2d(out): [N, C, H, W] -> [N, C, out, out], any H, W >= 1
+ * (see clrt_f_adaptive_avgpool2d_out); out = 1 is global average pooling. */
+CLRT_API clrt_module *clrt_adaptive_avgpool2d(int out);
+/* nn.Dropout(p), 0 <= p < 1 (p = 1 is refused). Training: out = x * mask /
+ * (1 - p), a new mask per training forward; the backward multiplies by the
+ * same mask. Evaluation (and p = 0): forward returns its input itself (a
+ * new reference to x, no copy), and backward with p = 0 returns grad_out
+ * itself. The masks come from clrt/ops_dropout.h with the module's init
+ * seed (the default seed sequence, or clrt_module_init's) and a step that
+ * counts its training forwards: the same seed gives the same masks on every
+ * device. The count restarts at 0 when clrt_module_init gives a new seed;
+ * clrt_module_clone copies it (a replica draws what the original would). */
+CLRT_API clrt_module *clrt_dropout(double p);
 /* [N, ...] -> [N, prod(...)], a view (no copy). */
 CLRT_API clrt_module *clrt_flatten(void);
 /* Runs mods in order; takes ownership of the array's modules (not of the
- * array), also when it fails. Parameters are named "<index>.<name>". */
+ * array), also when it fails. Parameters are named "<index>.<name>". A
+ * module has one owner: one listed twice, or one another container owns,
+ * is refused with CLRT_EINVAL (the others given are then freed, each once;
+ * clrt_module_clone makes a copy to use twice). */
 CLRT_API clrt_module *clrt_sequential(int n, clrt_module **mods);
+/* The same with each child named as a PyTorch module names its attributes
+ * (names[i]: non-empty, no dots, unique; copied): state names become
+ * "<name>.<param>", e.g. "conv1.weight", "bn1.running_var", so a model
+ * built this way saves and loads under the names of the PyTorch module
+ * whose attributes these are. Takes ownership of mods like clrt_sequential. */
+CLRT_API clrt_module *clrt_sequential_named(int n, clrt_module **mods, const char *const *names);
 
 /* LeNet-5 as in d2l (ReLU, max pooling) for samples chw = [C, H, H]
  * (clrt_dataset_sample_shape): Conv2d(C, 6, 5, padding 2), ReLU, MaxPool 2,
@@ -73,10 +122,30 @@ CLRT_API clrt_module *clrt_lenet(const int64_t chw[3], int classes);
  * Parameters "0.", "3.", "5.", "8.", "12.", "14.", "16.". */
 CLRT_API clrt_module *clrt_seed_cnn(int classes);
 
-/* Children of a container (Sequential), like model[i]: borrowed, NULL +
+/* ResNet's first layers: torchvision's (7x7 stride-2 convolution, 3x3
+ * stride-2 padded max pooling) for ImageNet-sized images, or a 3x3
+ * stride-1 convolution and no max pooling for 28-32 pixel images (the
+ * usual CIFAR variant). */
+typedef enum { CLRT_RESNET_IMAGENET, CLRT_RESNET_SMALL } clrt_resnet_stem;
+/* torchvision's resnet18 / resnet34 (BasicBlock, [2, 2, 2, 2] / [3, 4, 6,
+ * 3] blocks) for in_channels-channel images and `classes` outputs, with its
+ * state names ("layer2.0.downsample.1.running_var") and initialisation:
+ * a state saved here loads into torchvision's model with
+ * load_state_dict(strict=True) (with the small stem: its conv1 replaced by
+ * nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False) and maxpool by
+ * nn.Identity()), and the reverse. Kind "ResNet". */
+CLRT_API clrt_module *clrt_resnet18(int in_channels, int classes, clrt_resnet_stem stem);
+CLRT_API clrt_module *clrt_resnet34(int in_channels, int classes, clrt_resnet_stem stem);
+
+/* Children of a container (Sequential, ResNet, a residual block), like
+ * model[i]: borrowed, NULL +
  * error when i is out of range. Running a child on its own is allowed. */
 CLRT_API int clrt_module_num_children(const clrt_module *m);
 CLRT_API clrt_module *clrt_module_child(clrt_module *m, int i);
+/* Child i's name: the one it was given, else its index ("0"); borrowed
+ * (an index is in a per-thread buffer until the next call). NULL + error
+ * when i is out of range. */
+CLRT_API const char *clrt_module_child_name(const clrt_module *m, int i);
 
 /* "Linear", "Conv2d", "Sequential", ... */
 CLRT_API const char *clrt_module_kind(const clrt_module *m);
@@ -112,11 +181,19 @@ CLRT_API clrt_status clrt_module_zero_grad(clrt_module *m);
 CLRT_API clrt_tensor *clrt_module_param(clrt_module *m, const char *name);
 CLRT_API clrt_tensor *clrt_module_grad(clrt_module *m, const char *name);
 /* Parameter tensors in state_dict order: writes at most `capacity` entries
- * to each non-NULL array (borrowed pointers; names valid until
+ * to each non-NULL array (borrowed pointers; names valid until the next
+ * call of this or clrt_module_buffers that asks for names, or
  * clrt_module_free) and returns how many exist, or a negative status.
  * Feed params and grads to clrt_sgd / clrt_adam. */
 CLRT_API int clrt_module_parameters(clrt_module *m, const char **names, clrt_tensor **params,
                                     clrt_tensor **grads, int capacity);
+/* The buffers (state that is not trained: BatchNorm's running_mean and
+ * running_var) in state_dict order, like torch's named_buffers(): as
+ * clrt_module_parameters, without gradients. Host counters
+ * (num_batches_tracked) are part of the saved state but not tensors, so
+ * they are not listed here. */
+CLRT_API int clrt_module_buffers(clrt_module *m, const char **names, clrt_tensor **buffers,
+                                 int capacity);
 /* Total number of scalar parameters (lazy layers not yet built count 0). */
 CLRT_API int64_t clrt_module_param_count(clrt_module *m);
 

@@ -9,4 +9,6 @@
 #include <clrt/ops_reduce.h>
 #include <clrt/ops_conv.h>
 #include <clrt/ops_loss.h>
+#include <clrt/ops_norm.h>
+#include <clrt/ops_dropout.h>
 #endif

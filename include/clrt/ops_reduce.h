@@ -20,7 +20,9 @@ CLRT_API clrt_tensor *clrt_sum(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_mean(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_max(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_argmax(clrt_tensor *x);
-CLRT_API clrt_tensor *clrt_norm(clrt_tensor *x); /* Frobenius: sqrt(sum x^2) */
+/* Frobenius: sqrt(sum x^2), scaled as BLAS snrm2 so that large or tiny
+ * elements neither overflow nor underflow; NaN if any element is NaN. */
+CLRT_API clrt_tensor *clrt_norm(clrt_tensor *x);
 
 /* Over one dim; keepdim keeps it with size 1. */
 CLRT_API clrt_tensor *clrt_sum_dim(clrt_tensor *x, int dim, int keepdim);

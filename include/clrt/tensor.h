@@ -53,7 +53,9 @@ CLRT_API int clrt_tensor_ndim(const clrt_tensor *t);
 CLRT_API const int64_t *clrt_tensor_shape(const clrt_tensor *t);
 CLRT_API int64_t clrt_tensor_numel(const clrt_tensor *t);
 CLRT_API size_t clrt_tensor_nbytes(const clrt_tensor *t);
-/* "[2, 3]" into buf; returns buf. */
+/* "[2, 3]" into buf (cut to fit cap); returns buf. A NULL buf or cap 0
+ * writes nothing; a NULL shape (ndim > 0) or an ndim outside 0 ..
+ * CLRT_MAX_DIMS writes "[invalid shape]". */
 CLRT_API char *clrt_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap);
 
 /* A copy on d; `t` itself (retained) when already on d. */
@@ -67,7 +69,8 @@ CLRT_API clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shap
 CLRT_API clrt_tensor *clrt_tensor_flatten(clrt_tensor *t);
 
 /* Prints like PyTorch: tensor([[1., 1.], [1., 1.]], device='cpu'); the
- * middle of large tensors is elided. Reads the tensor back (blocks). */
+ * middle of large tensors is elided. Reads the tensor back (blocks), and
+ * flushes f: a write that fails (a full disk) is CLRT_EIO. */
 CLRT_API clrt_status clrt_tensor_print(FILE *f, const clrt_tensor *t);
 
 CLRT_API void clrt_tensor_retain(clrt_tensor *t);

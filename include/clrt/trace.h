@@ -5,7 +5,10 @@
  *
  * Off by default, and free when off: no enqueue asks the driver for an event
  * and queues are made without profiling. CLRT_TRACE=path records the whole
- * run and writes it at exit; clrt_trace_start/stop record a part of one.
+ * run and writes it at exit (or at clrt_trace_stop, which then reports a
+ * failed write); a CLRT_TRACE that cannot be written gets one warning when
+ * the library starts and no trace. clrt_trace_start/stop record a part of
+ * one. Traces are written like every file clrt writes (clrt/file.h).
  *
  * Ownership: the library owns the trace; clrt_trace_top copies out.
  * Threads: recording is thread-safe; call start and stop while no other
@@ -23,7 +26,10 @@ extern "C" {
  * get profiling queues; devices opened later get them at once.
  * path: where clrt_trace_stop writes the JSON; NULL records for
  * clrt_trace_top only, or joins a trace already recording (CLRT_TRACE's).
- * CLRT_ESTATE when a trace is already recording and path is set. */
+ * CLRT_ESTATE when a trace is already recording and path is set; CLRT_EIO
+ * or CLRT_EINVAL (naming the path) when no file can be written at path
+ * (clrt/file.h's rule: a regular file or nothing there, its folder
+ * writable), checked now rather than when the trace is written. */
 CLRT_API clrt_status clrt_trace_start(const char *path);
 /* Waits for every traced command, writes the file (if the trace has one),
  * and gives the queues back their profiling-free form. CLRT_ESTATE when no

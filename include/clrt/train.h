@@ -128,11 +128,16 @@ typedef struct {
     const clrt_collective *world;
     int epochs; /* for clrt_train */
     int batch_size;
-    uint64_t seed;             /* epoch e shuffles with a seed mixed from (seed, e) */
-    int step_losses;           /* record each training step's loss (see clrt_epoch_stats) */
-    int start_epoch;           /* epochs already done (resuming a checkpoint): the first
-                                  epoch run is start_epoch + 1, with that epoch's shuffle */
-    int evaluate;              /* run the test pass each epoch (when a test set is given) */
+    uint64_t seed;   /* epoch e shuffles with a seed mixed from (seed, e) */
+    int step_losses; /* record each training step's loss (see clrt_epoch_stats) */
+    int start_epoch; /* epochs already done (resuming a checkpoint): the first
+                        epoch run is start_epoch + 1, with that epoch's shuffle */
+    int evaluate;    /* run the test pass each epoch (when a test set is given) */
+    /* > 0: augment each training sample, torchvision's RandomCrop(size,
+     * padding=augment) and RandomHorizontalFlip() (the padding black), on
+     * the host while the device computes, each sample's crop and flip from
+     * the epoch's seed and its index: the same on any device count. 0: none. */
+    int augment;
     clrt_progress_fn progress; /* may be NULL */
     clrt_epoch_fn on_epoch;    /* may be NULL */
     void *ctx;                 /* passed to both callbacks */

@@ -121,14 +121,19 @@ static const char *resolve_cache_dir(void)
 static void read_all(void)
 {
     static const char *const gemm[] = {"host-blas", "clblast", NULL};
-    static const char *const conv[] = {"auto", "im2col", "vec", NULL};
+    static const char *const conv[] = {"auto", "im2col", "vec", "winograd", NULL};
     static const char *const off_on[] = {"0", "1", NULL};
     settings.visible_devices = getenv("CLRT_VISIBLE_DEVICES");
     settings.default_device = nonempty("CLRT_DEFAULT_DEVICE");
     settings.gemm_clblast = choice("CLRT_GEMM", gemm, "host-blas, clblast", 0) == 1;
-    settings.conv_algo = (clrt__conv_algo)choice("CLRT_CONV_ALGO", conv, "auto, im2col, vec", 0);
+    settings.conv_algo =
+        (clrt__conv_algo)choice("CLRT_CONV_ALGO", conv, "auto, im2col, vec, winograd", 0);
     settings.conv_scratch_bytes = byte_count("CLRT_CONV_SCRATCH_BYTES");
     settings.poison = choice("CLRT_POISON", off_on, "0, 1", 0);
+    settings.kernel_werror = choice("CLRT_KERNEL_WERROR", off_on, "0, 1", 0);
+    static const char *const widths[] = {"0", "1", "2", "4", "8", "16", NULL};
+    int w = choice("CLRT_VECTOR_WIDTH", widths, "1, 2, 4, 8, 16", 0);
+    settings.vector_width_cap = w ? 1u << (w - 1) : 0;
     memory_limit();
     settings.cache_dir = resolve_cache_dir();
     settings.kernel_dir = existing_folder("CLRT_KERNEL_DIR", "an existing folder of .cl files");

@@ -8,11 +8,13 @@
 #include <stddef.h>
 
 typedef enum {
-    CLRT__CONV_AUTO,   /* direct kernels on CPU devices, im2col + GEMM elsewhere */
-    CLRT__CONV_IM2COL, /* CLRT_CONV_ALGO=im2col: im2col + GEMM (and per-pixel
-                          pooling) everywhere */
-    CLRT__CONV_VEC     /* CLRT_CONV_ALGO=vec: the CPU kernels (pooling's too)
-                          on every device */
+    CLRT__CONV_AUTO,    /* direct kernels on CPU devices, im2col + GEMM elsewhere */
+    CLRT__CONV_IM2COL,  /* CLRT_CONV_ALGO=im2col: im2col + GEMM (and per-pixel
+                           pooling) everywhere */
+    CLRT__CONV_VEC,     /* CLRT_CONV_ALGO=vec: the CPU kernels (pooling's too)
+                           on every device */
+    CLRT__CONV_WINOGRAD /* CLRT_CONV_ALGO=winograd: Winograd F(2x2, 3x3) for every 3x3
+                           stride-1 layer, the rest as auto */
 } clrt__conv_algo;
 
 typedef struct {
@@ -22,6 +24,9 @@ typedef struct {
     clrt__conv_algo conv_algo;       /* CLRT_CONV_ALGO */
     size_t conv_scratch_bytes;       /* CLRT_CONV_SCRATCH_BYTES; 0: the built-in cap */
     int poison;                      /* CLRT_POISON=1: new buffers start as NaN bytes */
+    int kernel_werror;               /* CLRT_KERNEL_WERROR=1: kernels build with -Werror */
+    unsigned vector_width_cap;       /* CLRT_VECTOR_WIDTH: 1, 2, 4, 8 or 16 lanes at most; 0: the
+                                        device's preferred float width as it is */
     unsigned long long memory_limit; /* CLRT_MEMORY_LIMIT in bytes; 0: none */
     int memory_limit_percent;        /* CLRT_MEMORY_LIMIT as 1..100 % of each device; 0: none */
     const char *memory_limit_text;   /* the variable's value, for messages; NULL: unset */

@@ -33,6 +33,13 @@ static inline size_t clrt__sample_bytes(const clrt_dataset *ds)
 /* Index of the first label >= num_classes in labels[0..n), or -1. */
 int64_t clrt__first_bad_label(const uint8_t *labels, size_t n, size_t stride, int num_classes);
 
+/* Augments n gathered samples x (x's layout, [n, C, H, W] floats) of
+ * samples ids[0..n) in place: a random crop of each image zero-padded by
+ * pad pixels, then a random horizontal flip, keyed by (seed, id)
+ * (augment.c). CLRT_OK or CLRT_ENOMEM. */
+clrt_status clrt__augment_crop_flip(const clrt_dataset *ds, float *x, int64_t n, const int64_t *ids,
+                                    int pad, uint64_t seed);
+
 /* A whole file read into memory. */
 typedef struct {
     uint8_t *data;

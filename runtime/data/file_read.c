@@ -1,11 +1,13 @@
 /* Reads a data file whole into memory, gzipped or not, through zlib. */
 #include "runtime/data/dataset_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/core/file_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* No data set file comes near this (Fashion-MNIST's largest is 47 MB);
@@ -116,18 +118,24 @@ static clrt_status read_all(gzFile g, const char *path, size_t hint, uint8_t **d
 clrt_status clrt__file_read(const char *dir, const char *name, clrt__file *out)
 {
     struct stat st;
+    uint64_t size = 0;
     memset(out, 0, sizeof *out);
     clrt_status s = choose_path(dir, name, out->path, sizeof out->path, &st);
     if (s != CLRT_OK)
         return s;
-    gzFile g = gzopen(out->path, "rb");
+    /* Opened without blocking and checked again: the file may have changed. */
+    int fd = clrt__file_open_read(out->path, FILE_MAX, "data set", &size);
+    gzFile g = fd >= 0 ? gzdopen(fd, "rb") : NULL;
+    if (fd >= 0 && !g) {
+        close(fd);
+        return clrt__fail(CLRT_ENOMEM, "out of memory opening %s", out->path);
+    }
     if (!g)
-        return clrt__fail(CLRT_EIO, "cannot open %s: %s", out->path,
-                          errno ? strerror(errno) : "out of memory");
+        return clrt_last_status();
     gzbuffer(g, 1 << 17); /* fewer, larger reads: loading is I/O-bound */
     /* Twice the file's size holds a plain file and usually the whole of a
      * gzipped one (pixels compress about 2:1), so most reads never realloc. */
-    size_t hint = (size_t)st.st_size < FILE_MAX / 2 ? (size_t)st.st_size * 2 + 1 : FILE_MAX + 1;
+    size_t hint = size < FILE_MAX / 2 ? (size_t)size * 2 + 1 : FILE_MAX + 1;
     s = read_all(g, out->path, hint, &out->data, &out->size);
     gzclose(g);
     return s;

@@ -6,6 +6,7 @@
 #include "runtime/device/cache_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/env_internal.h"
+#include "runtime/core/file_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -45,29 +46,6 @@ static void refuse(const char *dir, const char *why)
 static int owned_private(const struct stat *st)
 {
     return st->st_uid == geteuid() && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
-}
-
-/* 1 when all n bytes were read (or written). */
-static int read_full(int fd, void *buf, size_t n)
-{
-    for (size_t done = 0; done < n;) {
-        ssize_t r = read(fd, (char *)buf + done, n - done);
-        if (r <= 0 && !(r < 0 && errno == EINTR))
-            return 0;
-        done += r > 0 ? (size_t)r : 0;
-    }
-    return 1;
-}
-
-static int write_full(int fd, const void *buf, size_t n)
-{
-    for (size_t done = 0; done < n;) {
-        ssize_t r = write(fd, (const char *)buf + done, n - done);
-        if (r <= 0 && !(r < 0 && errno == EINTR))
-            return 0;
-        done += r > 0 ? (size_t)r : 0;
-    }
-    return 1;
 }
 
 /* mkdir -p, each folder it makes 0700 (the XDG base directory rule). */
@@ -123,7 +101,7 @@ static int read_key(int dir)
         return 0;
     int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
              (st.st_mode & 077) == 0 && st.st_size == CLRT__CACHE_KEY_BYTES &&
-             read_full(fd, mac_key, sizeof mac_key);
+             clrt__read_full(fd, mac_key, sizeof mac_key);
     close(fd);
     return ok;
 }
@@ -139,7 +117,7 @@ static int make_key(int dir)
     snprintf(tmp, sizeof tmp, "key.tmp.%ld", (long)getpid());
     unlinkat(dir, tmp, 0); /* ours: a writer with our pid is no longer alive */
     int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    int ok = fd >= 0 && write_full(fd, fresh, sizeof fresh);
+    int ok = fd >= 0 && clrt__write_full(fd, fresh, sizeof fresh);
     if (fd >= 0 && close(fd) != 0)
         ok = 0;
     if (ok && linkat(dir, tmp, dir, "key", 0) != 0 && errno != EEXIST)
@@ -218,7 +196,7 @@ uint8_t *clrt__cache_dir_read(const char *name, size_t max, size_t *size)
     uint8_t *buf = NULL;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && owned_private(&st) && st.st_size > 0 &&
         (uint64_t)st.st_size <= max && (buf = clrt__malloc((size_t)st.st_size)) != NULL &&
-        read_full(fd, buf, (size_t)st.st_size)) {
+        clrt__read_full(fd, buf, (size_t)st.st_size)) {
         *size = (size_t)st.st_size;
     } else {
         free(buf);
@@ -239,7 +217,7 @@ void clrt__cache_dir_write(const char *name, const void *data, size_t size)
         fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return;
-    int ok = write_full(fd, data, size);
+    int ok = clrt__write_full(fd, data, size);
     if (close(fd) != 0)
         ok = 0;
     if (!ok || renameat(dir_fd, tmp, dir_fd, name) != 0)

@@ -68,7 +68,10 @@ static void query_limits(clrt_device *d)
                         NULL) != CL_SUCCESS ||
         width == 0)
         width = 1;
-    d->vector_width = width;
+    /* CLRT_VECTOR_WIDTH caps it: kernels for a narrower device (AVX2's 8
+     * lanes, a GPU's 1) built and tested on this one. */
+    unsigned cap = clrt__env()->vector_width_cap;
+    d->vector_width = cap && cap < width ? cap : width;
     d->loop_cap = strncmp(d->info.model, "llvmpipe", 8) == 0 ? LLVMPIPE_LOOP_CAP : 0;
 }
 

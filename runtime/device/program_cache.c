@@ -5,6 +5,7 @@
  * is rebuilt from source without a word to the user. */
 #include "runtime/device/device_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/core/env_internal.h"
 #include "runtime/device/cache_internal.h"
 
 #include <stdatomic.h>
@@ -223,8 +224,11 @@ cl_kernel clrt__kernel(clrt_device *d, const char *family, const char *options, 
     }
     if (clrt__device_open(d) != CLRT_OK)
         return NULL;
-    /* Every program is OpenCL C 1.2, whatever the driver's default. */
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 %s", options ? options : "");
+    /* Every program is OpenCL C 1.2, whatever the driver's default; the
+     * tests build every kernel variant they run with -Werror (a warning
+     * there is a newcomer's first sight of a cold run's stderr). */
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2%s %s", clrt__env()->kernel_werror ? " -Werror" : "",
+             options ? options : "");
     pthread_mutex_lock(&d->lock);
     clrt__program *p = find_or_build(d, family, opts);
     cl_kernel k = p ? find_or_create_kernel(p, name) : NULL;

@@ -1,6 +1,7 @@
 /* Conv2d: x [N, in_ch, H, W] -> [N, out_ch, OH, OW] with weight
- * [out_ch, in_ch, k, k] and bias [out_ch] (nn.Conv2d with a square kernel,
- * one stride and zero padding on both axes). */
+ * [out_ch, in_ch, k, k] and, unless built without one, bias [out_ch]
+ * (nn.Conv2d with a square kernel, one stride and zero padding on both
+ * axes). */
 #include "runtime/nn/module_internal.h"
 
 #include <clrt/ops_conv.h>
@@ -9,18 +10,32 @@
 typedef struct {
     clrt_module base;
     int in_ch, out_ch, kernel, stride, padding;
+    int bias;           /* has a bias parameter (PyTorch's bias=True) */
+    int kaiming_normal; /* init: N(0, 2 / fan_out), torchvision's ResNet convolutions */
 } conv2d;
 
 #define WEIGHT(m) ((m)->params[0])
-#define BIAS(m) ((m)->params[1])
+/* The bias parameter's tensors, or NULL without one. */
+#define BIAS_VALUE(m) ((m)->nparams > 1 ? (m)->params[1].value : NULL)
+#define BIAS_GRAD(m) ((m)->nparams > 1 ? (m)->params[1].grad : NULL)
 
+/* PyTorch's default (kaiming_uniform_ with a = sqrt(5): U(+-1/sqrt(fan_in)),
+ * the bias alike), or torchvision ResNet's kaiming_normal_(mode="fan_out",
+ * nonlinearity="relu"): N(0, sqrt(2 / (out_ch * k * k))). */
 static clrt_status conv2d_init(clrt_module *m)
 {
     conv2d *c = (conv2d *)m;
-    double bound = 1.0 / sqrt((double)c->in_ch * c->kernel * c->kernel);
-    clrt_status st = clrt__init_uniform(WEIGHT(m).value, bound, m->init_seed, 0);
-    return st != CLRT_OK ? st : clrt__init_uniform(BIAS(m).value, bound, m->init_seed, 1);
+    double fan_in = (double)c->in_ch * c->kernel * c->kernel;
+    double fan_out = (double)c->out_ch * c->kernel * c->kernel;
+    clrt_status st = c->kaiming_normal
+                         ? clrt__init_normal(WEIGHT(m).value, sqrt(2.0 / fan_out), m->init_seed, 0)
+                         : clrt__init_uniform(WEIGHT(m).value, 1.0 / sqrt(fan_in), m->init_seed, 0);
+    if (st == CLRT_OK && BIAS_VALUE(m))
+        st = clrt__init_uniform(BIAS_VALUE(m), 1.0 / sqrt(fan_in), m->init_seed, 1);
+    return st;
 }
+
+void clrt__conv2d_init_kaiming_normal(clrt_module *m) { ((conv2d *)m)->kaiming_normal = 1; }
 
 /* The output shape for x, or an ESHAPE error showing both. */
 static clrt_status output_shape(const conv2d *c, const clrt_tensor *x, int64_t out[4])
@@ -49,7 +64,7 @@ static clrt_tensor *conv2d_forward_epi(clrt_module *m, clrt_tensor *x, const clr
     int64_t shape[4];
     if (output_shape(c, x, shape) != CLRT_OK ||
         clrt__tensor_reuse(&m->out, m->device, CLRT_F32, 4, shape) != CLRT_OK ||
-        clrt__conv2d_fused_out(m->out, x, WEIGHT(m).value, BIAS(m).value, c->stride, c->padding,
+        clrt__conv2d_fused_out(m->out, x, WEIGHT(m).value, BIAS_VALUE(m), c->stride, c->padding,
                                epi) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
@@ -65,7 +80,7 @@ static clrt_status conv2d_backward_epi(clrt_module *m, clrt_tensor *grad_out, cl
 {
     conv2d *c = (conv2d *)m;
     clrt_tensor *x = m->saved;
-    clrt_status st = clrt__conv2d_backward_params_out(WEIGHT(m).grad, BIAS(m).grad, grad_out, x,
+    clrt_status st = clrt__conv2d_backward_params_out(WEIGHT(m).grad, BIAS_GRAD(m), grad_out, x,
                                                       c->stride, c->padding, 1);
     if (st != CLRT_OK || !grad_in)
         return st;
@@ -84,8 +99,8 @@ static clrt_status conv2d_backward(clrt_module *m, clrt_tensor *grad_out, clrt_t
 static void conv2d_describe(const clrt_module *m, char *buf, size_t cap)
 {
     const conv2d *c = (const conv2d *)m;
-    snprintf(buf, cap, "(%d, %d, kernel_size=%d, stride=%d, padding=%d)", c->in_ch, c->out_ch,
-             c->kernel, c->stride, c->padding);
+    snprintf(buf, cap, "(%d, %d, kernel_size=%d, stride=%d, padding=%d%s)", c->in_ch, c->out_ch,
+             c->kernel, c->stride, c->padding, c->bias ? "" : ", bias=False");
 }
 
 static const clrt__module_vt conv2d_vt = {.kind = "Conv2d",
@@ -96,7 +111,7 @@ static const clrt__module_vt conv2d_vt = {.kind = "Conv2d",
                                           .forward_epi = conv2d_forward_epi,
                                           .backward_epi = conv2d_backward_epi};
 
-clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding)
+clrt_module *clrt_conv2d_ex(int in_ch, int out_ch, int kernel, int stride, int padding, int bias)
 {
     if (in_ch < 1 || out_ch < 1 || kernel < 1 || stride < 1 || padding < 0) {
         clrt__fail(CLRT_EINVAL,
@@ -108,13 +123,19 @@ clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padd
     conv2d *c = (conv2d *)clrt__module_new(&conv2d_vt, sizeof(conv2d));
     if (!c)
         return NULL;
-    *c = (conv2d){c->base, in_ch, out_ch, kernel, stride, padding};
+    *c = (conv2d){c->base, in_ch, out_ch, kernel, stride, padding, bias != 0, 0};
     int64_t wshape[4] = {out_ch, in_ch, kernel, kernel}, bshape[1] = {out_ch};
     clrt_module *m = &c->base;
     if (clrt__module_add_param(m, "weight", 4, wshape) != CLRT_OK ||
-        clrt__module_add_param(m, "bias", 1, bshape) != CLRT_OK || conv2d_init(m) != CLRT_OK) {
+        (bias && clrt__module_add_param(m, "bias", 1, bshape) != CLRT_OK) ||
+        conv2d_init(m) != CLRT_OK) {
         clrt_module_free(m);
         return NULL;
     }
     return m;
+}
+
+clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding)
+{
+    return clrt_conv2d_ex(in_ch, out_ch, kernel, stride, padding, 1);
 }

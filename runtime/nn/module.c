@@ -59,6 +59,21 @@ clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim, c
     return CLRT_OK;
 }
 
+clrt_status clrt__module_add_buffer(clrt_module *m, const char *name, int ndim,
+                                    const int64_t *shape, double value)
+{
+    if (m->nbuffers >= CLRT__MAX_OWN_BUFFERS)
+        return clrt__fail(CLRT_EINVAL, "%s: too many buffers", m->vt->kind);
+    clrt__param *b = &m->buffers[m->nbuffers];
+    b->value = clrt_full(m->device, CLRT_F32, ndim, shape, value);
+    if (!b->value)
+        return clrt_last_status();
+    b->name = name;
+    b->grad = NULL;
+    m->nbuffers++;
+    return CLRT_OK;
+}
+
 clrt_tensor *clrt__nn_share(clrt_tensor *t)
 {
     clrt_tensor_retain(t);
@@ -220,9 +235,15 @@ void clrt_module_free(clrt_module *m)
 {
     if (!m)
         return;
-    for (int i = 0; i < m->nchildren; i++)
+    for (int i = 0; i < m->nchildren; i++) {
         clrt_module_free(m->children[i]);
+        if (m->child_names)
+            free(m->child_names[i]);
+    }
     free(m->children);
+    free(m->child_names);
+    for (int i = 0; i < m->nbuffers; i++)
+        clrt_tensor_release(m->buffers[i].value);
     for (int i = 0; i < m->nparams; i++) {
         clrt_tensor_release(m->params[i].value);
         clrt_tensor_release(m->params[i].grad);

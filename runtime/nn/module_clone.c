@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The copy's parameters: values copied, gradients zeroed. Entries not made
- * are NULL, so clrt_module_free can undo a partial copy. */
-static clrt_status clone_params(clrt_module *copy, const clrt_module *m, clrt_device *d)
+/* The copy's parameters and buffers: values copied, gradients zeroed.
+ * Entries not made are NULL, so clrt_module_free can undo a partial copy. */
+static clrt_status clone_state(clrt_module *copy, const clrt_module *m, clrt_device *d)
 {
     for (int i = 0; i < m->nparams; i++)
         copy->params[i].value = copy->params[i].grad = NULL;
+    for (int i = 0; i < m->nbuffers; i++)
+        copy->buffers[i].value = NULL;
     for (int i = 0; i < m->nparams; i++) {
         clrt_tensor *v = m->params[i].value;
         copy->params[i].value = clrt__tensor_copy_on(v, d);
@@ -22,6 +24,9 @@ static clrt_status clone_params(clrt_module *copy, const clrt_module *m, clrt_de
         if (!copy->params[i].grad)
             return clrt_last_status();
     }
+    for (int i = 0; i < m->nbuffers; i++)
+        if (!(copy->buffers[i].value = clrt__tensor_copy_on(m->buffers[i].value, d)))
+            return clrt_last_status();
     return CLRT_OK;
 }
 
@@ -31,11 +36,19 @@ static clrt_status clone_children(clrt_module *copy, const clrt_module *m, clrt_
     if (n == 0)
         return CLRT_OK;
     copy->children = clrt__calloc((size_t)n, sizeof *copy->children);
-    if (!copy->children)
+    if (m->child_names && copy->children)
+        copy->child_names = clrt__calloc((size_t)n, sizeof *copy->child_names);
+    if (!copy->children || (m->child_names && !copy->child_names))
         return clrt__fail(CLRT_ENOMEM, "clrt_module_clone: out of host memory");
-    for (int i = 0; i < n; i++, copy->nchildren++)
+    for (int i = 0; i < n; i++) {
         if (!(copy->children[i] = clrt_module_clone(m->children[i], d)))
             return clrt_last_status();
+        copy->children[i]->owned = 1;
+        copy->nchildren++; /* freed with the copy from here on */
+        if (m->child_names && m->child_names[i] &&
+            !(copy->child_names[i] = clrt__strdup(m->child_names[i])))
+            return clrt__fail(CLRT_ENOMEM, "clrt_module_clone: out of host memory");
+    }
     return CLRT_OK;
 }
 
@@ -52,14 +65,16 @@ clrt_module *clrt_module_clone(clrt_module *m, clrt_device *d)
     }
     memcpy(copy, m, m->size);
     copy->device = d;
+    copy->owned = 0;       /* a new module; clone_children marks the copy's children */
     copy->children = NULL; /* until clone_children: a failure frees only the copy's own */
+    copy->child_names = NULL;
     copy->nchildren = 0;
     copy->out = copy->grad_in = copy->saved = NULL;
     copy->name_cache = NULL;
     copy->name_count = 0;
     if (m->vt->clone_fields)
         m->vt->clone_fields(copy);
-    clrt_status st = clone_params(copy, m, d);
+    clrt_status st = clone_state(copy, m, d);
     if (st == CLRT_OK)
         st = clone_children(copy, m, d);
     if (st != CLRT_OK) {

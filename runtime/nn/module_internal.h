@@ -4,16 +4,34 @@
 #define CLRT_MODULE_INTERNAL_H
 
 #include "runtime/ops/epilogue_internal.h"
+#include "runtime/tensor/safetensors_internal.h"
 #include "runtime/tensor/tensor_internal.h"
 #include <clrt/nn.h>
 
+/* One tensor of a module's state: a parameter (with its gradient), or a
+ * buffer (grad NULL: state that is not trained, such as BatchNorm's
+ * running statistics; optimizers never see it). */
 typedef struct {
-    const char *name; /* "weight", "bias": a string literal */
+    const char *name; /* "weight", "bias", "running_mean": a string literal */
     clrt_tensor *value;
     clrt_tensor *grad;
 } clrt__param;
 
 #define CLRT__MAX_OWN_PARAMS 2
+#define CLRT__MAX_OWN_BUFFERS 2
+
+/* What a state walk visits (clrt__state_walk): parameters, float32 buffers
+ * on the device, and host counters (int64 buffers kept on the host, such
+ * as num_batches_tracked, saved as 0-dim int64 tensors). */
+enum { CLRT__STATE_PARAMS = 1, CLRT__STATE_BUFFERS = 2, CLRT__STATE_COUNTERS = 4 };
+#define CLRT__STATE_ALL (CLRT__STATE_PARAMS | CLRT__STATE_BUFFERS | CLRT__STATE_COUNTERS)
+
+/* One visited entry: p for a parameter or buffer, counter for a counter. */
+typedef struct {
+    int kind; /* one CLRT__STATE_* bit */
+    clrt__param *p;
+    int64_t *counter;
+} clrt__state;
 
 typedef struct {
     const char *kind;
@@ -52,8 +70,14 @@ struct clrt_module {
     uint64_t init_seed; /* seed of this module's parameter values */
     int nparams;
     clrt__param params[CLRT__MAX_OWN_PARAMS];
-    int nchildren; /* Sequential */
+    int nbuffers;
+    clrt__param buffers[CLRT__MAX_OWN_BUFFERS];
+    const char *counter_name; /* a host counter's name (a literal), or NULL */
+    int64_t counter;
+    int owned;     /* a container holds it (module_adopt.c) */
+    int nchildren; /* containers */
     clrt_module **children;
+    char **child_names;   /* NULL, or one name per child (NULL: its index) */
     clrt_tensor *out;     /* forward output buffer, reused across steps */
     clrt_tensor *grad_in; /* input gradient buffer, reused across steps */
     clrt_tensor *saved;   /* what backward needs of the forward (its input) */
@@ -69,6 +93,27 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
  * gradient; its values are left to the caller (see clrt__init_uniform). */
 clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim,
                                    const int64_t *shape);
+
+/* Adds a float32 buffer of the given shape on m->device, filled with
+ * `value` (enqueued). */
+clrt_status clrt__module_add_buffer(clrt_module *m, const char *name, int ndim,
+                                    const int64_t *shape, double value);
+
+/* Visits m's state in PyTorch's state_dict order (a module's parameters,
+ * then its buffers and counter, then each child's under "<child name>."),
+ * the kinds in `mask` only, with each entry's full name; stops at the
+ * first error and returns it. */
+typedef clrt_status (*clrt__state_visit)(void *ctx, const char *name, clrt__state *s);
+clrt_status clrt__state_walk(clrt_module *m, int mask, clrt__state_visit visit, void *ctx);
+/* The name of child i: its given name, or its index ("0"). */
+const char *clrt__child_name(const clrt_module *m, int i, char *buf, size_t cap);
+
+/* Fills param with N(0, std^2) from the same kind of host generator
+ * (Box-Muller over counter-based uniforms). Blocking upload. */
+clrt_status clrt__init_normal(clrt_tensor *param, double std, uint64_t seed, uint64_t stream);
+/* Makes a Conv2d initialise its weight as torchvision's ResNet does
+ * (kaiming_normal_, fan_out, ReLU gain) from now on (conv2d.c). */
+void clrt__conv2d_init_kaiming_normal(clrt_module *m);
 
 /* Fills param with U(-bound, bound) from a host generator seeded by
  * (seed, stream): the same values on every device. Blocking upload (init
@@ -97,6 +142,17 @@ clrt_status clrt__module_check_input(const char *op, const clrt_module *m, const
 /* Replaces *slot with t (retaining it), releasing the previous value. */
 void clrt__module_keep(clrt_tensor **slot, clrt_tensor *t);
 
+/* Containers (sequential.c). clrt__container_new makes a module of `vt`
+ * (`size` bytes) owning the n children, named by `names` (NULL: their
+ * indices); it checks them (non-NULL, one device, valid unique names) and
+ * frees them on failure. The Sequential's forward, backward and describe
+ * serve every container that runs its children in order. */
+clrt_module *clrt__container_new(const clrt__module_vt *vt, size_t size, int n, clrt_module **mods,
+                                 const char *const *names);
+clrt_tensor *clrt__sequential_forward(clrt_module *m, clrt_tensor *x);
+clrt_status clrt__sequential_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in);
+void clrt__sequential_describe(const clrt_module *m, char *buf, size_t cap);
+
 /* Sequential's fusions (fuse.c). clrt__fused_forward runs children i.. of
  * m from x, fusing a ReLU into the layer before it where it can; stores
  * how many children it ran in *ran (1 or 2) and returns the output (new
@@ -109,6 +165,14 @@ clrt_tensor *clrt__fused_backward(clrt_module *m, int i, clrt_tensor *grad_out, 
 /* 1 if m is a ReLU module. */
 int clrt__is_relu(const clrt_module *m);
 
+/* BatchNorm2d inside a residual block (batchnorm.c): 1 if m is one, and
+ * its forward with the block's shortcut added and the block's ReLU applied
+ * in the same pass (out = relu(bn(x) + residual)); m keeps its input for
+ * backward as after clrt_module_forward. A new reference, or NULL + error. */
+int clrt__is_batchnorm(const clrt_module *m);
+clrt_tensor *clrt__batchnorm_forward_residual(clrt_module *m, clrt_tensor *x,
+                                              clrt_tensor *residual);
+
 /* The module for error messages: a layer's full description, a container's
  * kind and size ("Sequential(12 modules)"). Returns buf. */
 char *clrt__module_brief(const clrt_module *m, char *buf, size_t cap);
@@ -117,6 +181,25 @@ char *clrt__module_brief(const clrt_module *m, char *buf, size_t cap);
  * state_dict order, as new malloc'ed arrays the caller frees; either
  * pointer may be NULL (not wanted). Their count, or a negative status. */
 int clrt__module_param_arrays(clrt_module *m, clrt_tensor ***params, clrt_tensor ***grads);
+
+/* The module's buffers (float32 tensors on its device) and pointers to
+ * its host counters, in state_dict order, as new malloc'ed arrays the
+ * caller frees; their count, or a negative status. */
+int clrt__module_buffer_arrays(clrt_module *m, clrt_tensor ***buffers);
+int clrt__module_counter_arrays(clrt_module *m, int64_t ***counters);
+
+/* A container's children (module_adopt.c): check that none is NULL,
+ * listed twice or owned by another container (CLRT_EINVAL naming api and
+ * the index); mark them owned; on a failed construction free those the
+ * caller handed over (each once, none another container owns). */
+clrt_status clrt__adopt_check(const char *api, int n, clrt_module **mods);
+void clrt__adopt(int n, clrt_module **mods);
+void clrt__adopt_failed(int n, clrt_module **mods);
+
+/* The module's state in state_dict order as safetensors items holding
+ * host copies (names borrowed from the module): what clrt_module_save
+ * writes, for checkpoints too. Free with clrt__st_items_free. */
+clrt_status clrt__module_state_items(clrt_module *m, clrt__st_item **items, int *n, const char *op);
 
 /* A fresh 64-bit seed mixed from two values (splitmix64 finaliser). */
 uint64_t clrt__seed_mix(uint64_t a, uint64_t b);

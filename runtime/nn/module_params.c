@@ -1,39 +1,78 @@
-/* Module parameters: state_dict-style names, lookup, the list for
- * optimizers, moves between devices, zeroing and initialisation. */
+/* Module state: the walk over parameters, buffers and counters under
+ * state_dict names, parameter lookup, the list for optimizers, moves
+ * between devices, zeroing and initialisation. */
 #include "runtime/nn/module_internal.h"
 #include "runtime/core/alloc_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Visits every parameter in state_dict order (own parameters first, then
- * children "0.", "1.", ...) with its full name; stops at the first error. */
+const char *clrt__child_name(const clrt_module *m, int i, char *buf, size_t cap)
+{
+    if (m->child_names && m->child_names[i])
+        return m->child_names[i];
+    snprintf(buf, cap, "%d", i);
+    return buf;
+}
+
+static clrt_status visit_own(clrt_module *m, int mask, char *name, size_t len, size_t cap,
+                             clrt__state_visit visit, void *ctx)
+{
+    clrt_status st = CLRT_OK;
+    for (int i = 0; st == CLRT_OK && (mask & CLRT__STATE_PARAMS) && i < m->nparams; i++) {
+        snprintf(name + len, cap - len, "%s", m->params[i].name);
+        st = visit(ctx, name, &(clrt__state){CLRT__STATE_PARAMS, &m->params[i], NULL});
+    }
+    for (int i = 0; st == CLRT_OK && (mask & CLRT__STATE_BUFFERS) && i < m->nbuffers; i++) {
+        snprintf(name + len, cap - len, "%s", m->buffers[i].name);
+        st = visit(ctx, name, &(clrt__state){CLRT__STATE_BUFFERS, &m->buffers[i], NULL});
+    }
+    if (st == CLRT_OK && (mask & CLRT__STATE_COUNTERS) && m->counter_name) {
+        snprintf(name + len, cap - len, "%s", m->counter_name);
+        st = visit(ctx, name, &(clrt__state){CLRT__STATE_COUNTERS, NULL, &m->counter});
+    }
+    return st;
+}
+
+static clrt_status walk(clrt_module *m, int mask, char *name, size_t len, size_t cap,
+                        clrt__state_visit visit, void *ctx)
+{
+    clrt_status st = visit_own(m, mask, name, len, cap, visit, ctx);
+    for (int c = 0; st == CLRT_OK && c < m->nchildren; c++) {
+        char index[16];
+        int w = snprintf(name + len, cap - len, "%s.", clrt__child_name(m, c, index, sizeof index));
+        if (w < 0 || (size_t)w >= cap - len)
+            return clrt__fail(CLRT_EINVAL, "module nesting too deep for state names");
+        st = walk(m->children[c], mask, name, len + (size_t)w, cap, visit, ctx);
+    }
+    return st;
+}
+
+clrt_status clrt__state_walk(clrt_module *m, int mask, clrt__state_visit visit, void *ctx)
+{
+    char name[256] = "";
+    return walk(m, mask, name, 0, sizeof name, visit, ctx);
+}
+
+/* Visits every parameter in state_dict order with its full name. */
 typedef clrt_status (*param_visit)(void *ctx, const char *name, clrt__param *p);
 
-static clrt_status walk_params(clrt_module *m, char *name, size_t len, size_t cap,
-                               param_visit visit, void *ctx)
+typedef struct {
+    param_visit visit;
+    void *ctx;
+} param_adapter;
+
+static clrt_status param_only(void *ctx, const char *name, clrt__state *s)
 {
-    for (int i = 0; i < m->nparams; i++) {
-        snprintf(name + len, cap - len, "%s", m->params[i].name);
-        clrt_status st = visit(ctx, name, &m->params[i]);
-        if (st != CLRT_OK)
-            return st;
-    }
-    for (int c = 0; c < m->nchildren; c++) {
-        int w = snprintf(name + len, cap - len, "%d.", c);
-        if (w < 0 || (size_t)w >= cap - len)
-            return clrt__fail(CLRT_EINVAL, "module nesting too deep for parameter names");
-        clrt_status st = walk_params(m->children[c], name, len + (size_t)w, cap, visit, ctx);
-        if (st != CLRT_OK)
-            return st;
-    }
-    return CLRT_OK;
+    param_adapter *a = ctx;
+    return a->visit(a->ctx, name, s->p);
 }
 
 static clrt_status for_each_param(clrt_module *m, param_visit visit, void *ctx)
 {
-    char name[256] = "";
-    return walk_params(m, name, 0, sizeof name, visit, ctx);
+    param_adapter a = {visit, ctx};
+    return clrt__state_walk(m, CLRT__STATE_PARAMS, param_only, &a);
 }
 
 /* --- lookup by name --- */
@@ -136,6 +175,27 @@ int clrt_module_parameters(clrt_module *m, const char **names, clrt_tensor **par
     return st != CLRT_OK ? st : l.count;
 }
 
+static clrt_status buffer_visit(void *ctx, const char *name, clrt__state *s)
+{
+    return list_visit(ctx, name, s->p);
+}
+
+int clrt_module_buffers(clrt_module *m, const char **names, clrt_tensor **buffers, int capacity)
+{
+    if (!m || capacity < 0)
+        return clrt__fail(CLRT_EINVAL, "clrt_module_buffers: NULL module or negative capacity");
+    list_ctx l = {m, names, buffers, NULL, capacity, 0};
+    if (names) {
+        drop_names(m);
+        m->name_cache = clrt__calloc(capacity > 0 ? (size_t)capacity : 1, sizeof *m->name_cache);
+        if (!m->name_cache)
+            return clrt__fail(CLRT_ENOMEM, "clrt_module_buffers: out of host memory");
+        m->name_count = capacity;
+    }
+    clrt_status st = clrt__state_walk(m, CLRT__STATE_BUFFERS, buffer_visit, &l);
+    return st != CLRT_OK ? st : l.count;
+}
+
 static clrt_status count_visit(void *ctx, const char *name, clrt__param *p)
 {
     (void)name;
@@ -166,8 +226,8 @@ clrt_status clrt_module_zero_grad(clrt_module *m)
 
 /* --- moving between devices --- */
 
-/* Collects copies of every parameter and gradient on the target device
- * first, then swaps storages, so a failure part-way leaves the module
+/* Collects copies of every parameter, gradient and buffer on the target
+ * device first, then swaps storages, so a failure part-way leaves the module
  * untouched on its old device. */
 typedef struct {
     clrt_device *to;
@@ -196,11 +256,11 @@ static clrt_status move_one(move_ctx *mv, clrt_tensor *t)
     return CLRT_OK;
 }
 
-static clrt_status move_visit(void *ctx, const char *name, clrt__param *p)
+static clrt_status move_visit(void *ctx, const char *name, clrt__state *s)
 {
     (void)name;
-    clrt_status st = move_one(ctx, p->value);
-    return st != CLRT_OK ? st : move_one(ctx, p->grad);
+    clrt_status st = move_one(ctx, s->p->value);
+    return st != CLRT_OK || !s->p->grad ? st : move_one(ctx, s->p->grad);
 }
 
 /* Forward buffers belong to the old device; they are rebuilt on demand. */
@@ -222,7 +282,7 @@ clrt_status clrt_module_to(clrt_module *m, clrt_device *d)
     if (!m || !d)
         return clrt__fail(CLRT_EINVAL, "clrt_module_to: NULL argument");
     move_ctx mv = {d, NULL, NULL, 0, 0};
-    clrt_status st = for_each_param(m, move_visit, &mv);
+    clrt_status st = clrt__state_walk(m, CLRT__STATE_PARAMS | CLRT__STATE_BUFFERS, move_visit, &mv);
     for (int i = 0; i < mv.count; i++) {
         if (st == CLRT_OK) /* the old buffer goes with the copy, released below */
             clrt__tensor_swap_storage(mv.orig[i], mv.copy[i]);
@@ -248,6 +308,24 @@ clrt_status clrt__init_uniform(clrt_tensor *param, double bound, uint64_t seed, 
         /* counter-based: value i depends only on (seed, stream, i) */
         double u = (double)(clrt__seed_mix(base, i) >> 11) * 0x1.0p-53; /* [0, 1) */
         v[i] = (float)((2.0 * u - 1.0) * bound);
+    }
+    clrt_status st = clrt_copy_from_host(param, v, n * sizeof *v);
+    free(v);
+    return st;
+}
+
+clrt_status clrt__init_normal(clrt_tensor *param, double std, uint64_t seed, uint64_t stream)
+{
+    size_t n = (size_t)param->numel;
+    float *v = clrt__malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return clrt__fail(CLRT_ENOMEM, "initialising a parameter: out of host memory");
+    uint64_t base = clrt__seed_mix(seed, stream);
+    for (size_t i = 0; i < n; i++) {
+        /* two counter-based uniforms per value: u1 in (0, 1], u2 in [0, 1) */
+        double u1 = (double)((clrt__seed_mix(base, 2 * i) >> 11) + 1) * 0x1.0p-53;
+        double u2 = (double)(clrt__seed_mix(base, 2 * i + 1) >> 11) * 0x1.0p-53;
+        v[i] = (float)(std * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
     }
     clrt_status st = clrt_copy_from_host(param, v, n * sizeof *v);
     free(v);
@@ -296,5 +374,55 @@ int clrt__module_param_arrays(clrt_module *m, clrt_tensor ***params, clrt_tensor
         *params = p;
     if (grads)
         *grads = g;
+    return n;
+}
+
+/* --- buffers and counters as arrays (data-parallel training) --- */
+
+typedef struct {
+    clrt_tensor **tensors;
+    int64_t **counters;
+    int count;
+} collect_ctx;
+
+static clrt_status collect_visit(void *ctx, const char *name, clrt__state *s)
+{
+    collect_ctx *c = ctx;
+    (void)name;
+    if (c->tensors && s->p)
+        c->tensors[c->count] = s->p->value;
+    if (c->counters && s->counter)
+        c->counters[c->count] = s->counter;
+    c->count++;
+    return CLRT_OK;
+}
+
+/* Counts the entries of kind `mask`, or fills c's array (when set). */
+static int walk_collect(clrt_module *m, int mask, collect_ctx *c)
+{
+    c->count = 0;
+    clrt_status st = clrt__state_walk(m, mask, collect_visit, c);
+    return st == CLRT_OK ? c->count : st;
+}
+
+int clrt__module_buffer_arrays(clrt_module *m, clrt_tensor ***buffers)
+{
+    collect_ctx c = {NULL, NULL, 0};
+    int n = walk_collect(m, CLRT__STATE_BUFFERS, &c);
+    if (n >= 0 && !(c.tensors = clrt__calloc((size_t)n + 1, sizeof *c.tensors)))
+        n = clrt__fail(CLRT_ENOMEM, "module buffer list: out of host memory");
+    if (n >= 0)
+        walk_collect(m, CLRT__STATE_BUFFERS, &c), *buffers = c.tensors;
+    return n;
+}
+
+int clrt__module_counter_arrays(clrt_module *m, int64_t ***counters)
+{
+    collect_ctx c = {NULL, NULL, 0};
+    int n = walk_collect(m, CLRT__STATE_COUNTERS, &c);
+    if (n >= 0 && !(c.counters = clrt__calloc((size_t)n + 1, sizeof *c.counters)))
+        n = clrt__fail(CLRT_ENOMEM, "module counter list: out of host memory");
+    if (n >= 0)
+        walk_collect(m, CLRT__STATE_COUNTERS, &c), *counters = c.counters;
     return n;
 }

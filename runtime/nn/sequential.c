@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static clrt_tensor *sequential_forward(clrt_module *m, clrt_tensor *x)
+clrt_tensor *clrt__sequential_forward(clrt_module *m, clrt_tensor *x)
 {
     clrt_tensor *cur = x;
     clrt_tensor_retain(cur);
@@ -29,7 +29,7 @@ static int first_with_params(clrt_module *m)
     return m->nchildren;
 }
 
-static clrt_status sequential_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
+clrt_status clrt__sequential_backward(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in)
 {
     clrt_status st = CLRT_OK;
     int stop = grad_in ? 0 : first_with_params(m);
@@ -48,11 +48,13 @@ static clrt_status sequential_backward(clrt_module *m, clrt_tensor *grad_out, cl
     return st;
 }
 
-static void sequential_describe(const clrt_module *m, char *buf, size_t cap)
+void clrt__sequential_describe(const clrt_module *m, char *buf, size_t cap)
 {
     size_t used = (size_t)snprintf(buf, cap, "(");
     for (int i = 0; i < m->nchildren && used < cap; i++) {
-        used += (size_t)snprintf(buf + used, cap - used, "%s%d: ", i ? ", " : "", i);
+        char index[16];
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s: ", i ? ", " : "",
+                                 clrt__child_name(m, i, index, sizeof index));
         if (used < cap)
             clrt_module_str(m->children[i], buf + used, cap - used);
         used += strlen(buf + used);
@@ -62,55 +64,108 @@ static void sequential_describe(const clrt_module *m, char *buf, size_t cap)
 }
 
 static const clrt__module_vt sequential_vt = {.kind = "Sequential",
-                                              .forward = sequential_forward,
-                                              .backward = sequential_backward,
-                                              .describe = sequential_describe};
+                                              .forward = clrt__sequential_forward,
+                                              .backward = clrt__sequential_backward,
+                                              .describe = clrt__sequential_describe};
 
-static void free_all(int n, clrt_module **mods)
+/* Children must be adoptable (one owner each) and agree on a device; the
+ * container adopts it. */
+static clrt_status check_children(const char *op, int n, clrt_module **mods)
 {
-    for (int i = 0; mods && i < n; i++)
-        clrt_module_free(mods[i]);
-}
-
-/* Children must agree on a device; the Sequential adopts it. */
-static clrt_status check_children(int n, clrt_module **mods)
-{
-    for (int i = 0; i < n; i++) {
-        if (!mods[i])
-            return clrt__fail(CLRT_EINVAL, "clrt_sequential: module %d is NULL%s%s%s", i,
-                              *clrt_last_error() ? " (" : "", clrt_last_error(),
-                              *clrt_last_error() ? ")" : "");
+    clrt_status st = clrt__adopt_check(op, n, mods);
+    for (int i = 0; st == CLRT_OK && i < n; i++)
         if (mods[i]->device != mods[0]->device)
             return clrt__fail(CLRT_EDEVMISMATCH,
-                              "clrt_sequential: module 0 is on %s but module %d is on %s; "
+                              "%s: module 0 is on %s but module %d is on %s; "
                               "move them with clrt_module_to()",
-                              mods[0]->device->info.name, i, mods[i]->device->info.name);
+                              op, mods[0]->device->info.name, i, mods[i]->device->info.name);
+    return st;
+}
+
+/* A child name is a module attribute's: non-empty, without dots (which
+ * separate the parts of a state name), unique in its container. */
+static clrt_status check_names(int n, const char *const *names)
+{
+    for (int i = 0; names && i < n; i++) {
+        if (!names[i] || !names[i][0] || strchr(names[i], '.'))
+            return clrt__fail(CLRT_EINVAL,
+                              "clrt_sequential_named: child %d's name '%s' must be non-empty "
+                              "and without dots",
+                              i, names[i] ? names[i] : "(null)");
+        for (int k = 0; k < i; k++)
+            if (strcmp(names[k], names[i]) == 0)
+                return clrt__fail(CLRT_EINVAL, "clrt_sequential_named: two children named '%s'",
+                                  names[i]);
     }
     return CLRT_OK;
 }
 
-clrt_module *clrt_sequential(int n, clrt_module **mods)
+static clrt_status adopt_children(clrt_module *m, int n, clrt_module **mods,
+                                  const char *const *names)
 {
-    if (n < 0 || (n > 0 && !mods)) {
-        clrt__fail(CLRT_EINVAL, "clrt_sequential: bad module list (n = %d)", n);
-        return NULL;
-    }
-    clrt_module *m = check_children(n, mods) == CLRT_OK
-                         ? clrt__module_new(&sequential_vt, sizeof(clrt_module))
-                         : NULL;
-    clrt_module **children = m ? clrt__malloc((n ? (size_t)n : 1) * sizeof *children) : NULL;
-    if (!children) {
-        if (m)
-            clrt__fail(CLRT_ENOMEM, "clrt_sequential: out of host memory");
-        free(m);
-        free_all(n, mods);
-        return NULL;
+    m->children = clrt__calloc(n ? (size_t)n : 1, sizeof *m->children);
+    if (m->children && names)
+        m->child_names = clrt__calloc((size_t)n, sizeof *m->child_names);
+    for (int i = 0; names && m->child_names && i < n; i++)
+        if (!(m->child_names[i] = clrt__strdup(names[i]))) {
+            for (int k = 0; k < i; k++)
+                free(m->child_names[k]);
+            free(m->child_names);
+            m->child_names = NULL;
+        }
+    if (!m->children || (names && !m->child_names)) {
+        free(m->children);
+        m->children = NULL;
+        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory", m->vt->kind);
     }
     if (n > 0)
-        memcpy(children, mods, (size_t)n * sizeof *children);
-    m->children = children;
+        memcpy(m->children, mods, (size_t)n * sizeof *m->children);
+    clrt__adopt(n, mods);
     m->nchildren = n;
     if (n > 0)
         m->device = mods[0]->device;
+    return CLRT_OK;
+}
+
+clrt_module *clrt__container_new(const clrt__module_vt *vt, size_t size, int n, clrt_module **mods,
+                                 const char *const *names)
+{
+    const char *op = names ? "clrt_sequential_named" : "clrt_sequential";
+    clrt_module *m = NULL;
+    if (n < 0 || (n > 0 && !mods))
+        clrt__fail(CLRT_EINVAL, "%s: bad module list (n = %d)", op, n);
+    else if (check_children(op, n, mods) == CLRT_OK && check_names(n, names) == CLRT_OK)
+        m = clrt__module_new(vt, size);
+    if (m && adopt_children(m, n, mods, names) != CLRT_OK) {
+        free(m);
+        m = NULL;
+    }
+    if (!m)
+        clrt__adopt_failed(n, mods);
     return m;
+}
+
+clrt_module *clrt_sequential(int n, clrt_module **mods)
+{
+    return clrt__container_new(&sequential_vt, sizeof(clrt_module), n, mods, NULL);
+}
+
+clrt_module *clrt_sequential_named(int n, clrt_module **mods, const char *const *names)
+{
+    if (!names) {
+        clrt__fail(CLRT_EINVAL, "clrt_sequential_named: names is NULL (use clrt_sequential)");
+        clrt__adopt_failed(n, mods);
+        return NULL;
+    }
+    return clrt__container_new(&sequential_vt, sizeof(clrt_module), n, mods, names);
+}
+
+const char *clrt_module_child_name(const clrt_module *m, int i)
+{
+    static _Thread_local char index[16];
+    if (!m || i < 0 || i >= m->nchildren) {
+        clrt__fail(CLRT_EINVAL, "clrt_module_child_name: no child %d", i);
+        return NULL;
+    }
+    return clrt__child_name(m, i, index, sizeof index);
 }

@@ -49,8 +49,10 @@ clrt_status clrt__conv2d_backward_input_fused_out(clrt_tensor *grad_x, clrt_tens
 clrt_status clrt__conv2d_backward_params_out(clrt_tensor *grad_w, clrt_tensor *grad_b,
                                              clrt_tensor *grad_out, clrt_tensor *x, int stride,
                                              int padding, int accumulate);
+/* Max pooling's backward with `padding` (0: clrt_f_maxpool2d_backward_out;
+ * otherwise clrt_f_maxpool2d_pad_backward_out, whose name errors carry). */
 clrt_status clrt__maxpool2d_backward_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
                                                clrt_tensor *indices, int kernel, int stride,
-                                               const clrt__epilogue *epi);
+                                               int padding, const clrt__epilogue *epi);
 
 #endif

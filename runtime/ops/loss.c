@@ -12,34 +12,38 @@ static clrt_status check_scalar(const char *op, const char *name, const clrt_ten
 {
     char s[128];
     clrt_status st = clrt__check_dtype(op, name, t, dt);
-    if (st == CLRT_OK && t->numel != 1)
-        return clrt__fail(CLRT_ESHAPE, "%s: %s must hold one element (0-dim), got shape %s", op,
-                          name, clrt_shape_str(t->ndim, t->shape, s, sizeof s));
+    if (st == CLRT_OK && t->ndim != 0)
+        return clrt__fail(CLRT_ESHAPE, "%s: %s must be a 0-dim tensor (one element), got shape %s",
+                          op, name, clrt_shape_str(t->ndim, t->shape, s, sizeof s));
     return st;
 }
 
+/* The accumulators of a call: each may be NULL. */
+typedef struct {
+    clrt_tensor *loss_sum, *grad, *correct, *ignored;
+} outputs;
+
 /* logits float32 [N,K] (K >= 1), labels int32 [N], loss_sum float32 and
- * correct int32 single elements, grad float32 [N,K] (may be logits). */
-static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *labels,
-                         clrt_tensor *loss_sum, clrt_tensor *grad, clrt_tensor *correct)
+ * correct and ignored int32 0-dim, grad float32 [N,K] (may be logits). */
+static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *labels, const outputs *o)
 {
     char sl[128], sy[128];
-    clrt__arg args[] = {{"logits", logits, 0},
-                        {"labels", labels, 0},
-                        {"grad", grad, 1},
-                        {"loss_sum", loss_sum, 1},
-                        {"correct", correct, 1}};
-    clrt_status st = clrt__check_args(op, 5, args);
+    clrt__arg args[] = {{"logits", logits, 0},      {"labels", labels, 0},
+                        {"grad", o->grad, 1},       {"loss_sum", o->loss_sum, 1},
+                        {"correct", o->correct, 1}, {"ignored", o->ignored, 1}};
+    clrt_status st = clrt__check_args(op, 6, args);
     if (st == CLRT_OK)
         st = clrt__check_dtype(op, "logits", logits, CLRT_F32);
     if (st == CLRT_OK)
         st = clrt__check_dtype(op, "labels", labels, CLRT_I32);
-    if (st == CLRT_OK && loss_sum)
-        st = check_scalar(op, "loss_sum", loss_sum, CLRT_F32);
-    if (st == CLRT_OK && correct)
-        st = check_scalar(op, "correct", correct, CLRT_I32);
-    if (st == CLRT_OK && grad)
-        st = clrt__check_dtype(op, "grad", grad, CLRT_F32);
+    if (st == CLRT_OK && o->loss_sum)
+        st = check_scalar(op, "loss_sum", o->loss_sum, CLRT_F32);
+    if (st == CLRT_OK && o->correct)
+        st = check_scalar(op, "correct", o->correct, CLRT_I32);
+    if (st == CLRT_OK && o->ignored)
+        st = check_scalar(op, "ignored", o->ignored, CLRT_I32);
+    if (st == CLRT_OK && o->grad)
+        st = clrt__check_dtype(op, "grad", o->grad, CLRT_F32);
     if (st != CLRT_OK)
         return st;
     clrt_shape_str(logits->ndim, logits->shape, sl, sizeof sl);
@@ -49,8 +53,8 @@ static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *label
     if (labels->ndim != 1 || labels->shape[0] != logits->shape[0])
         return clrt__fail(CLRT_ESHAPE, "%s: labels %s must be [%lld] for logits %s", op, sy,
                           (long long)logits->shape[0], sl);
-    if (grad && !clrt__shape_equal(grad, logits))
-        return clrt__check_same_shape(op, logits, grad);
+    if (o->grad && !clrt__shape_equal(o->grad, logits))
+        return clrt__check_same_shape(op, logits, o->grad);
     if (logits->shape[0] > INT32_MAX || logits->shape[1] > INT32_MAX)
         return clrt__fail(CLRT_ENOTSUP, "%s: logits %s too large for 32-bit indexing", op, sl);
     clrt_device *d = clrt__dev(logits);
@@ -61,7 +65,7 @@ static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *label
                           op, sl, (long long)logits->shape[1], d->info.name, d->loop_cap);
     /* Each output against every argument before it; grad may be logits
      * (the kernel reads a row before it writes it). */
-    for (int i = 2; i < 5 && st == CLRT_OK; i++)
+    for (int i = 2; i < 6 && st == CLRT_OK; i++)
         st = clrt__check_no_alias(op, &args[i], i == 2 ? 1 : i, i == 2 ? &args[1] : args);
     return st;
 }
@@ -81,27 +85,29 @@ static clrt_status rows_kernel(clrt_device *d, clrt_tensor *logits, clrt_tensor 
     return clrt__run_1d(d, "loss", NULL, "xent_rows", (size_t)rows, 9, args);
 }
 
-static clrt_status reduce_kernel(clrt_device *d, cl_int rows, float loss_scale,
-                                 clrt_tensor *loss_sum, clrt_tensor *correct, cl_mem row_loss,
-                                 cl_mem row_hit)
+static clrt_status reduce_kernel(clrt_device *d, cl_int rows, cl_int mean, const outputs *o,
+                                 cl_mem row_loss, cl_mem row_hit)
 {
     cl_kernel k = clrt__kernel(d, "loss", NULL, "xent_reduce");
     if (!k)
         return clrt_last_status();
     size_t local = clrt__pow2_floor(clrt__wg_size(d, k)); /* the tree's width */
-    cl_int want_loss = loss_sum != NULL, want_correct = correct != NULL;
-    cl_mem ms = loss_sum ? clrt__mem(loss_sum) : row_loss; /* unused when not wanted */
-    cl_mem mc = correct ? clrt__mem(correct) : row_hit;
-    clrt__karg args[] = {CLRT__ARG(row_loss),   CLRT__ARG(row_hit),      CLRT__ARG(rows),
-                         CLRT__ARG(loss_scale), CLRT__ARG(ms),           CLRT__ARG(want_loss),
-                         CLRT__ARG(mc),         CLRT__ARG(want_correct), CLRT__LOCAL(local * 4),
+    cl_int want_loss = o->loss_sum != NULL, want_correct = o->correct != NULL;
+    cl_int want_ignored = o->ignored != NULL;
+    cl_mem ms = o->loss_sum ? clrt__mem(o->loss_sum) : row_loss; /* unused when not wanted */
+    cl_mem mc = o->correct ? clrt__mem(o->correct) : row_hit;
+    cl_mem mi = o->ignored ? clrt__mem(o->ignored) : row_hit;
+    clrt__karg args[] = {CLRT__ARG(row_loss),     CLRT__ARG(row_hit),      CLRT__ARG(rows),
+                         CLRT__ARG(mean),         CLRT__ARG(ms),           CLRT__ARG(want_loss),
+                         CLRT__ARG(mc),           CLRT__ARG(want_correct), CLRT__ARG(mi),
+                         CLRT__ARG(want_ignored), CLRT__LOCAL(local * 4),  CLRT__LOCAL(local * 4),
                          CLRT__LOCAL(local * 4)};
-    return clrt__launch(d, k, 10, args, 1, &local, &local);
+    return clrt__launch(d, k, 13, args, 1, &local, &local);
 }
 
-/* Checked arguments; loss_sum gets loss_scale times the summed row losses. */
-static clrt_status run(clrt_tensor *logits, clrt_tensor *labels, clrt_tensor *loss_sum,
-                       float loss_scale, clrt_tensor *grad, clrt_tensor *correct)
+/* Checked arguments; with `mean`, loss_sum gets the mean over the rows
+ * whose label is in range instead of the sum. */
+static clrt_status run(clrt_tensor *logits, clrt_tensor *labels, const outputs *o, int mean)
 {
     clrt_device *d = clrt__dev(logits);
     size_t rows = (size_t)logits->shape[0];
@@ -112,37 +118,46 @@ static clrt_status run(clrt_tensor *logits, clrt_tensor *labels, clrt_tensor *lo
         return st;
     cl_mem row_loss = clrt__workspace(d, CLRT__WS_ROWS_F, rows * sizeof(float));
     cl_mem row_hit = row_loss ? clrt__workspace(d, CLRT__WS_ROWS_I, rows * sizeof(int)) : NULL;
-    st = row_hit ? rows_kernel(d, logits, labels, grad, row_loss, row_hit) : clrt_last_status();
-    if (st == CLRT_OK && (loss_sum || correct))
-        st = reduce_kernel(d, (cl_int)rows, loss_scale, loss_sum, correct, row_loss, row_hit);
+    st = row_hit ? rows_kernel(d, logits, labels, o->grad, row_loss, row_hit) : clrt_last_status();
+    if (st == CLRT_OK && (o->loss_sum || o->correct || o->ignored))
+        st = reduce_kernel(d, (cl_int)rows, mean, o, row_loss, row_hit);
     clrt__workspace_end(d);
     return st;
+}
+
+clrt_status clrt_cross_entropy_ex(clrt_tensor *logits, clrt_tensor *labels, clrt_tensor *loss_sum,
+                                  clrt_tensor *grad, clrt_tensor *correct, clrt_tensor *ignored)
+{
+    const outputs o = {loss_sum, grad, correct, ignored};
+    clrt_status st = check("clrt_cross_entropy", logits, labels, &o);
+    return st != CLRT_OK ? st : run(logits, labels, &o, 0);
 }
 
 clrt_status clrt_cross_entropy(clrt_tensor *logits, clrt_tensor *labels, clrt_tensor *loss_sum,
                                clrt_tensor *grad, clrt_tensor *correct)
 {
-    clrt_status st = check("clrt_cross_entropy", logits, labels, loss_sum, grad, correct);
-    return st != CLRT_OK ? st : run(logits, labels, loss_sum, 1.0f, grad, correct);
+    return clrt_cross_entropy_ex(logits, labels, loss_sum, grad, correct, NULL);
 }
 
 clrt_status clrt_count_correct(clrt_tensor *logits, clrt_tensor *labels, clrt_tensor *correct)
 {
+    const outputs o = {NULL, NULL, correct, NULL};
     if (!correct)
         return clrt__fail(CLRT_EINVAL, "clrt_count_correct: correct is NULL");
-    clrt_status st = check("clrt_count_correct", logits, labels, NULL, NULL, correct);
-    return st != CLRT_OK ? st : run(logits, labels, NULL, 1.0f, NULL, correct);
+    clrt_status st = check("clrt_count_correct", logits, labels, &o);
+    return st != CLRT_OK ? st : run(logits, labels, &o, 0);
 }
 
 clrt_tensor *clrt_cross_entropy_loss(clrt_tensor *logits, clrt_tensor *labels)
 {
-    if (check("clrt_cross_entropy_loss", logits, labels, NULL, NULL, NULL) != CLRT_OK)
+    const outputs none = {NULL, NULL, NULL, NULL};
+    if (check("clrt_cross_entropy_loss", logits, labels, &none) != CLRT_OK)
         return NULL;
     int64_t rows = logits->shape[0];
     /* The mean over an empty batch is NaN, as in PyTorch. */
     clrt_tensor *loss = clrt_full(clrt__dev(logits), CLRT_F32, 0, NULL, rows ? 0.0 : NAN);
-    if (loss &&
-        run(logits, labels, loss, rows ? 1.0f / (float)rows : 0.0f, NULL, NULL) != CLRT_OK) {
+    const outputs o = {loss, NULL, NULL, NULL};
+    if (loss && run(logits, labels, &o, 1) != CLRT_OK) {
         clrt_tensor_release(loss);
         return NULL;
     }

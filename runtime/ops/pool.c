@@ -1,6 +1,8 @@
-/* 2-D max and average pooling, forward and backward (clkernels/pool.cl). */
+/* 2-D max pooling (with implicit -inf padding) and average pooling,
+ * forward and backward (clkernels/pool.cl). */
 #include "runtime/ops/conv/conv_internal.h"
 #include "runtime/ops/epilogue_internal.h"
+#include "runtime/ops/pool_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_conv.h>
@@ -10,22 +12,28 @@
 /* x-shaped [N,C,H,W] input and [N,C,OH,OW] pooled sizes. */
 typedef struct {
     int64_t N, C, H, W, OH, OW;
-    int K, stride;
+    int K, stride, pad;
 } pool_dims;
 
-/* Must match pool_geom in clkernels/pool.cl. */
-typedef struct {
-    cl_int H, W, OH, OW, planes;
-    clrt__divisor ow, w;
-} geom_arg;
-_Static_assert(sizeof(geom_arg) == 9 * sizeof(cl_int) && offsetof(geom_arg, ow) == 20 &&
-                   offsetof(geom_arg, w) == 28,
-               "geom_arg must match pool_geom in clkernels/pool.cl");
+/* The window, stride and padding alone: both at least 1, padding at most
+ * half the window (PyTorch's rule, so every window holds an input pixel). */
+static clrt_status check_window(const char *op, int kernel, int stride, int pad)
+{
+    if (kernel < 1 || stride < 1)
+        return clrt__fail(CLRT_EINVAL, "%s: kernel and stride must be >= 1, got %d and %d", op,
+                          kernel, stride);
+    if (pad < 0 || pad > kernel / 2)
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: padding must be between 0 and half the kernel size (%d for kernel "
+                          "%d), got %d",
+                          op, kernel / 2, kernel, pad);
+    return CLRT_OK;
+}
 
-/* Validates the input-shaped tensor x (float32 [N,C,H,W]), the window and
- * the stride, and fills pd. */
+/* Validates the input-shaped tensor x (float32 [N,C,H,W]), the window,
+ * the stride and the padding, and fills pd. */
 static clrt_status dims_get(const char *op, const char *name, const clrt_tensor *x, int kernel,
-                            int stride, pool_dims *pd)
+                            int stride, int pad, pool_dims *pd)
 {
     char s[128];
     clrt_status st = clrt__check_dtype(op, name, x, CLRT_F32);
@@ -34,12 +42,14 @@ static clrt_status dims_get(const char *op, const char *name, const clrt_tensor 
     clrt_shape_str(x->ndim, x->shape, s, sizeof s);
     if (x->ndim != 4)
         return clrt__fail(CLRT_ESHAPE, "%s: %s must be 4-D [N, C, H, W], got %s", op, name, s);
-    if (kernel < 1 || stride < 1)
-        return clrt__fail(CLRT_EINVAL, "%s: kernel and stride must be >= 1, got %d and %d", op,
-                          kernel, stride);
-    if (kernel > x->shape[2] || kernel > x->shape[3])
-        return clrt__fail(CLRT_ESHAPE, "%s: window %dx%d is larger than the input %s %s", op,
-                          kernel, kernel, name, s);
+    st = check_window(op, kernel, stride, pad);
+    if (st != CLRT_OK)
+        return st;
+    if (x->shape[2] < 1 || x->shape[3] < 1)
+        return clrt__fail(CLRT_ESHAPE, "%s: %s %s has no pixels to pool", op, name, s);
+    if (kernel > x->shape[2] + 2 * pad || kernel > x->shape[3] + 2 * pad)
+        return clrt__fail(CLRT_ESHAPE, "%s: window %dx%d is larger than the input %s %s%s", op,
+                          kernel, kernel, name, s, pad ? " with its padding" : "");
     if ((double)x->shape[0] * (double)x->shape[1] > (double)INT32_MAX ||
         (double)x->shape[2] * (double)x->shape[3] > (double)INT32_MAX)
         return clrt__fail(CLRT_ENOTSUP, "%s: %s %s too large for 32-bit indexing", op, name, s);
@@ -47,10 +57,11 @@ static clrt_status dims_get(const char *op, const char *name, const clrt_tensor 
                       x->shape[1],
                       x->shape[2],
                       x->shape[3],
-                      (x->shape[2] - kernel) / stride + 1,
-                      (x->shape[3] - kernel) / stride + 1,
+                      (x->shape[2] + 2 * pad - kernel) / stride + 1,
+                      (x->shape[3] + 2 * pad - kernel) / stride + 1,
                       kernel,
-                      stride};
+                      stride,
+                      pad};
     return CLRT_OK;
 }
 
@@ -67,33 +78,31 @@ static clrt_status check_pooled(const char *op, const char *name, const clrt_ten
         t->shape[2] != shape[2] || t->shape[3] != shape[3])
         return clrt__fail(CLRT_ESHAPE,
                           "%s: %s is %s but must be %s for input [%lld, %lld, %lld, %lld], "
-                          "kernel %d, stride %d",
+                          "kernel %d, stride %d, padding %d",
                           op, name, clrt_shape_str(t->ndim, t->shape, got, sizeof got),
                           clrt_shape_str(4, shape, want, sizeof want), (long long)pd->N,
-                          (long long)pd->C, (long long)pd->H, (long long)pd->W, pd->K, pd->stride);
+                          (long long)pd->C, (long long)pd->H, (long long)pd->W, pd->K, pd->stride,
+                          pd->pad);
     return CLRT_OK;
 }
 
-static geom_arg geom_of(const pool_dims *pd)
+static clrt__pool_geom geom_of(const pool_dims *pd)
 {
-    return (geom_arg){(cl_int)pd->H,
-                      (cl_int)pd->W,
-                      (cl_int)pd->OH,
-                      (cl_int)pd->OW,
-                      (cl_int)(pd->N * pd->C),
-                      clrt__divisor_of((uint32_t)pd->OW),
-                      clrt__divisor_of((uint32_t)pd->W)};
+    return clrt__pool_geom_of(pd->N * pd->C, pd->H, pd->W, pd->OH, pd->OW);
 }
 
-/* Runs a pool kernel, built for pd's window and stride and the epilogue
- * kind epi (maxpool_bwd's; 0 for the others), over planes of input
- * (backward) or output (forward) pixels. */
+/* Runs a pool kernel, built for pd's window, stride and padding (-DPAD,
+ * only when nonzero) and the epilogue kind epi (maxpool_bwd's; 0 for the
+ * others), over planes of input (backward) or output (forward) pixels. */
 static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, int epi,
                        int over_input, int nargs, clrt__karg *args)
 {
-    geom_arg g = geom_of(pd);
-    char options[64];
-    snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DEPI=%d", pd->K, pd->stride, epi);
+    clrt__pool_geom g = geom_of(pd);
+    char options[80], pad[16] = "";
+    if (pd->pad)
+        snprintf(pad, sizeof pad, " -DPAD=%d", pd->pad);
+    snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DEPI=%d%s", pd->K, pd->stride, epi,
+             pad);
     args[nargs] = CLRT__ARG(g);
     cl_kernel k = clrt__kernel(d, "pool", options, name);
     size_t items = over_input ? (size_t)(pd->H * pd->W) : (size_t)(pd->OH * pd->OW);
@@ -104,11 +113,11 @@ static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, in
  * vectorised by hand (maxpool2_*), or 0 where the per-pixel ones run: those
  * suit GPUs, these CPU devices (CLRT_CONV_ALGO=vec picks them everywhere,
  * im2col nowhere). They need every input pixel in exactly one window (even
- * H and W) and rows of at least 2 outputs. */
+ * H and W), no padding, and rows of at least 2 outputs. */
 static int row_vector(const clrt_device *d, const pool_dims *pd)
 {
-    if (!clrt__cpu_kernels(d) || pd->K != 2 || pd->stride != 2 || pd->H % 2 || pd->W % 2 ||
-        pd->OW < 2)
+    if (!clrt__cpu_kernels(d) || pd->K != 2 || pd->stride != 2 || pd->pad || pd->H % 2 ||
+        pd->W % 2 || pd->OW < 2)
         return 0;
     return pd->OW >= 8 ? 8 : pd->OW >= 4 ? 4 : 2;
 }
@@ -117,7 +126,7 @@ static int row_vector(const clrt_device *d, const pool_dims *pd)
 static clrt_status run_rows(clrt_device *d, const char *name, const pool_dims *pd, int epi, int pv,
                             int nargs, clrt__karg *args)
 {
-    geom_arg g = geom_of(pd);
+    clrt__pool_geom g = geom_of(pd);
     cl_int blocks = (cl_int)clrt__ceil_div((size_t)pd->OW, (size_t)pv);
     char options[80];
     snprintf(options, sizeof options, "-DKSIZE=2 -DSTRIDE=2 -DEPI=%d -DPV=%d", epi, pv);
@@ -131,12 +140,12 @@ static clrt_status run_rows(clrt_device *d, const char *name, const pool_dims *p
 /* --- max --- */
 
 static clrt_status check_maxpool_fwd(const char *op, clrt_tensor *out, clrt_tensor *indices,
-                                     clrt_tensor *x, int kernel, int stride, pool_dims *pd)
+                                     clrt_tensor *x, int kernel, int stride, int pad, pool_dims *pd)
 {
     clrt__arg args[] = {{"x", x, 0}, {"out", out, 1}, {"indices", indices, 1}};
     clrt_status st = clrt__check_args(op, 3, args);
     if (st == CLRT_OK)
-        st = dims_get(op, "x", x, kernel, stride, pd);
+        st = dims_get(op, "x", x, kernel, stride, pad, pd);
     if (st == CLRT_OK && out)
         st = check_pooled(op, "out", out, CLRT_F32, pd);
     if (st == CLRT_OK && indices)
@@ -161,15 +170,26 @@ static clrt_status maxpool_fwd(clrt_tensor *out, clrt_tensor *indices, clrt_tens
               : run(d, "maxpool_fwd", pd, 0, 0, 4, args);
 }
 
-clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
-                                 int stride)
+static clrt_status maxpool_out(const char *op, clrt_tensor *out, clrt_tensor *indices,
+                               clrt_tensor *x, int kernel, int stride, int pad)
 {
     pool_dims pd = {0};
     if (!out)
-        return clrt__fail(CLRT_EINVAL, "clrt_f_maxpool2d_out: out is NULL");
-    clrt_status st =
-        check_maxpool_fwd("clrt_f_maxpool2d_out", out, indices, x, kernel, stride, &pd);
+        return clrt__fail(CLRT_EINVAL, "%s: out is NULL", op);
+    clrt_status st = check_maxpool_fwd(op, out, indices, x, kernel, stride, pad, &pd);
     return st != CLRT_OK ? st : maxpool_fwd(out, indices, x, &pd);
+}
+
+clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
+                                 int stride)
+{
+    return maxpool_out("clrt_f_maxpool2d_out", out, indices, x, kernel, stride, 0);
+}
+
+clrt_status clrt_f_maxpool2d_pad_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x,
+                                     int kernel, int stride, int padding)
+{
+    return maxpool_out("clrt_f_maxpool2d_pad_out", out, indices, x, kernel, stride, padding);
 }
 
 /* New [N,C,OH,OW] float32 output of x's pooling. */
@@ -182,7 +202,7 @@ static clrt_tensor *alloc_pooled(const clrt_tensor *x, const pool_dims *pd)
 clrt_tensor *clrt_f_maxpool2d(clrt_tensor *x, int kernel, int stride)
 {
     pool_dims pd = {0};
-    if (check_maxpool_fwd("clrt_f_maxpool2d", NULL, NULL, x, kernel, stride, &pd) != CLRT_OK)
+    if (check_maxpool_fwd("clrt_f_maxpool2d", NULL, NULL, x, kernel, stride, 0, &pd) != CLRT_OK)
         return NULL;
     clrt_tensor *out = alloc_pooled(x, &pd);
     if (out && maxpool_fwd(out, NULL, x, &pd) != CLRT_OK) {
@@ -197,13 +217,13 @@ clrt_tensor *clrt_f_maxpool2d(clrt_tensor *x, int kernel, int stride)
  * when given) must have its pooled shape, and grad_x shares storage with
  * neither. */
 static clrt_status check_backward(const char *op, int n, const clrt__arg *args, int kernel,
-                                  int stride, pool_dims *pd)
+                                  int stride, int pad, pool_dims *pd)
 {
     clrt_tensor *grad_x = (clrt_tensor *)args[0].t, *grad_out = (clrt_tensor *)args[1].t;
     clrt_tensor *indices = n > 2 ? (clrt_tensor *)args[2].t : NULL;
     clrt_status st = clrt__check_args(op, n, args);
     if (st == CLRT_OK)
-        st = dims_get(op, "grad_x", grad_x, kernel, stride, pd);
+        st = dims_get(op, "grad_x", grad_x, kernel, stride, pad, pd);
     if (st == CLRT_OK)
         st = check_pooled(op, "grad_out", grad_out, CLRT_F32, pd);
     if (st == CLRT_OK && indices)
@@ -213,14 +233,16 @@ static clrt_status check_backward(const char *op, int n, const clrt__arg *args, 
     return st;
 }
 
-clrt_status clrt__maxpool2d_backward_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
-                                               clrt_tensor *indices, int kernel, int stride,
-                                               const clrt__epilogue *epi)
+/* The backward of max pooling: a gather, each input pixel summing the
+ * gradients of the windows whose maximum it was (their indices never
+ * point into the padding). */
+static clrt_status maxpool_backward(const char *op, clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                    clrt_tensor *indices, int kernel, int stride, int pad,
+                                    const clrt__epilogue *epi)
 {
-    const char *op = "clrt_f_maxpool2d_backward_out";
     pool_dims pd = {0};
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}, {"indices", indices, 0}};
-    clrt_status st = check_backward(op, 3, args, kernel, stride, &pd);
+    clrt_status st = check_backward(op, 3, args, kernel, stride, pad, &pd);
     if (st == CLRT_OK)
         st = clrt__check_epilogue(op, epi, grad_x);
     if (st != CLRT_OK)
@@ -234,11 +256,28 @@ clrt_status clrt__maxpool2d_backward_fused_out(clrt_tensor *grad_x, clrt_tensor 
               : run(d, "maxpool_bwd", &pd, (int)epi->kind, 1, 4, kargs);
 }
 
+clrt_status clrt__maxpool2d_backward_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                               clrt_tensor *indices, int kernel, int stride,
+                                               int padding, const clrt__epilogue *epi)
+{
+    const char *op =
+        padding ? "clrt_f_maxpool2d_pad_backward_out" : "clrt_f_maxpool2d_backward_out";
+    return maxpool_backward(op, grad_x, grad_out, indices, kernel, stride, padding, epi);
+}
+
 clrt_status clrt_f_maxpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
                                           clrt_tensor *indices, int kernel, int stride)
 {
-    return clrt__maxpool2d_backward_fused_out(grad_x, grad_out, indices, kernel, stride,
-                                              &CLRT__NO_EPILOGUE);
+    return maxpool_backward("clrt_f_maxpool2d_backward_out", grad_x, grad_out, indices, kernel,
+                            stride, 0, &CLRT__NO_EPILOGUE);
+}
+
+clrt_status clrt_f_maxpool2d_pad_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
+                                              clrt_tensor *indices, int kernel, int stride,
+                                              int padding)
+{
+    return maxpool_backward("clrt_f_maxpool2d_pad_backward_out", grad_x, grad_out, indices, kernel,
+                            stride, padding, &CLRT__NO_EPILOGUE);
 }
 
 /* --- average --- */
@@ -249,7 +288,7 @@ static clrt_status check_avgpool_fwd(const char *op, clrt_tensor *out, clrt_tens
     clrt__arg args[] = {{"x", x, 0}, {"out", out, 1}};
     clrt_status st = clrt__check_args(op, 2, args);
     if (st == CLRT_OK)
-        st = dims_get(op, "x", x, kernel, stride, pd);
+        st = dims_get(op, "x", x, kernel, stride, 0, pd);
     if (st == CLRT_OK && out)
         st = check_pooled(op, "out", out, CLRT_F32, pd);
     if (st == CLRT_OK)
@@ -292,7 +331,7 @@ clrt_status clrt_f_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad
     const char *op = "clrt_f_avgpool2d_backward_out";
     pool_dims pd = {0};
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}};
-    clrt_status st = check_backward(op, 2, args, kernel, stride, &pd);
+    clrt_status st = check_backward(op, 2, args, kernel, stride, 0, &pd);
     if (st != CLRT_OK)
         return st;
     cl_mem mg = clrt__mem(grad_out), mx = clrt__mem(grad_x);

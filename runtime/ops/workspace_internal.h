@@ -13,6 +13,7 @@ typedef enum {
     CLRT__WS_ROWS_I,        /* loss: int per-row partials */
     CLRT__WS_VEC_WEIGHTS,   /* conv_vec: weights re-laid tap-major */
     CLRT__WS_CHANNELS_LAST, /* conv_vec: grad_out channel-minor for the weight gradient */
+    CLRT__WS_WINO_FILTER,   /* winograd: transformed filters [16, O, C] or their gradient */
     CLRT__WS_SLOTS
 } clrt__ws_slot;
 

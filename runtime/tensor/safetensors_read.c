@@ -1,13 +1,16 @@
 /* Reads a safetensors file and validates all of it (see
  * safetensors_internal.h): a small JSON parser for the header's fixed
- * shape, then the checks of every tensor's dtype, shape and offsets. */
+ * shape, then the checks of every tensor's dtype, shape and offsets. From
+ * a file only the header is read at first; the tensors a caller wants are
+ * read later (clrt__st_fetch), so a file's size never decides how much
+ * memory a load takes. */
 #include "runtime/tensor/safetensors_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 /* The reference implementation's limit on the header. */
 #define HEADER_MAX ((uint64_t)100 << 20)
@@ -347,7 +350,8 @@ static int64_t checked_bytes(const clrt__st_tensor *t)
 }
 
 /* Each tensor's bytes match dtype x shape; sorted by begin, the ranges
- * tile [0, data_size) exactly (no overlap, no hole, nothing past the end). */
+ * tile [0, data_size) exactly (no overlap, no hole, nothing past the end).
+ * data: the data section in memory, or NULL when it stays in the file. */
 static clrt_status check_offsets(const char *path, clrt__st_file *f, const uint64_t *offs,
                                  const unsigned char *data, uint64_t data_size)
 {
@@ -367,7 +371,8 @@ static clrt_status check_offsets(const char *path, clrt__st_file *f, const uint6
                               path, t->name, (unsigned long long)o[0], (unsigned long long)o[1],
                               (unsigned long long)(o[1] - o[0]), t->dtype, (long long)want);
         }
-        t->data = data + (o[0] <= data_size ? o[0] : 0);
+        t->offset = o[0];
+        t->data = data ? data + (o[0] <= data_size ? o[0] : 0) : NULL;
         t->bytes = (size_t)want;
     }
     qsort_r(order, (size_t)f->count, sizeof *order, by_offset, (void *)offs);
@@ -397,85 +402,124 @@ static clrt_status check_offsets(const char *path, clrt__st_file *f, const uint6
 
 /* --- the file --- */
 
-static clrt_status read_all(const char *path, clrt__st_file *f)
-{
-    struct stat sb;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return clrt__fail(CLRT_EIO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(fp);
-        return clrt__fail(CLRT_EIO, "%s: not a regular file", path);
-    }
-    f->size = (size_t)sb.st_size;
-    f->bytes = clrt__malloc(f->size ? f->size : 1);
-    if (!f->bytes) {
-        fclose(fp);
-        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory for %zu bytes", path, f->size);
-    }
-    size_t got = fread(f->bytes, 1, f->size, fp);
-    int err = ferror(fp);
-    fclose(fp);
-    if (got != f->size || err)
-        return clrt__fail(CLRT_EIO, "%s: read %zu of %zu bytes", path, got, f->size);
-    return CLRT_OK;
-}
-
 static int little_endian(void)
 {
     const uint16_t one = 1;
     return *(const unsigned char *)&one == 1;
 }
 
-static clrt_status parse_file(const char *path, clrt__st_file *f)
+/* The header's length from the first 8 bytes, checked against the file. */
+static clrt_status header_length(const char *path, const unsigned char *b8, uint64_t size,
+                                 uint64_t *n)
 {
-    if (f->size < 8)
-        return clrt__fail(CLRT_EFORMAT, "%s: %zu bytes, too short for a safetensors file", path,
-                          f->size);
-    uint64_t n = 0;
+    if (!little_endian())
+        return clrt__fail(CLRT_ENOTSUP, "safetensors: big-endian hosts are not supported");
+    if (size < 8)
+        return clrt__fail(CLRT_EFORMAT, "%s: %llu bytes, too short for a safetensors file", path,
+                          (unsigned long long)size);
+    *n = 0;
     for (int i = 7; i >= 0; i--)
-        n = n << 8 | f->bytes[i];
-    if (n < 2 || n > HEADER_MAX || n > f->size - 8)
-        return clrt__fail(
-            CLRT_EFORMAT, "%s: header length %llu does not fit the file (%zu bytes; at most %llu)",
-            path, (unsigned long long)n, f->size,
-            (unsigned long long)(f->size - 8 < HEADER_MAX ? f->size - 8 : HEADER_MAX));
-    const char *h = (const char *)f->bytes + 8;
+        *n = *n << 8 | b8[i];
+    if (*n < 2 || *n > HEADER_MAX || *n > size - 8)
+        return clrt__fail(CLRT_EFORMAT,
+                          "%s: header length %llu does not fit the file (%llu bytes; at most %llu)",
+                          path, (unsigned long long)*n, (unsigned long long)size,
+                          (unsigned long long)(size - 8 < HEADER_MAX ? size - 8 : HEADER_MAX));
+    return CLRT_OK;
+}
+
+/* Parses the n-byte header h and checks the offsets against a data
+ * section of data_size bytes (at data, or in the file when NULL). */
+static clrt_status parse_parts(const char *path, clrt__st_file *f, const char *h, uint64_t n,
+                               const unsigned char *data, uint64_t data_size)
+{
     json j = {path, h, h, h + n, CLRT_OK};
     uint64_t *offs = NULL;
     if (!parse_header(&j, f, &offs)) {
         free(offs);
         return j.st;
     }
-    clrt_status st = check_offsets(path, f, offs, f->bytes + 8 + n, f->size - 8 - n);
+    clrt_status st = check_offsets(path, f, offs, data, data_size);
     free(offs);
     return st;
 }
 
+/* The header of the open file fd (size bytes) into f->bytes, validated. */
+static clrt_status read_header(const char *path, int fd, uint64_t size, clrt__st_file *f)
+{
+    unsigned char b8[8];
+    uint64_t n = 0;
+    if (size >= 8 && !clrt__read_full(fd, b8, 8))
+        return clrt__fail(CLRT_EIO, "%s: read failed", path);
+    clrt_status st = header_length(path, b8, size, &n);
+    if (st != CLRT_OK)
+        return st;
+    f->bytes = clrt__malloc((size_t)n);
+    if (!f->bytes)
+        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory for a %llu-byte header", path,
+                          (unsigned long long)n);
+    f->size = (size_t)n;
+    if (!clrt__read_full(fd, f->bytes, (size_t)n))
+        return clrt__fail(CLRT_EIO, "%s: read of the header failed", path);
+    f->data_start = 8 + n;
+    return parse_parts(path, f, (const char *)f->bytes, n, NULL, size - 8 - n);
+}
+
 clrt_status clrt__st_read(const char *path, clrt__st_file *f)
 {
+    uint64_t size = 0;
     memset(f, 0, sizeof *f);
     if (!path)
         return clrt__fail(CLRT_EINVAL, "safetensors: path is NULL");
-    clrt_status st = read_all(path, f);
-    if (st != CLRT_OK) {
+    f->fd = clrt__file_open_read(path, UINT64_MAX, "safetensors", &size);
+    if (f->fd < 0)
+        return clrt_last_status();
+    f->fd_open = 1;
+    snprintf(f->path, sizeof f->path, "%s", path);
+    clrt_status st = read_header(path, f->fd, size, f);
+    if (st != CLRT_OK)
         clrt__st_close(f);
-        return st;
-    }
-    return clrt__st_parse(path, f->bytes, f->size, f);
+    return st;
 }
 
 clrt_status clrt__st_parse(const char *name, unsigned char *bytes, size_t size, clrt__st_file *f)
 {
+    uint64_t n = 0;
     memset(f, 0, sizeof *f);
     f->bytes = bytes;
     f->size = size;
-    clrt_status st = little_endian() ? parse_file(name, f)
-                                     : clrt__fail(CLRT_ENOTSUP, "safetensors: big-endian hosts "
-                                                                "are not supported");
+    clrt_status st = header_length(name, bytes, size, &n);
+    if (st == CLRT_OK)
+        st = parse_parts(name, f, (const char *)bytes + 8, n, bytes + 8 + n, size - 8 - n);
     if (st != CLRT_OK)
         clrt__st_close(f);
     return st;
+}
+
+clrt_status clrt__st_fetch(clrt__st_file *f, int n, const clrt__st_tensor *const *want)
+{
+    size_t total = 0, at = 0;
+    if (!f->fd_open)
+        return CLRT_OK; /* parsed in memory: the data is there */
+    if (f->data_buf)
+        return clrt__fail(CLRT_ESTATE, "%s: tensors already fetched", f->path);
+    for (int i = 0; i < n; i++)
+        total += want[i] ? want[i]->bytes : 0;
+    f->data_buf = clrt__malloc(total ? total : 1);
+    if (!f->data_buf)
+        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory for %zu bytes of tensors", f->path,
+                          total);
+    for (int i = 0; i < n; i++) {
+        if (!want[i])
+            continue;
+        clrt__st_tensor *t = &f->tensors[want[i] - f->tensors];
+        if (!clrt__pread_full(f->fd, f->data_buf + at, t->bytes, f->data_start + t->offset))
+            return clrt__fail(CLRT_EIO, "%s: tensor '%s': read failed (the file changed?)", f->path,
+                              t->name);
+        t->data = f->data_buf + at;
+        at += t->bytes;
+    }
+    return CLRT_OK;
 }
 
 void clrt__st_close(clrt__st_file *f)
@@ -487,6 +531,9 @@ void clrt__st_close(clrt__st_file *f)
     free(f->tensors);
     free(f->meta);
     free(f->bytes);
+    free(f->data_buf);
+    if (f->fd_open)
+        close(f->fd);
     memset(f, 0, sizeof *f);
 }
 

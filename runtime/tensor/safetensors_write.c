@@ -1,18 +1,12 @@
-/* Writes a safetensors file atomically: the header and data go to a
- * temporary file in the destination's folder, which is synced and then
- * renamed over the destination (and the folder synced), so a crash or a
+/* Writes a safetensors file atomically, through the library's one writer
+ * (runtime/core/file_internal.h: a temporary file beside the destination,
+ * synced and renamed only over a regular file or nothing), so a crash or a
  * full disk leaves the previous file whole. */
 #include "runtime/tensor/safetensors_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-void (*clrt__st_before_rename)(const char *tmp_path) = NULL;
 
 /* A growing string for the JSON header. */
 typedef struct {
@@ -101,83 +95,54 @@ static void build_header(buf *b, const clrt__st_item *items, int n, const char *
         put(b, " ", 1);
 }
 
-static int write_all(int fd, const void *p, size_t n)
+void clrt__st_items_free(clrt__st_item *items, int n)
 {
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 0;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 1;
+    for (int i = 0; items && i < n; i++)
+        free((void *)items[i].data);
+    free(items);
 }
 
-static clrt_status write_body(int fd, const char *tmp, const buf *h, const clrt__st_item *items,
-                              int n)
+/* The header's length, the header and each tensor's data into o. */
+static clrt_status write_body(clrt__out_file *o, const buf *h, const clrt__st_item *items, int n)
 {
     unsigned char len[8];
     for (int i = 0; i < 8; i++)
         len[i] = (unsigned char)((uint64_t)h->n >> (8 * i));
-    int ok = write_all(fd, len, 8) && write_all(fd, h->s, h->n);
-    for (int i = 0; ok && i < n; i++)
-        ok = write_all(fd, items[i].data, items[i].bytes);
-    if (!ok || fsync(fd) != 0)
-        return clrt__fail(CLRT_EIO, "%s: write failed: %s", tmp, strerror(errno));
-    return CLRT_OK;
+    clrt_status st = clrt__out_write(o, len, 8);
+    if (st == CLRT_OK)
+        st = clrt__out_write(o, h->s, h->n);
+    for (int i = 0; st == CLRT_OK && i < n; i++)
+        st = clrt__out_write(o, items[i].data, items[i].bytes);
+    return st;
 }
 
-/* Syncs the folder holding path, so the rename itself is durable. */
-static void sync_folder(const char *path)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + (slash == path)) : 1,
-             slash ? path : ".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd); /* best effort: some file systems refuse it on folders */
-        close(fd);
-    }
-}
-
-clrt_status clrt__st_write(const char *path, const clrt__st_item *items, int n,
-                           const char *const *meta, int nmeta)
+clrt_status clrt__st_write_tmp(clrt__out_file *o, const char *path, const clrt__st_item *items,
+                               int n, const char *const *meta, int nmeta, const char *what)
 {
     buf h = {0};
-    char tmp[4096];
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
     if (!path || (n > 0 && !items) || (nmeta > 0 && !meta))
-        return clrt__fail(CLRT_EINVAL, "safetensors write: NULL argument");
-    int len = snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
-    if (len < 0 || (size_t)len >= sizeof tmp)
-        return clrt__fail(CLRT_EINVAL, "safetensors write: path too long: %s", path);
+        return clrt__fail(CLRT_EINVAL, "%s: NULL argument", what);
     build_header(&h, items, n, meta, nmeta);
     if (h.oom) {
         free(h.s);
-        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory for the header", path);
+        return clrt__fail(CLRT_ENOMEM, "%s: %s: out of host memory for the header", what, path);
     }
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(h.s);
-        return clrt__fail(CLRT_EIO, "%s: cannot create a temporary file beside it: %s", path,
-                          strerror(errno));
-    }
-    clrt_status st = write_body(fd, tmp, &h, items, n);
+    clrt_status st = clrt__out_open(o, path, what);
+    if (st == CLRT_OK)
+        st = write_body(o, &h, items, n);
     free(h.s);
-    if (fchmod(fd, 0644) != 0 && st == CLRT_OK)
-        st = clrt__fail(CLRT_EIO, "%s: fchmod: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && st == CLRT_OK)
-        st = clrt__fail(CLRT_EIO, "%s: close: %s", tmp, strerror(errno));
-    if (st == CLRT_OK && clrt__st_before_rename)
-        clrt__st_before_rename(tmp);
-    if (st == CLRT_OK && rename(tmp, path) != 0)
-        st = clrt__fail(CLRT_EIO, "%s: rename from %s: %s", path, tmp, strerror(errno));
-    if (st != CLRT_OK)
-        unlink(tmp);
-    else
-        sync_folder(path);
+    if (st == CLRT_OK)
+        return clrt__out_finish(o);
+    clrt__out_abort(o);
     return st;
+}
+
+clrt_status clrt__st_write(const char *path, const clrt__st_item *items, int n,
+                           const char *const *meta, int nmeta, const char *what)
+{
+    clrt__out_file o;
+    clrt_status st = clrt__st_write_tmp(&o, path, items, n, meta, nmeta, what);
+    return st == CLRT_OK ? clrt__out_rename(&o) : st;
 }

@@ -46,8 +46,14 @@ static void append(char *buf, size_t cap, size_t *used, const char *s, size_t le
 char *clrt_shape_str(int ndim, const int64_t *shape, char *buf, size_t cap)
 {
     size_t used = 0;
-    if (cap == 0)
+    if (!buf || cap == 0)
         return buf;
+    if (ndim < 0 || ndim > CLRT_MAX_DIMS || (ndim > 0 && !shape)) {
+        static const char bad[] = "[invalid shape]"; /* rather than a crash in a message */
+        append(buf, cap, &used, bad, sizeof bad - 1);
+        buf[used] = '\0';
+        return buf;
+    }
     append(buf, cap, &used, "[", 1);
     for (int i = 0; i < ndim; i++) {
         char digits[24];

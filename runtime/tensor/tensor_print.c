@@ -4,6 +4,7 @@
 #include "runtime/tensor/tensor_internal.h"
 #include "runtime/core/alloc_internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,6 +239,9 @@ clrt_status clrt_tensor_print(FILE *f, const clrt_tensor *t)
         print_suffixes(f, t, body, len);
     else
         st = clrt__fail(CLRT_ENOMEM, "clrt_tensor_print: out of host memory");
+    /* What the stream took must reach its file: a full disk is an error. */
+    if (body && (fflush(f) != 0 || ferror(f)))
+        st = clrt__fail(CLRT_EIO, "clrt_tensor_print: writing failed: %s", strerror(errno));
     free(body);
     free(data);
     return st;

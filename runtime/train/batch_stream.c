@@ -13,6 +13,7 @@
 #include "runtime/train/batch_stream_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/clock_internal.h"
+#include "runtime/data/dataset_internal.h"
 #include "runtime/device/pinned_internal.h"
 
 #include <stdlib.h>
@@ -149,6 +150,9 @@ static clrt_status stage(clrt__batch_stream *l, int64_t b)
     double t1 = clrt__now();
     if (st == CLRT_OK)
         st = clrt_dataset_gather(l->ds, l->order + first, count, s->host_x, s->host_y);
+    if (st == CLRT_OK && l->augment)
+        st =
+            clrt__augment_crop_flip(l->ds, s->host_x, count, l->order + first, l->augment, l->seed);
     if (st == CLRT_OK)
         st = upload(l, s, count);
     if (st == CLRT_OK)
@@ -160,6 +164,7 @@ static clrt_status stage(clrt__batch_stream *l, int64_t b)
 clrt_status clrt__stream_start(clrt__batch_stream *l, int shuffle, uint64_t seed)
 {
     l->staged = 0;
+    l->seed = seed;
     l->data_seconds = l->wait_seconds = 0;
     if (shuffle) {
         clrt_status st = clrt_shuffle_indices(l->order, l->size, seed);

@@ -49,6 +49,8 @@ typedef struct {
     int64_t sample_numel;    /* C*H*W */
     int64_t chw[3];
     int64_t *order; /* this pass's sample order */
+    int augment;    /* pixels of padding for a random crop and flip of each sample; 0: none */
+    uint64_t seed;  /* this pass's seed: its order, and its crops and flips */
     clrt__stream_slot slot[2];
     int64_t staged;      /* batches staged so far this pass */
     double last_wait;    /* seconds of the last wait for a staging buffer (a sleep hint) */
@@ -70,7 +72,8 @@ clrt_status clrt__stream_init_shard(clrt__batch_stream *l, const clrt_dataset *d
 /* Number of batches in a pass. */
 int64_t clrt__stream_batches(const clrt__batch_stream *l);
 /* Starts a pass: samples in the order of a permutation from seed when
- * shuffle is nonzero, else in order; stages the first batch. */
+ * shuffle is nonzero, else in order, augmented (when l->augment is set)
+ * with crops and flips from the same seed; stages the first batch. */
 clrt_status clrt__stream_start(clrt__batch_stream *l, int shuffle, uint64_t seed);
 /* Hands out batch i (borrowed device tensors x [n, C, H, W] float32 and
  * y [n] int32, valid until batch i+2 is staged; work enqueued on dev's

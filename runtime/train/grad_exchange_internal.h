@@ -11,6 +11,14 @@
  * (MPI_Allreduce with libclrt_mpi) before it is written back: one sum of
  * the flat buffer per step, whatever the number of devices or tensors.
  *
+ * Buffers (BatchNorm's running statistics) follow PyTorch DDP, which
+ * broadcasts rank 0's buffers before each forward: each replica updates
+ * its own from its shard, and the exchange copies replica 0's (rank 0's
+ * across processes) to every other, in the same transfers: they ride at
+ * the end of replica 0's flat buffer. Host counters (num_batches_tracked)
+ * are copied likewise. So after every step all replicas hold the same
+ * parameters and buffers.
+ *
  * The one wait of a data-parallel step is here: the sum needs every
  * replica's gradients, so the host waits for the last read. Before it,
  * every replica's forward and backward and its read are already enqueued
@@ -27,15 +35,19 @@
 typedef struct {
     clrt_device *dev;
     clrt_tensor **grads; /* the replica's gradients (borrowed), state_dict order */
-    cl_mem flat;         /* on dev: every gradient, one after another */
+    clrt_tensor **bufs;  /* its buffers (borrowed), state_dict order */
+    int64_t **counters;  /* its host counters (borrowed) */
+    cl_mem flat;         /* on dev: every gradient, then every buffer */
     float *host;         /* the flat gradients on the host: pinned, or malloc'ed */
     cl_mem pinned;       /* the pinned buffer behind host, or NULL */
     cl_event read;       /* this step's read of flat into host */
 } clrt__grad_part;
 
 typedef struct {
-    int n_parts, n_params;
-    int64_t numel; /* floats in a flat buffer */
+    int n_parts, n_params, n_bufs, n_counters;
+    int64_t numel;           /* gradient floats in a flat buffer */
+    int64_t buf_numel;       /* buffer floats after them */
+    int64_t *counter_values; /* replica 0's counters, for the broadcast */
     clrt__grad_part part[CLRT__MAX_REPLICAS];
     const clrt_collective *world; /* the processes to sum over too, or NULL */
     double sum_seconds;           /* host time in the sum, the two waits below included */
@@ -50,8 +62,8 @@ typedef struct {
 clrt_status clrt__grad_exchange_init(clrt__grad_exchange *x, int n_parts,
                                      clrt_module *const *models, const clrt_collective *world);
 /* Replaces every replica's gradients by their sum over the replicas (and
- * the processes). Only enqueues on the devices, apart from the one wait
- * for the reads. */
+ * the processes), and its buffers and counters by replica 0's (rank 0's).
+ * Only enqueues on the devices, apart from the one wait for the reads. */
 clrt_status clrt__grad_exchange_sum(clrt__grad_exchange *x);
 void clrt__grad_exchange_free(clrt__grad_exchange *x);
 

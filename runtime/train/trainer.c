@@ -317,9 +317,13 @@ clrt_status clrt_trainer_epoch(clrt_trainer *t, clrt_epoch_stats *stats)
 {
     if (!t)
         return clrt__fail(CLRT_EINVAL, "clrt_trainer_epoch: trainer is NULL");
+    clrt_status st =
+        clrt__world_agree_epoch(t->cfg.world, t->epoch + 1, clrt_optimizer_lr(t->rep[0].opt));
+    if (st != CLRT_OK)
+        return st;
     t->epoch++;
     pass_result tr = {0}, te = {0};
-    clrt_status st = train_pass(t, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
+    st = train_pass(t, clrt__seed_mix(t->cfg.seed, (uint64_t)t->epoch), &tr);
     if (st == CLRT_OK && !isfinite(tr.loss))
         st = diverged(t, &tr);
     int evaluate = t->have_test && t->cfg.evaluate;

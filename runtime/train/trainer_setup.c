@@ -29,11 +29,16 @@ static clrt_status check_config(const clrt_module *model, const clrt_optimizer *
                           w->rank, w->size,
                           !w->sum_f32 || !w->sum_f64 || !w->broadcast ? " with a NULL function"
                                                                       : "");
-    if (cfg->batch_size < 1 || cfg->epochs < 0)
+    if (cfg->batch_size < 1 || cfg->epochs < 0 || cfg->start_epoch < 0)
         return clrt__fail(CLRT_EINVAL,
-                          "clrt_trainer_new: batch_size %d must be >= 1 and "
-                          "epochs %d >= 0",
-                          cfg->batch_size, cfg->epochs);
+                          "clrt_trainer_new: batch_size %d must be >= 1, epochs %d >= 0 and "
+                          "start_epoch %d >= 0",
+                          cfg->batch_size, cfg->epochs, cfg->start_epoch);
+    if (cfg->augment < 0 || cfg->augment > 64)
+        return clrt__fail(CLRT_EINVAL,
+                          "clrt_trainer_new: augment %d (padding pixels) must be "
+                          "from 0 to 64",
+                          cfg->augment);
     if (!test)
         return CLRT_OK;
     clrt_dataset_sample_shape(train, a);
@@ -128,6 +133,7 @@ static clrt_status replicas_init(clrt_trainer *t, const clrt_dataset *train)
             st = clrt__sums_cum_init(&r->sums, &t->cfg, train, d);
         if (st == CLRT_OK)
             st = clrt__stream_init_shard(&r->train, train, d, t->cfg.batch_size, first + k, parts);
+        r->train.augment = t->cfg.augment;
     }
     if (st == CLRT_OK && parts > 1)
         st = clrt__grad_exchange_init(&t->exchange, t->n_rep, models, w);
@@ -159,8 +165,8 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     int n = pick_devices(model, cfg, devs);
     if (n < 1 || clrt__optim_check_device(opt, devs[0], "clrt_trainer_new") != CLRT_OK ||
         clrt_module_to(model, devs[0]) != CLRT_OK ||
-        clrt__world_agree(cfg->world, model, cfg, train, test) != CLRT_OK ||
-        clrt__world_broadcast_params(cfg->world, model) != CLRT_OK)
+        clrt__world_agree(cfg->world, model, opt, n, cfg, train, test) != CLRT_OK ||
+        clrt__world_broadcast_params(cfg->world, model, opt) != CLRT_OK)
         return NULL;
     clrt_trainer *t = clrt__calloc(1, sizeof *t);
     if (!t) {
@@ -174,7 +180,7 @@ clrt_trainer *clrt_trainer_new(clrt_module *model, clrt_optimizer *opt, const cl
     t->rep[0] = (clrt__replica){.model = model, .opt = opt};
     t->n_rep = 1;
     t->have_test = test != NULL;
-    t->epoch = cfg->start_epoch > 0 ? cfg->start_epoch : 0; /* resuming: epochs done */
+    t->epoch = cfg->start_epoch; /* resuming: epochs done */
     if (trainer_init(t, train, test, devs, n) != CLRT_OK) {
         clrt_trainer_free(t);
         return NULL;

@@ -12,16 +12,26 @@
 #include <clrt/train.h>
 
 /* Checks that every process trains the same way: the same parameter
- * layout (count, sizes and shapes), seed, batch size, data set sizes and
- * options. On a difference every process fails with CLRT_EINVAL, naming
- * what differs; a process that differs says its own value and rank 0's. */
+ * layout (count, sizes and shapes), seed, batch size, data set sizes,
+ * options, start epoch and epochs, devices per process, and optimizer
+ * (kind, learning rate, hyperparameters, step count), through
+ * clrt_collective_agree: on a difference every process fails alike with
+ * CLRT_EINVAL, naming what differs, the rank and both values. */
 clrt_status clrt__world_agree(const clrt_collective *w, clrt_module *model,
+                              const clrt_optimizer *opt, int n_devices,
                               const clrt_train_config *cfg, const clrt_dataset *train,
                               const clrt_dataset *test);
-/* Overwrites every process's parameters with rank 0's, then checks a hash
- * of each process's parameters, read back from its device, against rank
- * 0's. Blocking: it runs once, before training. */
-clrt_status clrt__world_broadcast_params(const clrt_collective *w, clrt_module *model);
+/* At each epoch's start: the same epoch number and learning rate on every
+ * process (a schedule that differs shows here, before the replicas drift
+ * apart). */
+clrt_status clrt__world_agree_epoch(const clrt_collective *w, int epoch, double lr);
+/* Overwrites every process's parameters, buffers and counters with rank
+ * 0's, then checks a hash of each process's parameters and buffers, read
+ * back from its device, and of its
+ * optimizer state (not broadcast: every process resumes from the same
+ * checkpoint) against rank 0's. Blocking: it runs once, before training. */
+clrt_status clrt__world_broadcast_params(const clrt_collective *w, clrt_module *model,
+                                         const clrt_optimizer *opt);
 /* v[0..n) summed over the group, in place. */
 clrt_status clrt__world_sum(const clrt_collective *w, double *v, int64_t n);
 clrt_status clrt__world_sum_f32(const clrt_collective *w, float *v, int64_t n);

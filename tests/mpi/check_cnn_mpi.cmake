@@ -1,7 +1,9 @@
 # clrt-cnn --distributed under mpirun: two ranks print what one process
 # prints (the same loss and accuracies each epoch), and a rank that fails
 # (a bad device, missing data) ends the whole job with its message instead
-# of leaving the other rank waiting.
+# of leaving the other rank waiting; ranks given different options all
+# fail at once, naming the option (issue 25: other --epochs hung the job,
+# another --lr or --save on one rank ran to exit 0).
 #   cmake -DCNN=<clrt-cnn> -DMPIEXEC=<mpirun> -P check_cnn_mpi.cmake
 
 set(small --epochs 2 --limit 2560 --test-limit 500 --seed 3)
@@ -57,3 +59,18 @@ if(rc EQUAL 0 OR rc MATCHES "timeout")
 endif()
 expect("the missing file is named" "/nonexistent-clrt-dir/train-images-idx3-ubyte")
 expect("the failing rank is named" "rank 1 of 2 failed")
+
+# Options that differ between the ranks: every rank refuses at the start.
+foreach(case "--epochs;3" "--lr;0.2" "--optimizer;adam" "--schedule;constant" "--save;${CMAKE_CURRENT_BINARY_DIR}/rank1.safetensors")
+  list(GET case 0 flag)
+  list(GET case 1 value)
+  run(${MPIEXEC} -np 1 ${CNN} --distributed ${small} : -np 1 ${CNN} --distributed ${small}
+      ${flag} ${value})
+  if(rc EQUAL 0 OR rc MATCHES "timeout")
+    message(FATAL_ERROR "${flag} ${value} on rank 1 only: exit '${rc}'\n${out}")
+  endif()
+  expect("${flag} named" "clrt-cnn --distributed: rank 1 of 2 has ${flag} ")
+  if(out MATCHES "epoch +1 +lr")
+    message(FATAL_ERROR "${flag} ${value} on rank 1 only: refused after training\n${out}")
+  endif()
+endforeach()

@@ -5,8 +5,10 @@
  * 20 steps of 256 (the last with one sample, so some devices get none) the
  * parameters agree with the reference within 1e-4 relative per tensor, and
  * every rank reports the same epoch loss and test accuracy as the
- * reference. Models, seeds and batches that differ across ranks are refused
- * on every rank with a message naming what differs.
+ * reference. Models, seeds, batches, epochs, optimizers, learning rates
+ * and optimizer states that differ across ranks are refused on every rank
+ * with one message naming what differs, and so is a learning rate that
+ * comes to differ between epochs.
  *
  * Not a check suite: check's forks and its jumps out of a failed test
  * would leave the other rank waiting in a collective. A failed check here
@@ -214,12 +216,61 @@ static uint64_t shared_seed(void)
     return seed;
 }
 
+/* How rank 1's run differs in the refusals below. */
+typedef enum { SAME, MORE_EPOCHS, OTHER_LR, ADAM, OTHER_STATE, LR_LATER } tweak;
+
+/* A trainer whose config or optimizer differs on rank 1 (issue 25: other
+ * epochs hung the job in MPI_Allreduce; another lr, optimizer or state
+ * trained apart to exit 0): refused on every rank with one message. A
+ * learning rate changed between epochs fails the next epoch everywhere. */
+static void expect_refused_opt(run_spec r, tweak how, const char *what, const char *needle)
+{
+    clrt_module *m = small_cnn(r.devs[0], r.seed, r.hidden);
+    clrt_tensor *params[MAX_PARAMS], *grads[MAX_PARAMS];
+    int n = clrt_module_parameters(m, NULL, params, grads, MAX_PARAMS);
+    int mine = rank == 1 ? how : SAME;
+    clrt_optimizer *opt =
+        need(mine == ADAM ? clrt_adam(n, params, grads, 0.02, 0.9, 0.999, 1e-8, 0)
+                          : clrt_sgd(n, params, grads, mine == OTHER_LR ? 0.03 : 0.02, 0.9, 0),
+             "optimizer");
+    if (how == OTHER_STATE) { /* one step each, from gradients that differ by rank */
+        for (int i = 0; i < n; i++)
+            ok(clrt_fill_(grads[i], 0.5 + rank), "clrt_fill_");
+        ok(clrt_optimizer_step(opt), "clrt_optimizer_step");
+    }
+    clrt_train_config cfg = config(&r);
+    cfg.epochs = mine == MORE_EPOCHS ? 2 : 1;
+    clrt_trainer *tr = clrt_trainer_new(m, opt, r.train, r.test, &cfg);
+    clrt_status st = tr ? CLRT_OK : clrt_last_status();
+    if (tr && how == LR_LATER) {
+        ok(clrt_optimizer_set_lr(opt, rank == 1 ? 0.01 : 0.02), "clrt_optimizer_set_lr");
+        st = clrt_trainer_epoch(tr, NULL);
+    }
+    check(st == CLRT_EINVAL, "%s: not refused (%s)", what, clrt_status_name(st));
+    check(st != CLRT_OK && strstr(clrt_last_error(), needle), "%s: '%s' not in '%s'", what, needle,
+          clrt_last_error());
+    printf("rank %d: %s refused: %s\n", rank, what, clrt_last_error());
+    clrt_trainer_free(tr);
+    clrt_optimizer_free(opt);
+    clrt_module_free(m);
+}
+
 static void bad_inputs(run_spec r)
 {
     run_spec other = r;
     other.hidden = rank == 1 ? r.hidden + 1 : r.hidden;
-    expect_refused(other, "a model that differs on rank 1",
-                   rank == 1 ? "rank 1 of 2) has parameter floats" : "rank 1 of 2 differs");
+    expect_refused(other, "a model that differs on rank 1", "rank 1 of 2 has parameter floats");
+    expect_refused_opt(r, MORE_EPOCHS, "2 epochs on rank 1, 1 on rank 0",
+                       "rank 1 of 2 has epochs (cfg.epochs) '2' but rank 0 has '1'");
+    expect_refused_opt(r, OTHER_LR, "another learning rate on rank 1",
+                       "rank 1 of 2 has learning rate '0.029999999999999999' but rank 0 has "
+                       "'0.02'");
+    expect_refused_opt(r, ADAM, "Adam on rank 1",
+                       "has optimizer 'Adam (adam)' but rank 0 has 'SGD");
+    expect_refused_opt(r, OTHER_STATE, "another optimizer state on rank 1",
+                       "rank 1 of 2 has optimizer state (hash");
+    expect_refused_opt(r, LR_LATER, "another learning rate set on rank 1 after the start",
+                       "clrt_trainer_epoch (distributed): rank 1 of 2 has learning rate '0.01'");
     other = r;
     other.seed = r.seed + (uint64_t)rank;
     expect_refused(other, "a seed that differs on rank 1", "seed");

@@ -1,5 +1,6 @@
 #include "philox_ref.h"
 
+#include <math.h>
 #include <string.h>
 
 void tu_philox4x32_10(uint32_t ctr[4], uint32_t k0, uint32_t k1)
@@ -27,4 +28,18 @@ float tu_philox_uniform(uint64_t seed, uint64_t k)
     uint32_t w[4];
     tu_philox_block(seed, k / 4, w);
     return (float)(w[k % 4] >> 8) * 0x1p-24f;
+}
+
+void tu_philox_dropout_mask(uint64_t seed, uint64_t step, double p, size_t n,
+                            unsigned char *dropped)
+{
+    double t = floor(p * 4294967296.0 + 0.5);
+    uint32_t threshold = t >= 4294967295.0 ? 0xFFFFFFFFu : (uint32_t)t;
+    for (size_t b = 0; 4 * b < n; b++) {
+        uint32_t w[4] = {(uint32_t)b, (uint32_t)((uint64_t)b >> 32), (uint32_t)step,
+                         (uint32_t)(step >> 32)};
+        tu_philox4x32_10(w, (uint32_t)seed, (uint32_t)(seed >> 32));
+        for (size_t j = 0; j < 4 && 4 * b + j < n; j++)
+            dropped[4 * b + j] = w[j] < threshold;
+    }
 }

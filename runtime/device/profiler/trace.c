@@ -3,6 +3,7 @@
  * the per-operation totals. The session it starts and ends is
  * trace_session.c's. */
 #include "runtime/core/alloc_internal.h"
+#include "runtime/core/file_internal.h"
 #include "runtime/device/profiler/trace_store_internal.h"
 #include "runtime/device/wait_internal.h"
 #include <clrt/trace.h>
@@ -33,6 +34,8 @@ clrt_status clrt_trace_start(const char *path)
         st = clrt__fail(CLRT_ESTATE, "clrt_trace_start(%s): a trace is already recording%s%s", path,
                         clrt__trace_data.path ? " to " : "",
                         clrt__trace_data.path ? clrt__trace_data.path : "");
+    else if (!recording && path && clrt__out_check(path, "clrt_trace_start") != CLRT_OK)
+        st = clrt_last_status(); /* an unwritable file fails now, not after the work */
     else if (!recording)
         st = clrt__trace_begin_locked(path);
     pthread_mutex_unlock(&clrt__trace_lock);

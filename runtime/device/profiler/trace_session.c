@@ -4,6 +4,7 @@
  * serves (queue.c, device.c); the public API that switches devices' queues
  * is trace.c. */
 #include "runtime/core/env_internal.h"
+#include "runtime/core/file_internal.h"
 #include "runtime/device/profiler/trace_store_internal.h"
 
 #include <stdio.h>
@@ -61,6 +62,13 @@ void clrt__trace_begin_from_env(void)
     const char *path = clrt__env()->trace_path;
     if (!path)
         return;
+    if (clrt__out_check(path, "CLRT_TRACE") != CLRT_OK) { /* said now, not after the run */
+        fprintf(stderr,
+                "clrt: warning: CLRT_TRACE='%s' cannot be written (%s); no trace is "
+                "recorded\n",
+                path, clrt_last_error());
+        return;
+    }
     pthread_mutex_lock(&clrt__trace_lock);
     if (!recording && clrt__trace_begin_locked(path) == CLRT_OK) {
         env_trace = 1;

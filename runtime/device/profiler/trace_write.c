@@ -1,10 +1,12 @@
 /* Writing a profiler trace as Chrome trace-event JSON (the "JSON Object
  * Format": a traceEvents array of complete events, ph "X", with ts and dur
  * in microseconds, and metadata events, ph "M", naming the process and each
- * track), which Perfetto and chrome://tracing open. */
+ * track), which Perfetto and chrome://tracing open. Written through the
+ * library's one writer (a temporary file renamed over a regular file or
+ * nothing), so a failed write leaves no cut-off trace. */
 #include "runtime/device/profiler/trace_store_internal.h"
+#include "runtime/core/file_internal.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,9 +72,13 @@ static void put_record(FILE *f, const clrt__trace_store *s, const clrt__trace_re
 
 clrt_status clrt__trace_write_json(const clrt__trace_store *s, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return clrt__fail(CLRT_EIO, "writing the trace %s: %s", path, strerror(errno));
+    clrt__out_file out;
+    clrt_status st = clrt__out_open(&out, path, "writing the trace");
+    FILE *f = st == CLRT_OK ? clrt__out_stream(&out) : NULL;
+    if (!f) {
+        clrt__out_abort(&out);
+        return st != CLRT_OK ? st : out.st;
+    }
     long long base = 0;
     for (size_t i = 0; i < s->n_records; i++)
         if (i == 0 || host_start(s, &s->records[i]) < base)
@@ -85,8 +91,5 @@ clrt_status clrt__trace_write_json(const clrt__trace_store *s, const char *path)
     for (size_t i = 0; i < s->n_records; i++)
         put_record(f, s, &s->records[i], base);
     fprintf(f, "\n]}\n");
-    int failed = ferror(f);
-    failed |= fclose(f) != 0;
-    return failed ? clrt__fail(CLRT_EIO, "writing the trace %s: %s", path, strerror(errno))
-                  : CLRT_OK;
+    return clrt__out_commit(&out); /* a failed write (a full disk) is an error */
 }

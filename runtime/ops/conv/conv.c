@@ -54,6 +54,44 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
     return st != CLRT_OK ? st : clrt__cols_to_nchw(d, y, f->bias, f->out, cd, img0, n, f->epi);
 }
 
+/* Runs algorithm algo of the forward pass into out; the direct kernels
+ * hand over to im2col when one padded image exceeds the scratch cap. */
+static clrt_status forward_with(clrt_device *d, int algo, const char *op, cl_mem out, cl_mem x,
+                                cl_mem w, cl_mem bias, const clrt__conv_dims *cd,
+                                const clrt__epilogue *epi)
+{
+    if (algo == CLRT__ALGO_WINO)
+        return clrt__conv_wino_forward(d, x, w, bias, out, cd, epi);
+    if (algo == CLRT__ALGO_VEC) {
+        clrt_status st = clrt__conv_vec_forward(d, x, w, bias, out, cd, epi);
+        if (st != CLRT__DECLINED)
+            return st;
+    }
+    int chunk = clrt__conv_chunk(op, d, cd);
+    forward_args f = {out, x, w, bias, cd, epi};
+    return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, forward_chunk, &f) : clrt_last_status();
+}
+
+/* A measured run for clrt__conv_pick: into a scratch output. */
+typedef struct {
+    const char *op;
+    cl_mem x, w, bias;
+    const clrt__conv_dims *cd;
+} forward_trial_args;
+
+static clrt_status forward_trial(clrt_device *d, int algo, void *ctx)
+{
+    const forward_trial_args *t = ctx;
+    size_t bytes = (size_t)t->cd->N * t->cd->O * t->cd->OH * t->cd->OW * sizeof(float);
+    cl_mem out = clrt__buffer_new(d, bytes, "convolution trial output");
+    if (!out)
+        return clrt_last_status();
+    clrt_status st =
+        forward_with(d, algo, t->op, out, t->x, t->w, t->bias, t->cd, &CLRT__NO_EPILOGUE);
+    clrt__buffer_release(d, out, bytes); /* freed once the trial's commands are done */
+    return st;
+}
+
 static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x, clrt_tensor *w,
                                 clrt_tensor *bias, const clrt__conv_dims *cd,
                                 const clrt__epilogue *epi)
@@ -61,16 +99,12 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     clrt_device *d = clrt__dev(x);
     if (cd->N == 0)
         return CLRT_OK;
-    if (clrt__conv_vec_ok(d, cd)) {
-        clrt_status st = clrt__conv_vec_forward(
-            d, clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL, clrt__mem(out), cd, epi);
-        if (st != CLRT__DECLINED) /* declined: one padded image exceeds the scratch cap */
-            return st;
-    }
-    int chunk = clrt__conv_chunk(op, d, cd);
-    forward_args f = {
-        clrt__mem(out), clrt__mem(x), clrt__mem(w), bias ? clrt__mem(bias) : NULL, cd, epi};
-    return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, forward_chunk, &f) : clrt_last_status();
+    cl_mem mb = bias ? clrt__mem(bias) : NULL;
+    int applicable = CLRT__ALGO_IM2COL | (clrt__conv_vec_ok(d, cd) ? CLRT__ALGO_VEC : 0) |
+                     (clrt__conv_wino_ok(d, cd) ? CLRT__ALGO_WINO : 0);
+    forward_trial_args t = {op, clrt__mem(x), clrt__mem(w), mb, cd};
+    int algo = clrt__conv_pick(d, cd, CLRT__CONV_FWD, applicable, forward_trial, &t);
+    return forward_with(d, algo, op, clrt__mem(out), clrt__mem(x), clrt__mem(w), mb, cd, epi);
 }
 
 clrt_status clrt__conv2d_fused_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,

@@ -136,15 +136,48 @@ static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
     return clrt__gemm_whole(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta, b->dst);
 }
 
-/* Runs input_chunk or weight_chunk over the batch in chunks. */
-static clrt_status over_chunks(const char *op, clrt__conv_chunk_fn fn, clrt_tensor *dst,
-                               clrt_tensor *grad_out, clrt_tensor *src, const clrt__conv_dims *cd,
-                               int accumulate, const clrt__epilogue *epi)
+/* Runs algorithm algo of the input gradient into gx; the direct kernels
+ * hand over to im2col when one padded image exceeds the scratch cap. */
+static clrt_status input_with(clrt_device *d, int algo, const char *op, cl_mem gx, cl_mem gy,
+                              cl_mem w, const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
-    clrt_device *d = clrt__dev(dst);
+    if (algo == CLRT__ALGO_WINO)
+        return clrt__conv_wino_input(d, gy, w, gx, cd, epi);
+    if (algo == CLRT__ALGO_VEC) {
+        clrt_status st = clrt__conv_vec_input(d, gy, w, gx, cd, epi);
+        if (st != CLRT__DECLINED)
+            return st;
+    }
     int chunk = clrt__conv_chunk(op, d, cd);
-    backward_args b = {clrt__mem(dst), clrt__mem(grad_out), clrt__mem(src), cd, accumulate, epi};
-    return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, fn, &b) : clrt_last_status();
+    backward_args b = {gx, gy, w, cd, 0, epi};
+    return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, input_chunk, &b) : clrt_last_status();
+}
+
+/* A measured run for clrt__conv_pick: a backward pass into a scratch
+ * destination of `bytes` (src: the weight for the input gradient, x for
+ * the weight gradient). */
+typedef struct {
+    const char *op;
+    cl_mem grad_out, src;
+    const clrt__conv_dims *cd;
+    size_t bytes;
+    int weight; /* the weight gradient's pass */
+} backward_trial_args;
+
+static clrt_status weight_with(clrt_device *d, int algo, const char *op, cl_mem gw, cl_mem gb,
+                               cl_mem gy, cl_mem x, const clrt__conv_dims *cd, int accumulate);
+
+static clrt_status backward_trial(clrt_device *d, int algo, void *ctx)
+{
+    const backward_trial_args *t = ctx;
+    cl_mem dst = clrt__buffer_new(d, t->bytes, "convolution trial output");
+    if (!dst)
+        return clrt_last_status();
+    clrt_status st =
+        t->weight ? weight_with(d, algo, t->op, dst, NULL, t->grad_out, t->src, t->cd, 0)
+                  : input_with(d, algo, t->op, dst, t->grad_out, t->src, t->cd, &CLRT__NO_EPILOGUE);
+    clrt__buffer_release(d, dst, t->bytes); /* freed once the trial's commands are done */
+    return st;
 }
 
 clrt_status clrt__conv2d_backward_input_fused_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
@@ -160,13 +193,14 @@ clrt_status clrt__conv2d_backward_input_fused_out(clrt_tensor *grad_x, clrt_tens
         st = clrt__check_epilogue(op, epi, grad_x);
     if (st != CLRT_OK || cd.N == 0)
         return st;
-    if (clrt__conv_vec_input_ok(clrt__dev(grad_x), &cd)) {
-        st = clrt__conv_vec_input(clrt__dev(grad_x), clrt__mem(grad_out), clrt__mem(weight),
-                                  clrt__mem(grad_x), &cd, epi);
-        if (st != CLRT__DECLINED) /* declined: one padded image exceeds the scratch cap */
-            return st;
-    }
-    return over_chunks(op, input_chunk, grad_x, grad_out, weight, &cd, 0, epi);
+    clrt_device *d = clrt__dev(grad_x);
+    int applicable = CLRT__ALGO_IM2COL | (clrt__conv_vec_input_ok(d, &cd) ? CLRT__ALGO_VEC : 0) |
+                     (clrt__conv_wino_ok(d, &cd) ? CLRT__ALGO_WINO : 0);
+    backward_trial_args t = {op,  clrt__mem(grad_out),        clrt__mem(weight),
+                             &cd, clrt_tensor_nbytes(grad_x), 0};
+    int algo = clrt__conv_pick(d, &cd, CLRT__CONV_BWD_INPUT, applicable, backward_trial, &t);
+    return input_with(d, algo, op, clrt__mem(grad_x), clrt__mem(grad_out), clrt__mem(weight), &cd,
+                      epi);
 }
 
 clrt_status clrt_f_conv2d_backward_input_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
@@ -250,6 +284,29 @@ clrt_status clrt_f_conv2d_backward_bias_out(clrt_tensor *grad_b, clrt_tensor *gr
     return st != CLRT_OK ? st : bias_into(grad_b, grad_out, accumulate);
 }
 
+/* Runs algorithm algo of the weight gradient (gw (+)= ...); the direct
+ * kernels sum the bias gradient into gb too (when not NULL) and return
+ * CLRT_OK; the others leave it, returning CLRT__DECLINED on success so the
+ * caller sums it. The direct kernels hand over to im2col when one image's
+ * copy exceeds the scratch cap. */
+static clrt_status weight_with(clrt_device *d, int algo, const char *op, cl_mem gw, cl_mem gb,
+                               cl_mem gy, cl_mem x, const clrt__conv_dims *cd, int accumulate)
+{
+    clrt_status st = CLRT__DECLINED;
+    if (algo == CLRT__ALGO_VEC)
+        st = clrt__conv_vec_weight(d, gy, x, gw, gb, cd, accumulate);
+    if (st != CLRT__DECLINED)
+        return st;
+    if (algo == CLRT__ALGO_WINO)
+        st = clrt__conv_wino_weight(d, gy, x, gw, cd, accumulate);
+    else {
+        int chunk = clrt__conv_chunk(op, d, cd);
+        backward_args b = {gw, gy, x, cd, accumulate, &CLRT__NO_EPILOGUE};
+        st = chunk ? clrt__conv_over_chunks(d, cd->N, chunk, weight_chunk, &b) : clrt_last_status();
+    }
+    return st == CLRT_OK ? CLRT__DECLINED : st;
+}
+
 clrt_status clrt__conv2d_backward_params_out(clrt_tensor *grad_w, clrt_tensor *grad_b,
                                              clrt_tensor *grad_out, clrt_tensor *x, int stride,
                                              int padding, int accumulate)
@@ -267,15 +324,17 @@ clrt_status clrt__conv2d_backward_params_out(clrt_tensor *grad_w, clrt_tensor *g
             st = clrt__fill(grad_b, 0.0);
         return st;
     }
-    if (clrt__conv_vec_ok(clrt__dev(grad_w), &cd)) {
-        st = clrt__conv_vec_weight(clrt__dev(grad_w), clrt__mem(grad_out), clrt__mem(x),
-                                   clrt__mem(grad_w), grad_b ? clrt__mem(grad_b) : NULL, &cd,
-                                   accumulate);
-        if (st != CLRT__DECLINED) /* declined: one image's copy exceeds the scratch cap */
-            return st;
-    }
-    st = over_chunks(op, weight_chunk, grad_w, grad_out, x, &cd, accumulate, &CLRT__NO_EPILOGUE);
-    return st != CLRT_OK || !grad_b ? st : bias_into(grad_b, grad_out, accumulate);
+    clrt_device *d = clrt__dev(grad_w);
+    int applicable = CLRT__ALGO_IM2COL | (clrt__conv_vec_ok(d, &cd) ? CLRT__ALGO_VEC : 0) |
+                     (clrt__conv_wino_ok(d, &cd) ? CLRT__ALGO_WINO : 0);
+    backward_trial_args t = {op,  clrt__mem(grad_out),        clrt__mem(x),
+                             &cd, clrt_tensor_nbytes(grad_w), 1};
+    int algo = clrt__conv_pick(d, &cd, CLRT__CONV_BWD_WEIGHT, applicable, backward_trial, &t);
+    st = weight_with(d, algo, op, clrt__mem(grad_w), grad_b ? clrt__mem(grad_b) : NULL,
+                     clrt__mem(grad_out), clrt__mem(x), &cd, accumulate);
+    if (st != CLRT__DECLINED)
+        return st; /* the direct kernels summed the bias too */
+    return !grad_b ? CLRT_OK : bias_into(grad_b, grad_out, accumulate);
 }
 
 clrt_status clrt_f_conv2d_backward_weight_out(clrt_tensor *grad_w, clrt_tensor *grad_out,

@@ -82,6 +82,34 @@ clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
 /* gw (and gb [O] when not NULL) (+)= the weight (and bias) gradient. */
 clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw, cl_mem gb,
                                   const clrt__conv_dims *cd, int accumulate);
+/* Winograd F(2x2, 3x3) on the device's GEMM (winograd.c), for 3x3
+ * stride-1 layers (clrt__conv_wino_ok). None blocks; each holds the
+ * workspace itself. The weight gradient leaves the bias to the caller. */
+int clrt__conv_wino_ok(const clrt_device *d, const clrt__conv_dims *cd);
+clrt_status clrt__conv_wino_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
+                                    const clrt__conv_dims *cd, const clrt__epilogue *epi);
+clrt_status clrt__conv_wino_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
+                                  const clrt__conv_dims *cd, const clrt__epilogue *epi);
+clrt_status clrt__conv_wino_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw,
+                                   const clrt__conv_dims *cd, int accumulate);
+
+/* The algorithms of a pass, as bits, and the pass (conv_choice.c). */
+enum { CLRT__ALGO_IM2COL = 1, CLRT__ALGO_VEC = 2, CLRT__ALGO_WINO = 4 };
+typedef enum { CLRT__CONV_FWD, CLRT__CONV_BWD_INPUT, CLRT__CONV_BWD_WEIGHT } clrt__conv_pass;
+/* Runs algorithm `algo` of the pass being chosen into scratch outputs (the
+ * caller's are not touched); CLRT_OK or an error (CLRT__DECLINED counts as
+ * one). */
+typedef clrt_status (*clrt__conv_trial)(clrt_device *d, int algo, void *ctx);
+/* The algorithm (one bit of `applicable`) for this pass of cd on d:
+ * CLRT_CONV_ALGO's when it forces an applicable one; the only one; for a
+ * pass of fewer than 20 million multiply-adds the default (the direct
+ * kernels where the device runs the CPU kernels, else im2col); else the
+ * one measured fastest with `trial` at the first use of this shape on this
+ * device and driver (a warm-up and two timed runs of each candidate), then
+ * remembered in memory and in the cache folder. */
+int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
+                    int applicable, clrt__conv_trial trial, void *ctx);
+
 /* The scratch cap of conv_launch.c (CLRT_CONV_SCRATCH_BYTES overrides). */
 size_t clrt__conv_scratch_cap(const clrt_device *d);
 

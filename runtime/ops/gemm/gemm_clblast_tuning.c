@@ -14,6 +14,7 @@
  * or CLBlast's own defaults. */
 #include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/device/arch_internal.h"
 
 #include <clblast_c.h>
 #include <clrt/ops_gemm.h>
@@ -23,8 +24,6 @@
 #include <string.h>
 
 #define DB_NAME_LEN 50
-#define NV_CC_MAJOR 0x4000 /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */
-#define NV_CC_MINOR 0x4001
 
 /* The loaded libclblast, read whole. NULL if it cannot be found or read. */
 static char *read_clblast(size_t *size)
@@ -61,27 +60,12 @@ static void database_name(const clrt_device *d, char out[DB_NAME_LEN + 1])
     snprintf(out, DB_NAME_LEN + 1, "%-*.*s", DB_NAME_LEN, DB_NAME_LEN, name);
 }
 
-/* Whether d lists an OpenCL extension. */
-static int has_extension(const clrt_device *d, const char *name)
-{
-    size_t n = 0;
-    if (clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, 0, NULL, &n) != CL_SUCCESS || n == 0)
-        return 0;
-    char *ext = clrt__malloc(n + 1);
-    int found = ext && clGetDeviceInfo(d->id, CL_DEVICE_EXTENSIONS, n, ext, NULL) == CL_SUCCESS &&
-                (ext[n] = '\0', strstr(ext, name) != NULL);
-    free(ext);
-    return found;
-}
-
 /* CLBlast's architecture name, "\0SM8.0\0" style (NUL on both sides, as a
  * string literal sits in read-only data); 0 if the device has none. */
 static size_t architecture_name(const clrt_device *d, char *out, size_t cap)
 {
-    cl_uint major = 0, minor = 0;
-    if (!has_extension(d, "cl_nv_device_attribute_query") ||
-        clGetDeviceInfo(d->id, NV_CC_MAJOR, sizeof major, &major, NULL) != CL_SUCCESS ||
-        clGetDeviceInfo(d->id, NV_CC_MINOR, sizeof minor, &minor, NULL) != CL_SUCCESS)
+    unsigned major = 0, minor = 0;
+    if (!clrt__device_nv_compute_capability(d, &major, &minor))
         return 0;
     int n = snprintf(out, cap, "%cSM%u.%u%c", 0, major, minor, 0);
     return n > 0 && (size_t)n < cap ? (size_t)n : 0;

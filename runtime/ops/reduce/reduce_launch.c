@@ -166,25 +166,20 @@ static clrt_status plan_grid(const device_style *st, size_t wg, const reduce_vie
 
 static int is_sum_kind(clrt__reduce_op op) { return op <= CLRT__REDUCE_NORM; }
 
-/* One sum-kind pass; `first` squares the elements (norm), `last` applies
- * mean's scale and norm's square root. */
+/* One sum-kind pass: a norm's passes each take the norm of their inputs
+ * (elements, then partial norms); `last` applies mean's scale. */
 static clrt_status run_sum_pass(clrt_device *d, cl_kernel k, clrt__reduce_op op,
                                 const reduce_view *v, const reduce_grid *g, const reduce_buffers *b,
-                                int first, int last, cl_ulong R)
+                                int last, cl_ulong R)
 {
     size_t local = g->lx * g->ly;
     size_t global = (size_t)g->XG * g->S * g->QG * local;
-    cl_int square = op == CLRT__REDUCE_NORM && first;
-    cl_int take_sqrt = op == CLRT__REDUCE_NORM && last;
+    cl_int norm = op == CLRT__REDUCE_NORM;
     cl_float scale = op == CLRT__REDUCE_MEAN && last ? (cl_float)(1.0 / (double)R) : 1.0f;
-    clrt__karg args[] = {GEOMETRY_KARGS(v, g),
-                         CLRT__ARG(b->x),
-                         CLRT__ARG(b->out),
-                         CLRT__ARG(square),
-                         CLRT__ARG(scale),
-                         CLRT__ARG(take_sqrt),
-                         CLRT__LOCAL(local * sizeof(cl_float))};
-    return clrt__launch(d, k, 18, args, 1, &global, &local);
+    clrt__karg args[] = {GEOMETRY_KARGS(v, g), CLRT__ARG(b->x),
+                         CLRT__ARG(b->out),    CLRT__ARG(norm),
+                         CLRT__ARG(scale),     CLRT__LOCAL(local * sizeof(cl_float))};
+    return clrt__launch(d, k, 17, args, 1, &global, &local);
 }
 
 /* One max/argmax pass: values and, after the first pass, their indices. */
@@ -206,19 +201,17 @@ static clrt_status run_arg_pass(clrt_device *d, cl_kernel k, const reduce_view *
 }
 
 static clrt_status run_pass(clrt_device *d, cl_kernel k, clrt__reduce_op op, const reduce_view *v,
-                            const reduce_grid *g, const reduce_buffers *b, int first, int last,
-                            cl_ulong R)
+                            const reduce_grid *g, const reduce_buffers *b, int last, cl_ulong R)
 {
-    return is_sum_kind(op) ? run_sum_pass(d, k, op, v, g, b, first, last, R)
-                           : run_arg_pass(d, k, v, g, b);
+    return is_sum_kind(op) ? run_sum_pass(d, k, op, v, g, b, last, R) : run_arg_pass(d, k, v, g, b);
 }
 
 /* Kernel variants of reduce.cl. GPUs always use the tree kernels; CPUs
  * keep them for single columns (P == 1, R split over items) and otherwise
- * run without barriers, column sums 16 columns per item. Where the loop
- * budget is finite, column sums only when no item has more than one
- * column left over: reduce_sum_cols' last item sums those one after
- * another, which multiplies its loop length. */
+ * run without barriers, column sums (not norms) 16 columns per item.
+ * Where the loop budget is finite, column sums only when no item has more
+ * than one column left over: reduce_sum_cols' last item sums those one
+ * after another, which multiplies its loop length. */
 typedef enum { KERNEL_TREE, KERNEL_FLAT, KERNEL_COLS } kernel_kind;
 
 static kernel_kind kind_for(const device_style *st, clrt__reduce_op op, const reduce_view *v)
@@ -226,7 +219,8 @@ static kernel_kind kind_for(const device_style *st, clrt__reduce_op op, const re
     if (!st->cpu || v->P == 1)
         return KERNEL_TREE;
     int short_tail = st->loop_budget == SIZE_MAX || v->P % 16 <= 1;
-    return is_sum_kind(op) && v->sP == 1 && v->P >= 16 && short_tail ? KERNEL_COLS : KERNEL_FLAT;
+    int cols = is_sum_kind(op) && op != CLRT__REDUCE_NORM && v->sP == 1 && v->P >= 16;
+    return cols && short_tail ? KERNEL_COLS : KERNEL_FLAT;
 }
 
 /* One pass: its kernel and grid. */
@@ -283,14 +277,14 @@ static clrt_status two_passes(clrt_device *d, const device_style *st, clrt__redu
     int argmax = op == CLRT__REDUCE_ARGMAX;
     cl_mem pv = clrt__mem(p.values), pi = argmax ? clrt__mem(p.indices) : NULL;
     reduce_buffers b1 = {x, NULL, pv, pi};
-    status = run_pass(d, first->k, op, v, &first->g, &b1, 1, 0, v->R);
+    status = run_pass(d, first->k, op, v, &first->g, &b1, 0, v->R);
     reduce_view v2 = {v->P, v->Q, first->g.S, 1, first->g.S * v->P, v->P};
     pass_plan second;
     if (status == CLRT_OK)
         status = plan_pass(d, st, op, &v2, 0, &second);
     reduce_buffers b2 = {pv, pi, argmax ? NULL : out, argmax ? out : NULL};
     if (status == CLRT_OK)
-        status = run_pass(d, second.k, op, &v2, &second.g, &b2, 0, 1, v->R);
+        status = run_pass(d, second.k, op, &v2, &second.g, &b2, 1, v->R);
     clrt_tensor_release(p.values);
     clrt_tensor_release(p.indices);
     return status;
@@ -313,5 +307,5 @@ clrt_status clrt__reduce_into(clrt__reduce_op op, clrt_tensor *x, int64_t outer,
     int argmax = op == CLRT__REDUCE_ARGMAX;
     reduce_buffers b = {clrt__mem(x), NULL, argmax ? NULL : clrt__mem(out),
                         argmax ? clrt__mem(out) : NULL};
-    return run_pass(d, first.k, op, &v, &first.g, &b, 1, 1, v.R);
+    return run_pass(d, first.k, op, &v, &first.g, &b, 1, v.R);
 }

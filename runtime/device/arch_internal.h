@@ -1,0 +1,24 @@
+/* What a device tells of its architecture beyond the limits device.c keeps
+ * (device_internal.h): its extensions, NVIDIA's compute capability, the
+ * vector width its compiler uses natively. Queried on demand (not at
+ * enumeration): clrt-bench peak and CLBlast's tuning lookup ask. */
+#ifndef CLRT_ARCH_INTERNAL_H
+#define CLRT_ARCH_INTERNAL_H
+
+#include "runtime/device/device_internal.h"
+
+/* 1 when d lists the OpenCL extension `name` (a whole word of
+ * CL_DEVICE_EXTENSIONS), else 0. */
+int clrt__device_has_extension(const clrt_device *d, const char *name);
+
+/* NVIDIA's CUDA compute capability, from cl_nv_device_attribute_query
+ * (CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV / _MINOR_NV): 1 with *major and
+ * *minor set, or 0 when the device does not tell it (not NVIDIA's driver). */
+int clrt__device_nv_compute_capability(const clrt_device *d, unsigned *major, unsigned *minor);
+
+/* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: the float lanes of the vector
+ * instructions the driver compiles for (>= 1; 1 when it does not say).
+ * d->vector_width holds the preferred width. */
+unsigned clrt__device_native_vector_width(const clrt_device *d);
+
+#endif

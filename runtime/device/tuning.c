@@ -1,0 +1,134 @@
+/* What was measured on a device, remembered (tuning_internal.h): small
+ * records in memory per device, and in the cache folder as files of the
+ * program cache's format (cache_internal.h: the user's private folder, a
+ * keyed tag), named by a hash of (clrt version, device, driver, platform,
+ * the record's key). */
+#include "runtime/device/tuning_internal.h"
+#include "runtime/core/alloc_internal.h"
+#include "runtime/device/cache_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tuning_record {
+    char *key;
+    void *value;
+    size_t size;
+    const clrt_device *dev;
+    struct tuning_record *next;
+} tuning_record;
+
+static tuning_record *records;
+static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t fnv1a_str(uint64_t h, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s;; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ULL;
+        if (!*p)
+            return h;
+    }
+}
+
+/* The file name and key of d's record `key`. */
+static void file_of(const clrt_device *d, const char *key, char *name, size_t cap,
+                    uint64_t hash[2])
+{
+    uint64_t h[2] = {0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL};
+    for (int i = 0; i < 2; i++) {
+        h[i] = fnv1a_str(h[i], CLRT_VERSION);
+        h[i] = fnv1a_str(h[i], d->info.model);
+        h[i] = fnv1a_str(h[i], d->info.driver_version);
+        h[i] = fnv1a_str(h[i], d->info.platform_version);
+        h[i] = fnv1a_str(h[i], key);
+    }
+    snprintf(name, cap, "%016llx%016llx.tune", (unsigned long long)h[0], (unsigned long long)h[1]);
+    hash[0] = h[0], hash[1] = h[1];
+}
+
+static tuning_record *find(const clrt_device *d, const char *key)
+{
+    for (tuning_record *r = records; r; r = r->next)
+        if (r->dev == d && strcmp(r->key, key) == 0)
+            return r;
+    return NULL;
+}
+
+/* Keeps a copy in memory; the lock is held. Silent when out of memory. */
+static void remember(const clrt_device *d, const char *key, const void *value, size_t size)
+{
+    tuning_record *r = find(d, key);
+    void *copy = clrt__malloc(size ? size : 1);
+    if (!copy)
+        return;
+    memcpy(copy, value, size);
+    if (r) {
+        free(r->value);
+        r->value = copy, r->size = size;
+        return;
+    }
+    r = clrt__calloc(1, sizeof *r);
+    char *k = r ? clrt__strdup(key) : NULL;
+    if (!k) {
+        free(r);
+        free(copy);
+        return;
+    }
+    *r = (tuning_record){k, copy, size, d, records};
+    records = r;
+}
+
+/* From the cache folder into memory; the lock is held. */
+static tuning_record *load(const clrt_device *d, const char *key)
+{
+    char name[64];
+    uint64_t hash[2];
+    size_t size = 0, n = 0;
+    const uint8_t *payload = NULL;
+    const uint8_t *mac = clrt__cache_dir_key();
+    if (!mac)
+        return NULL;
+    file_of(d, key, name, sizeof name, hash);
+    uint8_t *file = clrt__cache_dir_read(name, CLRT__TUNING_MAX + 64, &size);
+    if (file && clrt__cache_file_decode(file, size, hash, mac, &payload, &n) ==
+                    CLRT__CACHE_FILE_OK &&
+        n <= CLRT__TUNING_MAX)
+        remember(d, key, payload, n);
+    free(file);
+    return find(d, key);
+}
+
+size_t clrt__tuning_get(const clrt_device *d, const char *key, void *value, size_t cap)
+{
+    pthread_mutex_lock(&records_lock);
+    tuning_record *r = find(d, key);
+    if (!r)
+        r = load(d, key);
+    size_t n = r && r->size <= cap ? r->size : 0;
+    if (n)
+        memcpy(value, r->value, n);
+    pthread_mutex_unlock(&records_lock);
+    return n;
+}
+
+void clrt__tuning_put(const clrt_device *d, const char *key, const void *value, size_t size)
+{
+    if (size == 0 || size > CLRT__TUNING_MAX)
+        return;
+    pthread_mutex_lock(&records_lock);
+    remember(d, key, value, size);
+    pthread_mutex_unlock(&records_lock);
+    const uint8_t *mac = clrt__cache_dir_key();
+    if (!mac)
+        return;
+    char name[64];
+    uint64_t hash[2];
+    size_t file_size = 0;
+    file_of(d, key, name, sizeof name, hash);
+    uint8_t *file = clrt__cache_file_encode(hash, mac, value, size, &file_size);
+    if (file)
+        clrt__cache_dir_write(name, file, file_size);
+    free(file);
+}
