@@ -73,6 +73,10 @@ static void query_limits(clrt_device *d)
     unsigned cap = clrt__env()->vector_width_cap;
     d->vector_width = cap && cap < width ? cap : width;
     d->loop_cap = strncmp(d->info.model, "llvmpipe", 8) == 0 ? LLVMPIPE_LOOP_CAP : 0;
+    cl_device_fp_config fp32 = 0;
+    d->fp32_denormals = clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp32, &fp32,
+                                        NULL) == CL_SUCCESS &&
+                        (fp32 & CL_FP_DENORM) != 0;
 }
 
 static void query_info(clrt_device *d)

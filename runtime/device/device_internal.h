@@ -23,6 +23,9 @@ struct clrt_device {
     unsigned loop_cap;           /* loop iterations a work item may run in all before the
                                     driver ends its loops early, 0: no such limit
                                     (device.c; plans keep within clrt__loop_budget) */
+    int fp32_denormals;          /* CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG: without it
+                                    the device may flush float32 denormals to zero, as
+                                    OpenCL allows (llvmpipe does) */
     int opened;                  /* ctx and queue exist */
     uint64_t mem_budget;         /* bytes clrt's buffers may hold: global memory or
                                     CLRT_MEMORY_LIMIT, whichever is lower */
