@@ -279,24 +279,32 @@ static clrt_status run_forward(clrt_device *d, const vec_call *c, vec_geom g)
                                   &p);
 }
 
+/* The forward's geometry, and the input gradient's: grad_x[h, w] = sum
+ * over o, kh, kw of gy[h + pad - kh, w + pad - kw] * w[o, c, kh, kw], a
+ * stride-1 convolution of gy with the flipped weights and padding
+ * K-1-pad (negative padding crops: the copy holds the inner part). */
+static vec_geom forward_geom(const clrt__conv_dims *cd)
+{
+    return (vec_geom){cd->N, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
+}
+
+static vec_geom input_geom(const clrt__conv_dims *cd)
+{
+    return (vec_geom){cd->N, cd->O, cd->OH, cd->OW, cd->C, cd->H, cd->W, cd->K - 1 - cd->pad, 0};
+}
+
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
                                    const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
-    vec_geom g = {cd->N, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
     vec_call c = {cd, x, w, bias, out, 0, epi};
-    return run_forward(d, &c, g);
+    return run_forward(d, &c, forward_geom(cd));
 }
 
-/* grad_x[h, w] = sum over o, kh, kw of gy[h + pad - kh, w + pad - kw] *
- * w[o, c, kh, kw]: a stride-1 convolution of gy with the flipped weights
- * and padding K-1-pad (negative padding crops: the copy holds the inner
- * part). */
 clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
                                  const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
-    vec_geom g = {cd->N, cd->O, cd->OH, cd->OW, cd->C, cd->H, cd->W, cd->K - 1 - cd->pad, 0};
     vec_call c = {cd, gy, w, NULL, gx, 1, epi};
-    return run_forward(d, &c, g);
+    return run_forward(d, &c, input_geom(cd));
 }
 
 /* Kernel rows per weight-gradient item: the largest divisor of K whose
@@ -500,6 +508,20 @@ static int weight_fits(const clrt_device *d, const clrt__conv_dims *cd, const wg
         (size_t)cd->N * clrt__ceil_div((size_t)cd->OH, (size_t)(p->rows ? p->rows : 1));
     return p->rows > 0 && partials + 4 <= budget && (size_t)p->lanes + 4 <= budget &&
            (cd->pad <= 0 || pad_cost(&g) <= budget);
+}
+
+int clrt__conv_vec_fits(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass)
+{
+    if (clrt__loop_budget(d) == SIZE_MAX)
+        return 1;
+    if (pass == CLRT__CONV_BWD_WEIGHT) {
+        wgrad_plan p = plan_weight(d, cd);
+        return weight_fits(d, cd, &p);
+    }
+    vec_call c = {cd, NULL, NULL, NULL, NULL, pass == CLRT__CONV_BWD_INPUT, &CLRT__NO_EPILOGUE};
+    fwd_plan p =
+        plan_forward(d, cd, &c, pass == CLRT__CONV_FWD ? forward_geom(cd) : input_geom(cd));
+    return forward_fits(d, &p);
 }
 
 clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw, cl_mem gb,

@@ -59,14 +59,34 @@ static clrt_status check_save(const char *op, const clrt_tensor *save, int64_t c
     return clrt__check_out(op, save, CLRT_F32, 2, shape);
 }
 
+/* The work-group of the partial-sum kernels: a power of two within the
+ * device's limit, at most 128 (the plane loops need no more to stream). */
+static int reduce_wg(const clrt_device *d)
+{
+    size_t wg = clrt__pow2_floor(d->info.max_work_group_size ? d->info.max_work_group_size : 1);
+    return (int)(wg > 128 ? 128 : wg);
+}
+
+/* Loop back edges of a partial-sum item over `chunk` images: its share of
+ * the values (every WG-th), the tree (at most 7 steps), a margin. */
+static size_t partial_cost(const clrt_device *d, int64_t chunk, int64_t hw)
+{
+    return clrt__ceil_div((size_t)chunk * (size_t)hw, (size_t)reduce_wg(d)) + 24;
+}
+
 /* The launch geometry: G groups of `chunk` images per channel, enough
- * work-groups for every compute unit a few times over. */
+ * work-groups for every compute unit a few times over, and on a device
+ * with a loop budget (llvmpipe ends a work item's loops early,
+ * clrt__loop_budget) no more images a group than its items' loops cover
+ * (at least one: partial_fits says whether that does). */
 static bn_geom_arg geom_of(const clrt_device *d, int64_t n, int64_t c, int64_t hw)
 {
     int64_t target = 4 * (int64_t)(d->info.compute_units ? d->info.compute_units : 1);
     int64_t groups = (target + c - 1) / c;
     groups = groups < 1 ? 1 : groups > n ? n : groups;
     int64_t chunk = n ? (n + groups - 1) / groups : 1;
+    while (chunk > 1 && partial_cost(d, chunk, hw) > clrt__loop_budget(d))
+        chunk = (chunk + 1) / 2;
     groups = n ? (n + chunk - 1) / chunk : 1;
     return (bn_geom_arg){(cl_int)n,
                          (cl_int)c,
@@ -77,12 +97,19 @@ static bn_geom_arg geom_of(const clrt_device *d, int64_t n, int64_t c, int64_t h
                          clrt__divisor_of((uint32_t)(hw ? hw : 1))};
 }
 
-/* The work-group of the partial-sum kernels: a power of two within the
- * device's limit, at most 128 (the plane loops need no more to stream). */
-static int reduce_wg(const clrt_device *d)
+/* Whether g's partial sums (and the finalizing loop over its G groups) keep
+ * within d's loop budget; CLRT_ENOTSUP naming op when not even one image a
+ * group does, rather than statistics of part of the batch. */
+static clrt_status partial_fits(const char *op, const clrt_device *d, const bn_geom_arg *g)
 {
-    size_t wg = clrt__pow2_floor(d->info.max_work_group_size ? d->info.max_work_group_size : 1);
-    return (int)(wg > 128 ? 128 : wg);
+    size_t budget = clrt__loop_budget(d);
+    if (partial_cost(d, g->chunk, g->HW) <= budget && (size_t)g->G + 8 <= budget)
+        return CLRT_OK;
+    return clrt__fail(CLRT_ENOTSUP,
+                      "%s: %d images of %d values per channel on %s take longer loops per work "
+                      "item than it runs (its driver ends a work item's loops after %u "
+                      "iterations)",
+                      op, g->N, g->HW, d->info.name, d->loop_cap);
 }
 
 static cl_kernel bn_kernel(clrt_device *d, const char *name, int epi, int residual)
@@ -206,7 +233,8 @@ static clrt_status forward(const bn_fwd *f, const clrt__epilogue *epi)
         return st;
     clrt_device *d = clrt__dev(f->x);
     bn_geom_arg g = geom_of(d, n, c, hw);
-    if ((st = clrt__workspace_begin(d)) != CLRT_OK)
+    if ((f->training && (st = partial_fits(op, d, &g)) != CLRT_OK) ||
+        (st = clrt__workspace_begin(d)) != CLRT_OK)
         return st;
     cl_mem coef = clrt__workspace(d, CLRT__WS_MAT, 4 * sizeof(float) * (size_t)c);
     st = coef ? coefficients(d, f, &g, coef) : clrt_last_status();
@@ -289,7 +317,7 @@ static clrt_status backward(const bn_bwd *b)
         return st;
     clrt_device *d = clrt__dev(b->x);
     bn_geom_arg g = geom_of(d, n, c, hw);
-    if ((st = clrt__workspace_begin(d)) != CLRT_OK)
+    if ((st = partial_fits(op, d, &g)) != CLRT_OK || (st = clrt__workspace_begin(d)) != CLRT_OK)
         return st;
     cl_mem partial = clrt__workspace(d, CLRT__WS_ROWS_F, 2 * sizeof(float) * (size_t)c * g.G);
     cl_mem coef = partial ? clrt__workspace(d, CLRT__WS_MAT, 4 * sizeof(float) * (size_t)c) : NULL;

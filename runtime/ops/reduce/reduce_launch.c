@@ -90,11 +90,13 @@ static void plan_group(const device_style *st, size_t wg, size_t P, size_t R, in
 }
 
 /* Loop iterations of an item per q for a split of `chunk` elements: its
- * run of ceil(chunk / ly) elements (in blocks of 256), the tree. */
-static size_t q_cost(size_t chunk, size_t ly)
+ * run of ceil(chunk / ly) elements (in blocks of 256), `reads` times over
+ * (a norm's item_norm takes two: the largest magnitude, then the scaled
+ * squares), the tree. */
+static size_t q_cost(size_t chunk, size_t ly, size_t reads)
 {
     size_t run = clrt__ceil_div(chunk, ly);
-    return run + run / 128 + 20;
+    return run * reads + run / 128 + 20;
 }
 
 /* Splits of R and groups along q that keep every item within the loop
@@ -104,14 +106,14 @@ static size_t q_cost(size_t chunk, size_t ly)
  * CLRT_ENOTSUP where R may not be split (a second pass, whose R is the
  * first pass's S). */
 static clrt_status fit_loop_budget(const device_style *st, const reduce_view *v, size_t ly,
-                                   int allow_split, size_t *s, size_t *qg_min)
+                                   size_t reads, int allow_split, size_t *s, size_t *qg_min)
 {
     size_t budget = st->loop_budget, R = (size_t)v->R, Q = (size_t)v->Q;
     *qg_min = 1;
     if (budget == SIZE_MAX)
         return CLRT_OK;
-    size_t room = budget / 2, run = room > 64 ? (room - 20) * 128 / 129 : 0;
-    while (q_cost(clrt__ceil_div(R, *s), ly) > room) {
+    size_t room = budget / 2, run = room > 64 ? (room - 20) * 128 / (128 * reads + 1) : 0;
+    while (q_cost(clrt__ceil_div(R, *s), ly, reads) > room) {
         if (!allow_split || run < 8)
             return clrt__fail(CLRT_ENOTSUP,
                               "reducing %zu elements (a split reduction's second pass) takes "
@@ -121,7 +123,7 @@ static clrt_status fit_loop_budget(const device_style *st, const reduce_view *v,
         size_t need = clrt__ceil_div(R, ly * (run - 4));
         *s = need > *s ? need : *s + 1;
     }
-    size_t per_item = budget / q_cost(clrt__ceil_div(R, *s), ly); /* q per item */
+    size_t per_item = budget / q_cost(clrt__ceil_div(R, *s), ly, reads); /* q per item */
     *qg_min = clrt__ceil_div(Q, per_item ? per_item : 1);
     return CLRT_OK;
 }
@@ -130,7 +132,7 @@ static clrt_status fit_loop_budget(const device_style *st, const reduce_view *v,
  * small to fill the device, or an item's run is longer than the loop
  * budget), QG along q (each group loops over q). */
 static clrt_status plan_grid(const device_style *st, size_t wg, const reduce_view *v, size_t P,
-                             int tree, int allow_split, reduce_grid *g)
+                             int tree, size_t reads, int allow_split, reduce_grid *g)
 {
     size_t Q = (size_t)v->Q, R = (size_t)v->R;
     plan_group(st, wg, P, R, tree, g);
@@ -140,7 +142,7 @@ static clrt_status plan_grid(const device_style *st, size_t wg, const reduce_vie
                            clrt__ceil_div(R, g->ly * st->min_per_item));
         s = s ? s : 1;
     }
-    clrt_status st_fit = fit_loop_budget(st, v, g->ly, allow_split, &s, &qg_min);
+    clrt_status st_fit = fit_loop_budget(st, v, g->ly, reads, allow_split, &s, &qg_min);
     if (st_fit != CLRT_OK)
         return st_fit;
     g->chunk = clrt__ceil_div(R, s);
@@ -242,7 +244,8 @@ static clrt_status plan_pass(clrt_device *d, const device_style *st, clrt__reduc
         return clrt_last_status();
     size_t wg = group_size(d, pp->k, sum_kind ? sizeof(cl_float) : 2 * sizeof(cl_float));
     size_t p_items = kind == KERNEL_COLS ? clrt__ceil_div((size_t)v->P, 16) : (size_t)v->P;
-    return plan_grid(st, wg, v, p_items, kind == KERNEL_TREE, allow_split, &pp->g);
+    size_t reads = op == CLRT__REDUCE_NORM ? 2 : 1;
+    return plan_grid(st, wg, v, p_items, kind == KERNEL_TREE, reads, allow_split, &pp->g);
 }
 
 /* Partials of a first pass: values, and indices for argmax. */
