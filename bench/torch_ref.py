@@ -170,9 +170,9 @@ class ResNet18(nn.Module):
     inputs (a 3x3 stride-1 first convolution, no max pooling), under
     torchvision's parameter names; bench/flops.py counts its arithmetic."""
 
-    def __init__(self, classes=10):
+    def __init__(self, classes=10, in_channels=3):
         super().__init__()
-        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
+        self.conv1 = nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False)
         self.bn1 = nn.BatchNorm2d(64)
         self.relu = nn.ReLU(inplace=True)
         cin, layers = 64, []
@@ -230,7 +230,7 @@ def accuracy(model, x, y, batch):
 
 def cmd_train(args):
     torch.manual_seed(args.seed)
-    cifar = args.model in ("seed-cnn", "resnet18")
+    cifar = args.model == "seed-cnn" or (args.model == "resnet18" and args.dataset == "cifar10")
     data_dir = args.data_dir or ("" if cifar else "/usr/share/datasets/fashion-mnist")
     if cifar and not data_dir:
         raise SystemExit(f"torch_ref: {args.model} needs --data-dir (CIFAR-10 binary files)")
@@ -239,14 +239,19 @@ def cmd_train(args):
     xte, yte = load(data_dir, False)
     if args.limit:
         xtr, ytr = xtr[:args.limit], ytr[:args.limit]
-    model = {"lenet": lenet, "seed-cnn": seed_cnn, "resnet18": ResNet18}[args.model]()
+    if args.test_limit:
+        xte, yte = xte[:args.test_limit], yte[:args.test_limit]
+    model = {"lenet": lenet, "seed-cnn": seed_cnn,
+             "resnet18": lambda: ResNet18(10, xtr.shape[1])}[args.model]()
     if args.init:
         load_init(model, args.init)
     model.to(DEVICE)
     if args.optimizer == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=args.lr or 0.001)
+        opt = torch.optim.Adam(model.parameters(), lr=args.lr or 0.001,
+                               weight_decay=args.weight_decay)
     else:
-        opt = torch.optim.SGD(model.parameters(), lr=args.lr or 0.05, momentum=args.momentum)
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr or 0.05, momentum=args.momentum,
+                              weight_decay=args.weight_decay)
     sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, args.epochs)
              if args.schedule == "cosine" else None)
     loss_fn = nn.CrossEntropyLoss()
@@ -261,6 +266,8 @@ def cmd_train(args):
         for i in range(0, len(xtr), args.batch_size):
             idx = perm[i:i + args.batch_size]
             xb, yb = xtr[idx], ytr[idx]
+            if args.augment:
+                xb = crop_flip(xb, args.augment)
             if DEVICE.type == "cuda":  # gathered on the host, copied from pinned memory
                 xb, yb = to_device(xb.pin_memory()), to_device(yb.pin_memory())
             loss = loss_fn(model(xb), yb)
@@ -275,6 +282,20 @@ def cmd_train(args):
         acc = accuracy(model, xte, yte, 1024)
         print(f"epoch {epoch}: train_seconds {seconds:.3f} loss {total.item() / len(xtr):.4f} "
               f"test_acc {acc:.4f}", flush=True)
+
+
+def crop_flip(x, pad):
+    """The usual CIFAR augmentation (torchvision's RandomCrop(size,
+    padding=pad) and RandomHorizontalFlip() per image): a random crop of the
+    zero-padded image, flipped with probability 1/2, drawn from torch's
+    generator (so not clrt's draws: the same recipe, not the same images)."""
+    n, _, h, w = x.shape
+    padded = nn.functional.pad(x, (pad, pad, pad, pad))
+    dy = torch.randint(0, 2 * pad + 1, (n,)).tolist()
+    dx = torch.randint(0, 2 * pad + 1, (n,)).tolist()
+    flip = torch.rand(n).lt(0.5).tolist()
+    out = torch.stack([padded[i, :, dy[i]:dy[i] + h, dx[i]:dx[i] + w] for i in range(n)])
+    return torch.where(torch.tensor(flip).view(n, 1, 1, 1), out.flip(3), out)
 
 
 def timed(fn, calls, reps):
@@ -343,6 +364,12 @@ def main():
     t.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd")
     t.add_argument("--lr", type=float, default=0.0, help="default 0.05 sgd, 0.001 adam (clrt-cnn's)")
     t.add_argument("--momentum", type=float, default=0.9)
+    t.add_argument("--weight-decay", type=float, default=0.0)
+    t.add_argument("--augment", type=int, default=0, metavar="PAD",
+                   help="random crops from PAD-pixel zero padding and flips (clrt-cnn's 4)")
+    t.add_argument("--dataset", choices=["cifar10", "fashion-mnist"], default="cifar10",
+                   help="resnet18's data (lenet: Fashion-MNIST, seed-cnn: CIFAR-10)")
+    t.add_argument("--test-limit", type=int, default=0, help="first N test images")
     t.add_argument("--schedule", choices=["cosine", "constant"], default="cosine")
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--limit", type=int, default=0, help="first N training images")

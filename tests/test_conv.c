@@ -506,7 +506,9 @@ END_TEST
  * gradients' images into ranges of rows, conv_vec_wgrad's (16 outputs) and
  * conv_px_wgrad's (3 outputs on rows of 15); 400 declines the first case's
  * forward, input and weight gradients to im2col and splits the second's
- * rows further. */
+ * rows further. The third (stride 2: its input gradient is im2col's) has
+ * rows of 40 that col2im_rows sums within 1600 but not 400, where the
+ * per-pixel col2im takes them. */
 START_TEST(loop_budget)
 {
     static const unsigned caps[] = {1600, 400};
@@ -514,6 +516,7 @@ START_TEST(loop_budget)
     tu_device()->loop_cap = caps[_i];
     run_all_paths((conv_case){2, 3, 13, 11, 16, 3, 1, 1}, "loop budget", _i);
     run_all_paths((conv_case){2, 2, 15, 17, 3, 3, 1, 0}, "loop budget", _i);
+    run_all_paths((conv_case){1, 2, 5, 40, 4, 3, 2, 1}, "loop budget", _i);
 }
 END_TEST
 

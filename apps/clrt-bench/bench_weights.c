@@ -9,13 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PARAMS 64
+#define MAX_PARAMS 256
 
 static int usage(FILE *f, int code)
 {
-    fprintf(f, "usage: clrt-bench weights --model lenet|seed-cnn [--seed N] --out FILE\n"
+    fprintf(f, "usage: clrt-bench weights --model lenet|seed-cnn|resnet18 [--seed N] --out FILE\n"
                "  The model's parameters after clrt_module_init(model, N) (default seed 1,\n"
-               "  clrt-cnn's), for bench/torch_ref.py train --init FILE.\n");
+               "  clrt-cnn's), for bench/torch_ref.py train --init FILE (resnet18: the\n"
+               "  small stem on 3-channel images).\n");
     return code;
 }
 
@@ -66,11 +67,18 @@ int bench_weights(int argc, char **argv)
     int code = bench_parse_opts(argc, argv, opts, usage);
     if (code >= 0)
         return code;
-    int lenet = model && strcmp(model, "lenet") == 0;
-    if (!out || !model || (!lenet && strcmp(model, "seed-cnn") != 0))
-        return usage(stderr, 2);
     const int64_t chw[3] = {1, 28, 28};
-    clrt_module *m = lenet ? clrt_lenet(chw, 10) : clrt_seed_cnn(10);
+    clrt_module *m = NULL;
+    if (!out || !model)
+        return usage(stderr, 2);
+    if (strcmp(model, "lenet") == 0)
+        m = clrt_lenet(chw, 10);
+    else if (strcmp(model, "seed-cnn") == 0)
+        m = clrt_seed_cnn(10);
+    else if (strcmp(model, "resnet18") == 0)
+        m = clrt_resnet18(3, 10, CLRT_RESNET_SMALL);
+    else
+        return usage(stderr, 2);
     int ok = m && clrt_module_init(m, (uint64_t)seed) == CLRT_OK;
     if (!ok)
         fprintf(stderr, "clrt-bench weights: %s\n", clrt_last_error());
