@@ -7,7 +7,8 @@
 # into build/rusticl and registered through an ICD file in the build tree
 # (tests/rusticl/CMakeLists.txt); its shared-library dependencies are
 # installed as ordinary Debian packages.
-# Extra arguments go to ctest, e.g. scripts/rusticl.sh -R conv
+# Extra arguments go to ctest, e.g. scripts/rusticl.sh -R conv; CI runs
+# scripts/rusticl.sh -L rusticl-ci (all but test_alloc_fail).
 # Wrap it in the CPU lock on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ if [[ -z $lib ]]; then
   rm -f "$dir"/deb/mesa-opencl-icd_*.deb
   # apt-get download needs the package lists; fetch them only when it fails.
   if ! (cd "$dir/deb" && apt-get download -q mesa-opencl-icd 2>/dev/null); then
-    apt-get update -qq
+    if [[ $(id -u) -eq 0 ]]; then apt-get update -qq; else sudo -n apt-get update -qq; fi
     (cd "$dir/deb" && apt-get download -q mesa-opencl-icd)
   fi
   dpkg-deb -x "$dir"/deb/mesa-opencl-icd_*.deb "$dir/root"
