@@ -78,9 +78,12 @@ static bn_geom_arg geom_of(const clrt_device *d, int64_t n, int64_t c, int64_t h
 }
 
 /* The work-group of the partial-sum kernels: a power of two within the
- * device's limit, at most 128 (the plane loops need no more to stream). */
+ * device's limit, at most 128 (the plane loops need no more to stream);
+ * 1 on CPU devices (one item streams its run of planes: batchnorm.cl). */
 static int reduce_wg(const clrt_device *d)
 {
+    if (d->info.kind == CLRT_DEVICE_CPU)
+        return 1;
     size_t wg = clrt__pow2_floor(d->info.max_work_group_size ? d->info.max_work_group_size : 1);
     return (int)(wg > 128 ? 128 : wg);
 }
