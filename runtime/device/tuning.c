@@ -52,8 +52,7 @@ static void find_build(void)
 }
 
 /* The file name and key of d's record `key`. */
-static void file_of(const clrt_device *d, const char *key, char *name, size_t cap,
-                    uint64_t hash[2])
+static void file_of(const clrt_device *d, const char *key, char *name, size_t cap, uint64_t hash[2])
 {
     uint64_t h[2] = {0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL};
     pthread_once(&build_once, find_build);
@@ -113,8 +112,8 @@ static tuning_record *load(const clrt_device *d, const char *key)
         return NULL;
     file_of(d, key, name, sizeof name, hash);
     uint8_t *file = clrt__cache_dir_read(name, CLRT__TUNING_MAX + 64, &size);
-    if (file && clrt__cache_file_decode(file, size, hash, mac, &payload, &n) ==
-                    CLRT__CACHE_FILE_OK &&
+    if (file &&
+        clrt__cache_file_decode(file, size, hash, mac, &payload, &n) == CLRT__CACHE_FILE_OK &&
         n <= CLRT__TUNING_MAX)
         remember(d, key, payload, n);
     free(file);

@@ -76,8 +76,8 @@ static int measure(clrt_device *d, int applicable, clrt__conv_trial trial, void 
     return best;
 }
 
-int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
-                    int applicable, clrt__conv_trial trial, void *ctx)
+int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass, int applicable,
+                    clrt__conv_trial trial, void *ctx)
 {
     int f = forced();
     if (f && (applicable & f))

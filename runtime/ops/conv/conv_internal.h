@@ -107,8 +107,8 @@ typedef clrt_status (*clrt__conv_trial)(clrt_device *d, int algo, void *ctx);
  * one measured fastest with `trial` at the first use of this shape on this
  * device and driver (a warm-up and two timed runs of each candidate), then
  * remembered in memory and in the cache folder. */
-int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
-                    int applicable, clrt__conv_trial trial, void *ctx);
+int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass, int applicable,
+                    clrt__conv_trial trial, void *ctx);
 
 /* The scratch cap of conv_launch.c (CLRT_CONV_SCRATCH_BYTES overrides). */
 size_t clrt__conv_scratch_cap(const clrt_device *d);
