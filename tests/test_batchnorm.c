@@ -283,17 +283,22 @@ END_TEST
 
 /* Mesa's llvmpipe (rusticl's CPU device) ends a work item's loops once
  * they have run 65535 iterations in all (runtime/device/device.c): the
- * partial sums take at most as many images a work-group as their items'
- * loops cover. Here its cap lowered to 52 (a budget of 26) on any device:
- * 4 images of 10x12 in 64 channels go at most two a group; at 48 not even
- * one image fits, and training and the backward are refused rather than
- * summing part of the batch. */
+ * partial sums take at most as many images a group as their items' loops
+ * cover. Here its cap lowered on any device, with 4 images of 10x12 in 64
+ * channels: at 200 a CPU device's items (one a channel and image group)
+ * take two images each, at 80 not even one plane fits such an item and the
+ * work-group tree (128 items a group, as on GPUs) sums them; at 48 nothing
+ * fits, and training and the backward are refused rather than summing
+ * part of the batch. */
 START_TEST(loop_budget)
 {
     bn_case c = {4, 64, 10, 12};
-    tu_device()->loop_cap = 52;
+    tu_device()->loop_cap = 200;
     run_training_forward(c, N_CASES);
     run_backward(c, N_CASES);
+    tu_device()->loop_cap = 80;
+    run_training_forward(c, N_CASES + 1);
+    run_backward(c, N_CASES + 1);
     tu_device()->loop_cap = 48;
     bn_dims d = dims_of(c);
     clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, d.ndim, d.shape));

@@ -59,19 +59,29 @@ static clrt_status check_save(const char *op, const clrt_tensor *save, int64_t c
     return clrt__check_out(op, save, CLRT_F32, 2, shape);
 }
 
-/* The work-group of the partial-sum kernels: a power of two within the
- * device's limit, at most 128 (the plane loops need no more to stream). */
-static int reduce_wg(const clrt_device *d)
+/* Loop back edges of a partial-sum item over `chunk` images of planes of
+ * hw values in work-groups of wg, a margin included: with WG 1 each plane
+ * four values a step and a tail of up to three; else its share of the
+ * values (every WG-th), the tree (at most 7 steps). */
+static size_t partial_cost(size_t wg, int64_t chunk, int64_t hw)
 {
-    size_t wg = clrt__pow2_floor(d->info.max_work_group_size ? d->info.max_work_group_size : 1);
-    return (int)(wg > 128 ? 128 : wg);
+    if (wg == 1)
+        return (size_t)chunk * (clrt__ceil_div((size_t)hw, 4) + 5) + 16;
+    return clrt__ceil_div((size_t)chunk * (size_t)hw, wg) + 24;
 }
 
-/* Loop back edges of a partial-sum item over `chunk` images: its share of
- * the values (every WG-th), the tree (at most 7 steps), a margin. */
-static size_t partial_cost(const clrt_device *d, int64_t chunk, int64_t hw)
+/* The work-group of the partial-sum kernels for planes of hw values: a
+ * power of two within the device's limit, at most 128 (the plane loops
+ * need no more to stream); 1 on CPU devices (one item streams its run of
+ * planes: batchnorm.cl), unless one plane is longer than an item's loops
+ * run there (llvmpipe, clrt__loop_budget), where the tree's items share
+ * it. */
+static int reduce_wg(const clrt_device *d, int64_t hw)
 {
-    return clrt__ceil_div((size_t)chunk * (size_t)hw, (size_t)reduce_wg(d)) + 24;
+    if (d->info.kind == CLRT_DEVICE_CPU && partial_cost(1, 1, hw) <= clrt__loop_budget(d))
+        return 1;
+    size_t wg = clrt__pow2_floor(d->info.max_work_group_size ? d->info.max_work_group_size : 1);
+    return (int)(wg > 128 ? 128 : wg);
 }
 
 /* The launch geometry: G groups of `chunk` images per channel, enough
@@ -85,7 +95,7 @@ static bn_geom_arg geom_of(const clrt_device *d, int64_t n, int64_t c, int64_t h
     int64_t groups = (target + c - 1) / c;
     groups = groups < 1 ? 1 : groups > n ? n : groups;
     int64_t chunk = n ? (n + groups - 1) / groups : 1;
-    while (chunk > 1 && partial_cost(d, chunk, hw) > clrt__loop_budget(d))
+    while (chunk > 1 && partial_cost((size_t)reduce_wg(d, hw), chunk, hw) > clrt__loop_budget(d))
         chunk = (chunk + 1) / 2;
     groups = n ? (n + chunk - 1) / chunk : 1;
     return (bn_geom_arg){(cl_int)n,
@@ -103,7 +113,8 @@ static bn_geom_arg geom_of(const clrt_device *d, int64_t n, int64_t c, int64_t h
 static clrt_status partial_fits(const char *op, const clrt_device *d, const bn_geom_arg *g)
 {
     size_t budget = clrt__loop_budget(d);
-    if (partial_cost(d, g->chunk, g->HW) <= budget && (size_t)g->G + 8 <= budget)
+    if (partial_cost((size_t)reduce_wg(d, g->HW), g->chunk, g->HW) <= budget &&
+        (size_t)g->G + 8 <= budget)
         return CLRT_OK;
     return clrt__fail(CLRT_ENOTSUP,
                       "%s: %d images of %d values per channel on %s take longer loops per work "
@@ -112,10 +123,11 @@ static clrt_status partial_fits(const char *op, const clrt_device *d, const bn_g
                       op, g->N, g->HW, d->info.name, d->loop_cap);
 }
 
-static cl_kernel bn_kernel(clrt_device *d, const char *name, int epi, int residual)
+static cl_kernel bn_kernel(clrt_device *d, const bn_geom_arg *g, const char *name, int epi,
+                           int residual)
 {
     char options[80];
-    snprintf(options, sizeof options, "-DWG=%d -DEPI=%d -DRESIDUAL=%d", reduce_wg(d), epi,
+    snprintf(options, sizeof options, "-DWG=%d -DEPI=%d -DRESIDUAL=%d", reduce_wg(d, g->HW), epi,
              residual);
     return clrt__kernel(d, "batchnorm", options, name);
 }
@@ -124,10 +136,10 @@ static cl_kernel bn_kernel(clrt_device *d, const char *name, int epi, int residu
 static clrt_status run_partial(clrt_device *d, const char *name, const bn_geom_arg *g, int nargs,
                                const clrt__karg *args)
 {
-    cl_kernel k = bn_kernel(d, name, 0, 0);
+    cl_kernel k = bn_kernel(d, g, name, 0, 0);
     if (!k)
         return clrt_last_status();
-    size_t local = (size_t)reduce_wg(d), global = local * (size_t)g->C * (size_t)g->G;
+    size_t local = (size_t)reduce_wg(d, g->HW), global = local * (size_t)g->C * (size_t)g->G;
     return clrt__launch(d, k, nargs, args, 1, &global, &local);
 }
 
@@ -135,7 +147,7 @@ static clrt_status run_partial(clrt_device *d, const char *name, const bn_geom_a
 static clrt_status run_channels(clrt_device *d, const char *name, const bn_geom_arg *g, int nargs,
                                 const clrt__karg *args)
 {
-    cl_kernel k = bn_kernel(d, name, 0, 0);
+    cl_kernel k = bn_kernel(d, g, name, 0, 0);
     return k ? clrt__launch_1d(d, k, (size_t)g->C, nargs, args) : clrt_last_status();
 }
 
@@ -243,7 +255,7 @@ static clrt_status forward(const bn_fwd *f, const clrt__epilogue *epi)
     clrt__karg args[] = {CLRT__ARG(mx), CLRT__ARG(my), CLRT__ARG(coef), CLRT__ARG(mr),
                          CLRT__ARG(g)};
     if (st == CLRT_OK)
-        st = run_planes(d, bn_kernel(d, "bn_apply", (int)epi->kind, f->residual != NULL), &g, 5,
+        st = run_planes(d, bn_kernel(d, &g, "bn_apply", (int)epi->kind, f->residual != NULL), &g, 5,
                         args);
     clrt__workspace_end(d);
     return st;
@@ -340,7 +352,7 @@ static clrt_status backward(const bn_bwd *b)
         cl_mem gx = clrt__mem(b->grad_x);
         clrt__karg args[] = {CLRT__ARG(gy), CLRT__ARG(mx), CLRT__ARG(gx), CLRT__ARG(coef),
                              CLRT__ARG(g)};
-        st = run_planes(d, bn_kernel(d, "bn_apply_grad", 0, 0), &g, 5, args);
+        st = run_planes(d, bn_kernel(d, &g, "bn_apply_grad", 0, 0), &g, 5, args);
     }
     clrt__workspace_end(d);
     return st;
