@@ -785,7 +785,6 @@ static Suite *conv_suite(void)
     tcase_add_loop_test(tc, backward_all, 0, N_CASES);
     tcase_add_loop_test(tc, backward_input_mask_epilogue, 0, N_CASES);
     tcase_add_loop_test(tc, backward_accumulate, 0, N_CASES);
-    tcase_add_loop_test(tc, other_algorithm, 0, 3 * N_CASES);
     tcase_add_loop_test(tc, chunked_batch, 0, 3);
     tcase_add_loop_test(tc, loop_budget, 0, 2);
     tcase_add_test(tc, long_channel_loops);
@@ -797,6 +796,13 @@ static Suite *conv_suite(void)
     tcase_add_test(tc, errors_lose_nothing);
     tcase_add_test(tc, empty_batch);
     suite_add_tcase(s, tc);
+    /* Every algorithm forced on every case: the longest part under
+     * Oclgrind, whose CI pass leaves it to scripts/oclgrind.sh. */
+    TCase *algos = tcase_create("algorithms");
+    tcase_set_tags(algos, "oclgrind_long");
+    tcase_set_timeout(algos, 300);
+    tcase_add_loop_test(algos, other_algorithm, 0, 3 * N_CASES);
+    suite_add_tcase(s, algos);
     return s;
 }
 
