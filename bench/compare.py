@@ -98,7 +98,8 @@ class Runner:
         if item == "seed-cnn":  # the seed notebook's recipe
             args += ["--optimizer", "adam", "--schedule", "constant"]
         else:  # resnet18: SGD, momentum 0.9, weight decay 5e-4, cosine, batch 128
-            args += ["--batch-size", "128", "--weight-decay", "5e-4", "--test-limit", "1024"]
+            args += ["--dataset", "cifar10", "--batch-size", "128", "--weight-decay", "5e-4",
+                     "--test-limit", "1024"]
         args += ["--data-dir", self.a.cifar_dir]
         return args + (["--limit", str(self.a.limit)] if self.a.limit else [])
 

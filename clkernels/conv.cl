@@ -32,25 +32,31 @@ __kernel void nchw_to_cols(__global const float *g, __global float *gp, int chan
         *dst = *src;
 }
 
-/* sums[r] = sum of row r of x [rows, len]: one item per row, four
- * independent accumulators to hide the add latency. */
-__kernel void row_sums(__global const float *x, __global float *sums, int rows, int len)
+/* Sums of the rows of g [images, channels, len] in `segs` segments of
+ * `seg` values each: item (r, s) sums segment s of row r = n * channels + o
+ * into sums[(n * segs + s) * channels + o], so bias_grad adds them as
+ * images * segs images (segs > 1 where a whole row would loop longer than
+ * the device runs, runtime/ops/conv/conv_backward.c). Four independent
+ * accumulators hide the add latency. */
+__kernel void row_sums(__global const float *x, __global float *sums, int rows, int len,
+                       int channels, int segs, int seg)
 {
-    int r = get_global_id(0);
-    if (r >= rows)
+    int r = get_global_id(0), s = get_global_id(1);
+    if (r >= rows || s >= segs)
         return;
+    int j = s * seg, end = min(len, j + seg);
     __global const float *row = x + (ulong)r * (ulong)len;
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-    int j = 0;
-    for (; j + 4 <= len; j += 4) {
+    for (; j + 4 <= end; j += 4) {
         a0 += row[j];
         a1 += row[j + 1];
         a2 += row[j + 2];
         a3 += row[j + 3];
     }
-    for (; j < len; j++)
+    for (; j < end; j++)
         a0 += row[j];
-    sums[r] = (a0 + a1) + (a2 + a3);
+    int n = r / channels, o = r - n * channels;
+    sums[((ulong)n * (ulong)segs + (ulong)s) * (ulong)channels + (ulong)o] = (a0 + a1) + (a2 + a3);
 }
 
 /* gb[o] (+)= sum over images of sums[n*channels + o]. */

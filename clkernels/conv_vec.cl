@@ -10,7 +10,16 @@
  * (output pixels per forward item), -DKB=b (kernel rows per
  * weight-gradient item, b divides k) and, for the conv_px_ kernels, -DCOUT=o
  * (output channels per item). Work items carry 25-200 FMAs per input value loaded;
- * launch them in small work-groups. */
+ * launch them in small work-groups.
+ *
+ * Mesa 22.3's llvmpipe (rusticl's CPU device) silently ends every loop of a
+ * work item once its loops together have run 65535 iterations (gallivm's
+ * loop limiter; runtime/device/device.c), which cut the weight gradient's
+ * pixel loops short: gradients 30% off on 61x67 images, with no error. So
+ * the weight-gradient kernels take a range of output rows per item (`rows`,
+ * every row where the driver has no such limit), and the host plans each
+ * item's loops within clrt__loop_budget (conv_vec.c), declining to im2col
+ * where a forward item's channel loop would not fit. */
 
 #define VEC CAT(float, VW)
 #define VLOAD CAT(vload, VW)
@@ -20,7 +29,7 @@
 #define COUT 1
 #endif
 
-/* Must match vec_geom in runtime/ops/conv_vec.c. C and O are the
+/* Must match vec_geom in runtime/ops/conv/conv_vec.c. C and O are the
  * input and output channels of the convolution being run (for an input
  * gradient: the layer's O and C); lanes is O rounded up to VW. */
 typedef struct {
@@ -231,29 +240,34 @@ __kernel void vec_channels_last(__global const float *restrict gy, __global floa
  *   partial[j, taps, o] = sum over the same of gt[n, (oh, ow), o]
  * with gt grad_out channel-minor (vec_channels_last) and xp the input in
  * its zero border (H, W, pad of g describe x; xp holds images from
- * x_img0; g.N images in all). Item (group j, channel c, row block kb)
+ * x_img0; g.N images in all). A group j is `per` images times a range of
+ * `rows` output rows (split s of the image's rows): partial index
+ * j = images' group * splits + s. Item (group j, channel c, row block kb)
  * flattened in dim 0, channel block in dim 1; its K*KB accumulators stay in
  * registers; items with c = kb = 0 store the bias sums. */
 __kernel void conv_vec_wgrad(__global const float *restrict gt, __global const float *restrict xp,
-                             __global float *restrict partial, vec_geom g, int per, int x_img0)
+                             __global float *restrict partial, vec_geom g, int per, int x_img0,
+                             int rows)
 {
     int item = get_global_id(0), ob = get_global_id(1);
     const int row_blocks = KSIZE / KB;
-    int groups = (g.N + per - 1) / per;
+    int splits = (g.OH + rows - 1) / rows, groups = (g.N + per - 1) / per * splits;
     if (item >= groups * g.C * row_blocks || ob * VW >= g.lanes)
         return;
     int kb = item % row_blocks, rest = item / row_blocks, c = rest % g.C, j = rest / g.C;
     int HP = g.H + 2 * g.pad, WP = g.W + 2 * g.pad, ohw = g.OH * g.OW, o0 = ob * VW;
+    int oh0 = j % splits * rows, oh1 = min(g.OH, oh0 + rows), n0 = j / splits * per;
     VEC acc[KB * KSIZE], bacc = (VEC)(0.0f);
     #pragma unroll
     for (int i = 0; i < KB * KSIZE; i++)
         acc[i] = (VEC)(0.0f);
-    int n_end = min(g.N, (j + 1) * per);
-    for (int n = j * per; n < n_end; n++) {
+    int n_end = min(g.N, n0 + per);
+    for (int n = n0; n < n_end; n++) {
         __global const float *xr = xp + ((size_t)(x_img0 + n) * g.C + c) * (size_t)(HP * WP) +
-                                   kb * KB * WP;
-        __global const float *gn = gt + (size_t)n * (size_t)ohw * (size_t)g.lanes + o0;
-        for (int oh = 0; oh < g.OH; oh++, xr += STRIDE * WP, gn += g.OW * g.lanes) {
+                                   (kb * KB + oh0 * STRIDE) * WP;
+        __global const float *gn = gt + ((size_t)n * (size_t)ohw + (size_t)(oh0 * g.OW)) *
+                                            (size_t)g.lanes + o0;
+        for (int oh = oh0; oh < oh1; oh++, xr += STRIDE * WP, gn += g.OW * g.lanes) {
             for (int ow = 0; ow < g.OW; ow++) {
                 VEC gv = VLOAD(0, gn + ow * g.lanes);
                 bacc += gv;
@@ -323,19 +337,22 @@ static void px_wgrad_block(__global const float *xr, __global const float *gr, i
     }
 }
 
-/* The `images` images of a conv_px_wgrad item: xr at the first one's
- * kernel row kh of channel c, gr at its grad_out plane of the item's first
- * channel; x_image and gy_image floats from one image to the next. */
+/* The `images` images of a conv_px_wgrad item, `nrows` output rows of
+ * each: xr at the first one's input row for the first output row and
+ * kernel row kh of channel c, gr at its first grad_out row of the item's
+ * first channel; x_image and gy_image floats from one image to the next.
+ * (Passing the row range as two more arguments made PoCL stop inlining
+ * this: accumulators in memory, 2.3x slower.) */
 static void px_wgrad_images(__global const float *xr, __global const float *gr, size_t x_image,
-                            size_t gy_image, int images, vec_geom g, int outs, int with_bias,
-                            VEC *acc, VEC *bacc)
+                            size_t gy_image, int images, int nrows, vec_geom g, int outs,
+                            int with_bias, VEC *acc, VEC *bacc)
 {
     int WP = g.W + 2 * g.pad, ohw = g.OH * g.OW, blocks = (g.OW + VW - 1) / VW;
     int last = g.OW - VW;
     VEC keep = VLOAD(0, lane_keep + 16 - ((blocks - 1) * VW - last));
     for (int n = 0; n < images; n++, xr += x_image, gr += gy_image) {
         __global const float *xo = xr, *go = gr;
-        for (int oh = 0; oh < g.OH; oh++, xo += WP, go += g.OW) {
+        for (int oh = 0; oh < nrows; oh++, xo += WP, go += g.OW) {
             for (int b = 0; b + 1 < blocks; b++)
                 px_wgrad_block(xo + b * VW, go + b * VW, ohw, outs, keep, 0, with_bias, acc, bacc);
             px_wgrad_block(xo + last, go + last, ohw, outs, keep, 1, with_bias, acc, bacc);
@@ -343,7 +360,8 @@ static void px_wgrad_images(__global const float *xr, __global const float *gr, 
     }
 }
 
-/* conv_vec_wgrad's partial sums (the same layout) for stride 1 and few
+/* conv_vec_wgrad's partial sums (the same layout and groups of images and
+ * rows) for stride 1 and few
  * output channels, vectorised over output pixels instead, so no lanes idle
  * on absent channels and grad_out is read as it is (NCHW, images from
  * gy_img0): item (group j, channel c, kernel row kh) flattened in dim 0,
@@ -355,15 +373,16 @@ static void px_wgrad_images(__global const float *xr, __global const float *gr, 
  * carry no adds for it). */
 __kernel void conv_px_wgrad(__global const float *restrict gy, __global const float *restrict xp,
                             __global float *restrict partial, vec_geom g, int per, int x_img0,
-                            int gy_img0)
+                            int gy_img0, int rows)
 {
     int item = get_global_id(0), o0 = (int)get_global_id(1) * COUT;
-    int groups = (g.N + per - 1) / per;
+    int splits = (g.OH + rows - 1) / rows, groups = (g.N + per - 1) / per * splits;
     if (item >= groups * g.C * KSIZE || o0 >= g.O)
         return;
     int kh = item % KSIZE, rest = item / KSIZE, c = rest % g.C, j = rest / g.C;
     int WP = g.W + 2 * g.pad, plane = (g.H + 2 * g.pad) * WP, ohw = g.OH * g.OW;
-    int outs = min(COUT, g.O - o0), n0 = j * per, images = min(g.N, n0 + per) - n0;
+    int oh0 = j % splits * rows, oh1 = min(g.OH, oh0 + rows);
+    int outs = min(COUT, g.O - o0), n0 = j / splits * per, images = min(g.N, n0 + per) - n0;
     VEC acc[COUT * KSIZE], bacc[COUT];
     #pragma unroll
     for (int i = 0; i < COUT * KSIZE; i++)
@@ -371,13 +390,15 @@ __kernel void conv_px_wgrad(__global const float *restrict gy, __global const fl
     #pragma unroll
     for (int o = 0; o < COUT; o++)
         bacc[o] = (VEC)(0.0f);
-    __global const float *xr = xp + ((size_t)(x_img0 + n0) * g.C + c) * (size_t)plane + kh * WP;
-    __global const float *gr = gy + ((size_t)(gy_img0 + n0) * g.O + o0) * (size_t)ohw;
+    __global const float *xr =
+        xp + ((size_t)(x_img0 + n0) * g.C + c) * (size_t)plane + (kh + oh0) * WP;
+    __global const float *gr =
+        gy + ((size_t)(gy_img0 + n0) * g.O + o0) * (size_t)ohw + oh0 * g.OW;
     size_t x_image = (size_t)g.C * (size_t)plane, gy_image = (size_t)g.O * (size_t)ohw;
     if (c == 0 && kh == 0)
-        px_wgrad_images(xr, gr, x_image, gy_image, images, g, outs, 1, acc, bacc);
+        px_wgrad_images(xr, gr, x_image, gy_image, images, oh1 - oh0, g, outs, 1, acc, bacc);
     else
-        px_wgrad_images(xr, gr, x_image, gy_image, images, g, outs, 0, acc, bacc);
+        px_wgrad_images(xr, gr, x_image, gy_image, images, oh1 - oh0, g, outs, 0, acc, bacc);
     __global float *pj = partial + (size_t)j * (size_t)((g.C * KK + 1) * g.lanes) + o0;
     #pragma unroll
     for (int o = 0; o < COUT; o++) {

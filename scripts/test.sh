@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh "$@"
 scripts/setup_python.sh >/dev/null # the Python checks' packages: the suite then runs offline
 jobs=$(nproc 2>/dev/null || echo 2)
-# The Oclgrind pass (label oclgrind) has its own commands (.ci/run,
-# scripts/oclgrind.sh), even where ./build was configured with it.
-ctest --test-dir build --output-on-failure -j"$jobs" -LE oclgrind
+# The Oclgrind and rusticl passes (labels oclgrind, rusticl) have their own
+# commands (.ci/run, scripts/oclgrind.sh, scripts/rusticl.sh), even where
+# ./build was configured with them.
+ctest --test-dir build --output-on-failure -j"$jobs" -LE 'oclgrind|rusticl'

@@ -6,6 +6,7 @@
  * differences); argument errors. */
 #include "testutil.h"
 
+#include "runtime/device/device_internal.h"
 #include "runtime/nn/module_internal.h"
 #include <math.h>
 #include <string.h>
@@ -169,9 +170,9 @@ static float *make_x(const bn_dims *d, uint64_t *rng)
     return x;
 }
 
-START_TEST(training_forward_and_running_stats)
+static void run_training_forward(bn_case bc, int _i)
 {
-    bn_dims d = dims_of(cases[_i]);
+    bn_dims d = dims_of(bc);
     int C = d.c.C;
     uint64_t rng = tu_seed() + (uint64_t)_i;
     float *x = make_x(&d, &rng), *w = tu_random_floats(&rng, C, 0.5, 1.5);
@@ -205,6 +206,8 @@ START_TEST(training_forward_and_running_stats)
     for (int i = 0; i < 11; i++)
         free(hs[i]);
 }
+
+START_TEST(training_forward_and_running_stats) { run_training_forward(cases[_i], _i); }
 END_TEST
 
 START_TEST(evaluation_uses_running_stats)
@@ -235,10 +238,11 @@ START_TEST(evaluation_uses_running_stats)
 }
 END_TEST
 
-/* _i: the case; the gradients of weight and bias accumulate when asked. */
-START_TEST(backward_matches_float64)
+/* _i: the case's index; the gradients of weight and bias accumulate when
+ * asked. */
+static void run_backward(bn_case bc, int _i)
 {
-    bn_dims d = dims_of(cases[_i]);
+    bn_dims d = dims_of(bc);
     int C = d.c.C;
     uint64_t rng = tu_seed() + 200 + (uint64_t)_i;
     float *x = make_x(&d, &rng), *g = tu_random_floats(&rng, d.nx, -1, 1);
@@ -272,6 +276,43 @@ START_TEST(backward_matches_float64)
     void *hs[] = {x, g, w, b, gw0, gb0, dx, dw, db};
     for (int i = 0; i < 9; i++)
         free(hs[i]);
+}
+
+START_TEST(backward_matches_float64) { run_backward(cases[_i], _i); }
+END_TEST
+
+/* Mesa's llvmpipe (rusticl's CPU device) ends a work item's loops once
+ * they have run 65535 iterations in all (runtime/device/device.c): the
+ * partial sums take at most as many images a group as their items' loops
+ * cover. Here its cap lowered on any device, with 4 images of 10x12 in 64
+ * channels: at 200 a CPU device's items (one a channel and image group)
+ * take two images each, at 80 not even one plane fits such an item and the
+ * work-group tree (128 items a group, as on GPUs) sums them; at 48 nothing
+ * fits, and training and the backward are refused rather than summing
+ * part of the batch. */
+START_TEST(loop_budget)
+{
+    bn_case c = {4, 64, 10, 12};
+    tu_device()->loop_cap = 200;
+    run_training_forward(c, N_CASES);
+    run_backward(c, N_CASES);
+    tu_device()->loop_cap = 80;
+    run_training_forward(c, N_CASES + 1);
+    run_backward(c, N_CASES + 1);
+    tu_device()->loop_cap = 48;
+    bn_dims d = dims_of(c);
+    clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, d.ndim, d.shape));
+    clrt_tensor *y = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, d.ndim, d.shape));
+    int64_t ss[2] = {c.C, 2};
+    clrt_tensor *save = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 2, ss));
+    ck_assert_int_eq(clrt_f_batch_norm_out(y, x, NULL, NULL, NULL, NULL, 1, MOMENTUM, EPS, save),
+                     CLRT_ENOTSUP);
+    tu_assert_error(CLRT_ENOTSUP, "clrt_f_batch_norm_out", "120 values per channel", "longer loops",
+                    NULL);
+    ck_assert_int_eq(clrt_f_batch_norm_backward_out(y, NULL, NULL, x, x, NULL, save, 0),
+                     CLRT_ENOTSUP);
+    tu_assert_error(CLRT_ENOTSUP, "clrt_f_batch_norm_backward_out", "longer loops", NULL);
+    clrt_tensor_release(x), clrt_tensor_release(y), clrt_tensor_release(save);
 }
 END_TEST
 
@@ -451,6 +492,7 @@ int main(void)
     tcase_add_loop_test(tc, evaluation_uses_running_stats, 0, N_CASES);
     tcase_add_loop_test(tc, backward_matches_float64, 0, N_CASES);
     tcase_add_test(tc, nan_stays_in_its_channel);
+    tcase_add_test(tc, loop_budget);
     tcase_add_test(tc, module_state_and_modes);
     tcase_add_test(tc, module_gradients_vs_finite_differences);
     tcase_add_test(tc, bad_arguments);

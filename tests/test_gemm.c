@@ -659,9 +659,17 @@ START_TEST(test_host_blas_core)
 {
     clrt_host_blas_info b = clrt_host_blas();
     clrt_device_info info;
-    if (!CLRT_TEST_HAVE_HOST_BLAS || clrt_device_info_get(tu_device(), &info) != CLRT_OK ||
-        info.gemm_path != CLRT_GEMM_HOST_BLAS) {
-        tu_skip("test_host_blas_core: the device's GEMM path is not the host BLAS");
+    TU_OK(clrt_device_info_get(tu_device(), &info));
+    if (!CLRT_TEST_HAVE_HOST_BLAS) {
+        tu_skip("test_host_blas_core: clrt was built without a host BLAS (CLRT_HOST_BLAS=OFF or "
+                "no OpenBLAS)");
+        return;
+    }
+    if (info.gemm_path != CLRT_GEMM_HOST_BLAS) {
+        tu_skip("test_host_blas_core: GEMM on %s (%s, %s) runs on %s, not the host's BLAS, which "
+                "needs a CPU device with unified memory and native kernels, and CLRT_GEMM not "
+                "clblast",
+                info.name, info.model, info.platform, clrt_gemm_path_str(info.gemm_path));
         return;
     }
     ck_assert_ptr_nonnull(b.core);
@@ -748,6 +756,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(ok, test_never_blocks);
     tcase_add_test(ok, test_clblast_tuning_and_override);
     suite_add_tcase(s, ok);
+    /* Only where GEMM runs on the host's BLAS (tu_skip elsewhere). */
     TCase *host = tcase_create("host_blas");
     tcase_set_tags(host, TU_MAY_SKIP);
     tcase_add_checked_fixture(host, setup, NULL);

@@ -3,6 +3,8 @@
  * counts, accumulation over calls, out-of-range labels, argument errors. */
 #include "testutil.h"
 
+#include "runtime/device/device_internal.h"
+
 #include <math.h>
 
 typedef struct {
@@ -317,6 +319,30 @@ START_TEST(bad_arguments)
 }
 END_TEST
 
+/* Mesa's llvmpipe (rusticl's CPU device) ends a work item's loops once
+ * they have run 65535 iterations in all (runtime/device/device.c): rows of
+ * more classes than xent_rows' three loops over them fit there are refused,
+ * not summed in part. Here the cap lowered to what 37 classes take (3 K +
+ * 8), then one less. */
+START_TEST(loop_cap_refused)
+{
+    uint64_t rng = tu_seed() + 99;
+    batch b = batch_make((loss_case){5, 37, 10}, &rng);
+    int ref_correct;
+    double ref = ref_loss(b.xd, b.y, b.N, b.K, NULL, &ref_correct);
+    clrt_tensor *loss = scalar(CLRT_F32, 0);
+    tu_device()->loop_cap = 3 * 37 + 9;
+    TU_OK(clrt_cross_entropy(b.logits, b.labels, loss, NULL, NULL));
+    ck_assert_msg(fabs(item(loss) - ref) <= LOSS_TOL * fmax(fabs(ref), 1.0), "loss %.9g, want %.9g",
+                  item(loss), ref);
+    tu_device()->loop_cap = 3 * 37 + 8;
+    ck_assert_int_eq(clrt_cross_entropy(b.logits, b.labels, loss, NULL, NULL), CLRT_ENOTSUP);
+    tu_assert_error(CLRT_ENOTSUP, "clrt_cross_entropy", "37 classes", "longer loops", NULL);
+    clrt_tensor_release(loss);
+    batch_free(&b);
+}
+END_TEST
+
 static Suite *loss_suite(void)
 {
     Suite *s = suite_create("loss");
@@ -329,6 +355,7 @@ static Suite *loss_suite(void)
     tcase_add_test(tc, correct_counts_first_max);
     tcase_add_test(tc, correct_counts_nan_argmax);
     tcase_add_test(tc, bad_arguments);
+    tcase_add_test(tc, loop_cap_refused);
     suite_add_tcase(s, tc);
     return s;
 }

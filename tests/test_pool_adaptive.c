@@ -6,6 +6,7 @@
  * a GPU grid row holds; argument errors. */
 #include "testutil.h"
 
+#include "runtime/device/device_internal.h"
 #include <math.h>
 #include <string.h>
 
@@ -188,6 +189,30 @@ START_TEST(more_planes_than_grid_rows)
 }
 END_TEST
 
+/* Mesa's llvmpipe (rusticl's CPU device) ends a work item's loops once
+ * they have run 65535 iterations in all (runtime/device/device.c): with
+ * its cap lowered to 400 (a budget of 200) on any device, a 20x30 plane
+ * pooled whole goes through the reductions, 12x12 to 3x3 still fits the
+ * kernel; 30x30 to 2x2 (16x16 windows) and the backward of 2x2 to 40x40
+ * (21 windows a pixel each way) are refused, not summed in part. */
+START_TEST(loop_budget)
+{
+    tu_device()->loop_cap = 400;
+    run_case((ada_case){2, 3, 20, 30, 1, 1}, 0.0, tu_seed() + 71);
+    run_case((ada_case){1, 2, 12, 12, 3, 3}, -1.0, tu_seed() + 72);
+    clrt_tensor *x = tensor4(1, 1, 30, 30, NULL), *out = tensor4(1, 1, 2, 2, NULL);
+    ck_assert_int_eq(clrt_f_adaptive_avgpool2d_out(out, x), CLRT_ENOTSUP);
+    tu_assert_error(CLRT_ENOTSUP, "clrt_f_adaptive_avgpool2d_out", "[1, 1, 30, 30]", "longer loops",
+                    NULL);
+    clrt_tensor *gx = tensor4(1, 1, 2, 2, NULL), *g = tensor4(1, 1, 40, 40, NULL);
+    ck_assert_int_eq(clrt_f_adaptive_avgpool2d_backward_out(gx, g), CLRT_ENOTSUP);
+    tu_assert_error(CLRT_ENOTSUP, "clrt_f_adaptive_avgpool2d_backward_out", "longer loops", NULL);
+    clrt_tensor *all[] = {x, out, gx, g};
+    for (int k = 0; k < 4; k++)
+        clrt_tensor_release(all[k]);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
     clrt_tensor *x = tensor4(2, 3, 7, 7, NULL), *out = tensor4(2, 3, 1, 1, NULL);
@@ -292,6 +317,7 @@ static Suite *pool_adaptive_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, forward_backward, 0, N_CASES);
     tcase_add_loop_test(tc, gradients_vs_finite_differences, 0, 3);
+    tcase_add_test(tc, loop_budget);
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, module_global);
     tcase_add_test(tc, module_three);

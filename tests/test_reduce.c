@@ -2,6 +2,8 @@
  * against float64 references on fresh random inputs. */
 #include "test_elementwise_util.h"
 
+#include "runtime/device/device_internal.h"
+
 /* Error bounds. The kernels sum each item's slice serially (at most a few
  * hundred terms) and combine the slices in a tree, so the worst case is
  * about (serial length + tree depth) * 2^-24 * sum|x|, about 4e-5 * sum|x|;
@@ -245,6 +247,34 @@ START_TEST(test_dims_nd)
 }
 END_TEST
 
+/* Mesa's llvmpipe (rusticl's CPU device) ends a work item's loops once
+ * they have run 65535 iterations in all (runtime/device/device.c): a column
+ * sum of [4000000, 4] came out 2080768 there. Plans split R and the q loop
+ * to keep each item within the device's loop budget; here on every device
+ * with llvmpipe's cap lowered to 3000 (a budget of 1500) so these sizes
+ * need it: long columns (flat items, and reduce_sum_cols with 16k + 1
+ * columns), long rows, all elements. A cap under which no plan fits
+ * fails loudly rather than summing part. */
+START_TEST(test_loop_budget)
+{
+    uint64_t rng = tu_seed() + 6;
+    int64_t L = 20011;
+    tu_device()->loop_cap = 3000;
+    check_dim(2, EU_SHAPE(L, 3), 0, 0, &rng);
+    check_dim(2, EU_SHAPE(L, 19), 0, 1, &rng);
+    check_dim(2, EU_SHAPE(L / 8, 33), 0, 0, &rng);
+    check_dim(2, EU_SHAPE(5, L), 1, 0, &rng);
+    float *hx;
+    clrt_tensor *x = eu_random(tu_device(), &rng, 1, &L, -1, 1, &hx);
+    check_all(x, hx, L, SUM_BOUND);
+    tu_device()->loop_cap = 40;
+    ck_assert_ptr_null(clrt_sum(x));
+    tu_assert_error(CLRT_ENOTSUP, "loop budget", NULL);
+    clrt_tensor_release(x);
+    free(hx);
+}
+END_TEST
+
 static int32_t argmax_of(clrt_tensor *x)
 {
     clrt_tensor *am = TU_NONNULL(clrt_argmax(x));
@@ -315,6 +345,23 @@ static double norm_of(const float *h, int64_t n, float *got)
     return sqrt(ss);
 }
 
+/* Norms of 1 to TU_LARGE elements uniform in (-scale, scale) against
+ * float64. */
+static void norms_at_scale(double scale, uint64_t *rng)
+{
+    const int64_t sizes[] = {1, 257, 65537, TU_LARGE};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        float *h = malloc((size_t)sizes[k] * sizeof *h), got;
+        for (int64_t i = 0; i < sizes[k]; i++)
+            h[i] = (float)(tu_uniform(rng, -1, 1) * scale);
+        double want = norm_of(h, sizes[k], &got); /* denormals: relative 2^-23 each */
+        double bound = (scale < 1e-38 ? 2e-2 : SUM_BOUND) * want;
+        ck_assert_msg(fabs(got - want) <= bound, "norm of %lld values of %g: %.9g, want %.12g",
+                      (long long)sizes[k], scale, (double)got, want);
+        free(h);
+    }
+}
+
 START_TEST(test_norm_extreme_values)
 {
     uint64_t rng = tu_seed() + 7;
@@ -322,19 +369,8 @@ START_TEST(test_norm_extreme_values)
     float got;
     norm_of(two, 2, &got);
     ck_assert_msg(fabs(got - 5e30) <= 1e-6 * 5e30, "norm([3e30, 4e30]) = %g", (double)got);
-    const int64_t sizes[] = {1, 257, 65537, TU_LARGE};
-    const double scales[] = {1e30, 1e-30, 1e-42 /* denormal */};
-    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
-        for (size_t j = 0; j < sizeof scales / sizeof *scales; j++) {
-            float *h = malloc((size_t)sizes[k] * sizeof *h);
-            for (int64_t i = 0; i < sizes[k]; i++)
-                h[i] = (float)(tu_uniform(&rng, -1, 1) * scales[j]);
-            double want = norm_of(h, sizes[k], &got); /* denormals: relative 2^-23 each */
-            double bound = (j == 2 ? 2e-2 : SUM_BOUND) * want;
-            ck_assert_msg(fabs(got - want) <= bound, "norm of %lld values of %g: %.9g, want %.12g",
-                          (long long)sizes[k], scales[j], (double)got, want);
-            free(h);
-        }
+    norms_at_scale(1e30, &rng);
+    norms_at_scale(1e-30, &rng);
     float special[4] = {1, 2, 3, 4};
     special[1] = INFINITY;
     ck_assert(isinf(norm_of(special, 4, &got)) && isinf(got));
@@ -344,6 +380,22 @@ START_TEST(test_norm_extreme_values)
     float zeros[3] = {0, -0.0f, 0};
     norm_of(zeros, 3, &got);
     ck_assert(got == 0);
+}
+END_TEST
+
+/* Denormal elements (1e-42), where the device computes with them: OpenCL
+ * lets a device without CL_FP_DENORM flush them to zero (Mesa's llvmpipe,
+ * rusticl's CPU device, does), and there their norm is 0. */
+START_TEST(test_norm_denormals)
+{
+    if (!tu_device()->fp32_denormals) {
+        tu_skip("test_norm_denormals: %s (%s) flushes float32 denormals to zero (no CL_FP_DENORM "
+                "in CL_DEVICE_SINGLE_FP_CONFIG, which OpenCL allows)",
+                tu_device()->info.name, tu_device()->info.model);
+        return;
+    }
+    uint64_t rng = tu_seed() + 8;
+    norms_at_scale(1e-42, &rng);
 }
 END_TEST
 
@@ -398,6 +450,12 @@ int main(void)
     tcase_add_test(tc, test_ties_and_nan);
     tcase_add_test(tc, test_norm_extreme_values);
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_loop_budget);
     suite_add_tcase(s, tc);
+    TCase *flush = tcase_create("denormals"); /* skipped where the device flushes them */
+    tcase_set_tags(flush, TU_MAY_SKIP);
+    tcase_set_timeout(flush, 300);
+    tcase_add_test(flush, test_norm_denormals);
+    suite_add_tcase(s, flush);
     return tu_run(s);
 }

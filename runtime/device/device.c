@@ -45,6 +45,15 @@ static void query_string(cl_device_id id, cl_device_info what, char *out, size_t
     out[cap - 1] = '\0';
 }
 
+/* Mesa's llvmpipe (the CPU device of rusticl and Clover) compiles every
+ * kernel with gallivm's guard against endless graphics shaders: one counter
+ * per invocation, shared by all its loops, set to 65535
+ * (LP_MAX_TGSI_LOOP_ITERATIONS) and decremented at each loop back edge;
+ * at zero every loop exits, silently. A loop of 70000 iterations adds up
+ * 65535 ones on Mesa 22.3 (Debian 12). OpenCL sets no such limit, so no
+ * query reveals it: the device name does. */
+#define LLVMPIPE_LOOP_CAP 65535u
+
 /* Limits the launch helpers need, queried once here rather than per launch. */
 static void query_limits(clrt_device *d)
 {
@@ -63,6 +72,11 @@ static void query_limits(clrt_device *d)
      * lanes, a GPU's 1) built and tested on this one. */
     unsigned cap = clrt__env()->vector_width_cap;
     d->vector_width = cap && cap < width ? cap : width;
+    d->loop_cap = strncmp(d->info.model, "llvmpipe", 8) == 0 ? LLVMPIPE_LOOP_CAP : 0;
+    cl_device_fp_config fp32 = 0;
+    d->fp32_denormals = clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp32, &fp32,
+                                        NULL) == CL_SUCCESS &&
+                        (fp32 & CL_FP_DENORM) != 0;
 }
 
 static void query_info(clrt_device *d)

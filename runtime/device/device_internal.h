@@ -20,6 +20,12 @@ struct clrt_device {
     clrt_device_info info;
     size_t max_item_sizes[3];    /* CL_DEVICE_MAX_WORK_ITEM_SIZES, queried once */
     unsigned vector_width;       /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, >= 1 */
+    unsigned loop_cap;           /* loop iterations a work item may run in all before the
+                                    driver ends its loops early, 0: no such limit
+                                    (device.c; plans keep within clrt__loop_budget) */
+    int fp32_denormals;          /* CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG: without it
+                                    the device may flush float32 denormals to zero, as
+                                    OpenCL allows (llvmpipe does) */
     int opened;                  /* ctx and queue exist */
     uint64_t mem_budget;         /* bytes clrt's buffers may hold: global memory or
                                     CLRT_MEMORY_LIMIT, whichever is lower */

@@ -79,6 +79,25 @@ static inline size_t clrt__pow2_floor(size_t n)
 }
 
 static inline size_t clrt__min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Loop iterations (back edges, every loop counted) one work item may run
+ * on d: SIZE_MAX, or on a device with a loop cap (llvmpipe, device.c) half
+ * of it, since plans only estimate how many back edges the driver's
+ * compiler leaves in a kernel (it may not unroll what `#pragma unroll`
+ * asks). Kernels with loops whose length depends on the arguments keep
+ * each item's total within it, or decline to another path. */
+static inline size_t clrt__loop_budget(const clrt_device *d)
+{
+    return d->loop_cap ? d->loop_cap / 2 : SIZE_MAX;
+}
+
+/* Whether a work item that takes exactly `back_edges` loop back edges
+ * (exit tests counted) runs to its end on d; kernels too simple to split
+ * check this and fail with CLRT_ENOTSUP instead of a wrong result. */
+static inline int clrt__loops_fit(const clrt_device *d, size_t back_edges)
+{
+    return d->loop_cap == 0 || back_edges < d->loop_cap;
+}
 static inline size_t clrt__ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 static inline size_t clrt__round_up(size_t a, size_t m) { return (a + m - 1) / m * m; }
 

@@ -1,15 +1,17 @@
 /* What was measured on a device, remembered (tuning_internal.h): small
  * records in memory per device, and in the cache folder as files of the
  * program cache's format (cache_internal.h: the user's private folder, a
- * keyed tag), named by a hash of (clrt version, device, driver, platform,
- * the record's key). */
+ * keyed tag), named by a hash of (clrt version, the library's build,
+ * device, driver, platform, the record's key). */
 #include "runtime/device/tuning_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/device/cache_internal.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct tuning_record {
     char *key;
@@ -32,12 +34,31 @@ static uint64_t fnv1a_str(uint64_t h, const char *s)
     }
 }
 
+/* Which build of the code holding build_tag runs: its file's size and
+ * modification time. A measurement belongs to the code it timed, so a
+ * rebuilt library (an algorithm made faster) measures again instead of
+ * keeping an old build's choice; the program cache needs no such tag, as
+ * it keys on the kernel source itself. "" where the file cannot be told. */
+static char build_tag[64];
+static pthread_once_t build_once = PTHREAD_ONCE_INIT;
+
+static void find_build(void)
+{
+    Dl_info info;
+    struct stat st;
+    if (dladdr(build_tag, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
+        snprintf(build_tag, sizeof build_tag, "%lld.%lld.%ld", (long long)st.st_size,
+                 (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+}
+
 /* The file name and key of d's record `key`. */
 static void file_of(const clrt_device *d, const char *key, char *name, size_t cap, uint64_t hash[2])
 {
     uint64_t h[2] = {0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL};
+    pthread_once(&build_once, find_build);
     for (int i = 0; i < 2; i++) {
         h[i] = fnv1a_str(h[i], CLRT_VERSION);
+        h[i] = fnv1a_str(h[i], build_tag);
         h[i] = fnv1a_str(h[i], d->info.model);
         h[i] = fnv1a_str(h[i], d->info.driver_version);
         h[i] = fnv1a_str(h[i], d->info.platform_version);

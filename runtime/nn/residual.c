@@ -151,8 +151,11 @@ static void free_shell(clrt_module *body)
 {
     if (!body->children)
         return;
-    for (int i = 0; i < body->nchildren; i++)
+    for (int i = 0; i < body->nchildren; i++) {
         body->children[i]->owned = 0;
+        if (body->child_names) /* copied into the block's own names */
+            free(body->child_names[i]);
+    }
     body->nchildren = 0;
     clrt_module_free(body);
 }

@@ -57,6 +57,12 @@ static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *label
         return clrt__check_same_shape(op, logits, o->grad);
     if (logits->shape[0] > INT32_MAX || logits->shape[1] > INT32_MAX)
         return clrt__fail(CLRT_ENOTSUP, "%s: logits %s too large for 32-bit indexing", op, sl);
+    clrt_device *d = clrt__dev(logits);
+    if (!clrt__loops_fit(d, 3 * (size_t)logits->shape[1] + 8)) /* xent_rows: three loops of K */
+        return clrt__fail(CLRT_ENOTSUP,
+                          "%s: logits %s: rows of %lld classes take longer loops than %s runs "
+                          "(its driver ends a work item's loops after %u iterations)",
+                          op, sl, (long long)logits->shape[1], d->info.name, d->loop_cap);
     /* Each output against every argument before it; grad may be logits
      * (the kernel reads a row before it writes it). */
     for (int i = 2; i < 6 && st == CLRT_OK; i++)
@@ -85,7 +91,12 @@ static clrt_status reduce_kernel(clrt_device *d, cl_int rows, cl_int mean, const
     cl_kernel k = clrt__kernel(d, "loss", NULL, "xent_reduce");
     if (!k)
         return clrt_last_status();
-    size_t local = clrt__pow2_floor(clrt__wg_size(d, k)); /* the tree's width */
+    size_t local = clrt__pow2_floor(clrt__wg_size(d, k));              /* the tree's width */
+    if (!clrt__loops_fit(d, clrt__ceil_div((size_t)rows, local) + 40)) /* its rows, the tree */
+        return clrt__fail(CLRT_ENOTSUP,
+                          "cross-entropy over %d rows on %s: one work-group's loops would run "
+                          "longer than its driver runs them (it ends them after %u iterations)",
+                          rows, d->info.name, d->loop_cap);
     cl_int want_loss = o->loss_sum != NULL, want_correct = o->correct != NULL;
     cl_int want_ignored = o->ignored != NULL;
     cl_mem ms = o->loss_sum ? clrt__mem(o->loss_sum) : row_loss; /* unused when not wanted */

@@ -3,6 +3,8 @@
  * shape, each output pixel averaging PyTorch's window for it. Kernels in
  * clkernels/pool.cl. */
 #include "runtime/ops/pool_internal.h"
+#include "runtime/device/device_internal.h"
+#include "runtime/ops/reduce/reduce_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_conv.h>
@@ -53,6 +55,34 @@ static clrt_status launch(const char *name, const clrt_tensor *in, const clrt_te
                             args);
 }
 
+/* The loop back edges of an item whose windows span up to `rows` x `cols`
+ * (a loop per row, as the kernels have them), for the loop budget. */
+static size_t window_cost(int64_t rows, int64_t cols)
+{
+    return (size_t)rows * ((size_t)cols + 2) + 8;
+}
+
+/* The most input rows (columns) a window of `out` outputs over `in` spans. */
+static int64_t window_span(int64_t in, int64_t out) { return (in + out - 1) / out + 1; }
+
+/* On a device with a loop budget (llvmpipe ends a work item's loops early,
+ * clrt__loop_budget), whether the items' windows fit it; a pooling to 1x1
+ * that does not takes the mean through the reductions, which split long
+ * runs; any other fails with CLRT_ENOTSUP rather than sum in part. */
+static clrt_status check_loops(const char *op, clrt_device *d, size_t cost, const clrt_tensor *in,
+                               const clrt_tensor *pooled)
+{
+    if (cost <= clrt__loop_budget(d))
+        return CLRT_OK;
+    char a[128], b[128];
+    return clrt__fail(CLRT_ENOTSUP,
+                      "%s: pooling %s to %s on %s takes longer loops per work item than it runs "
+                      "(its driver ends a work item's loops after %u iterations)",
+                      op, clrt_shape_str(in->ndim, in->shape, a, sizeof a),
+                      clrt_shape_str(pooled->ndim, pooled->shape, b, sizeof b), d->info.name,
+                      d->loop_cap);
+}
+
 clrt_status clrt_f_adaptive_avgpool2d_out(clrt_tensor *out, clrt_tensor *x)
 {
     const char *op = "clrt_f_adaptive_avgpool2d_out";
@@ -64,7 +94,14 @@ clrt_status clrt_f_adaptive_avgpool2d_out(clrt_tensor *out, clrt_tensor *x)
         st = clrt__check_no_alias(op, &args[1], 1, args);
     if (st != CLRT_OK)
         return st;
-    return launch("adaptive_avgpool_fwd", x, out, x, out, (size_t)(out->shape[2] * out->shape[3]));
+    const int64_t *s = x->shape, *o = out->shape;
+    clrt_device *d = clrt__dev(out);
+    size_t cost = window_cost(window_span(s[2], o[2]), window_span(s[3], o[3]));
+    if (cost > clrt__loop_budget(d) && o[2] == 1 && o[3] == 1)
+        return clrt__reduce_into(CLRT__REDUCE_MEAN, x, s[0] * s[1], s[2] * s[3], 1, out);
+    if ((st = check_loops(op, d, cost, x, out)) != CLRT_OK)
+        return st;
+    return launch("adaptive_avgpool_fwd", x, out, x, out, (size_t)(o[2] * o[3]));
 }
 
 clrt_status clrt_f_adaptive_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out)
@@ -76,6 +113,11 @@ clrt_status clrt_f_adaptive_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_ten
         st = check_sizes(op, "grad_x", grad_x, "grad_out", grad_out);
     if (st == CLRT_OK)
         st = clrt__check_no_alias(op, &args[0], 1, &args[1]);
+    if (st == CLRT_OK) /* the windows holding a pixel: up to ceil(OH / H) + 1 rows */
+        st = check_loops(op, clrt__dev(grad_x),
+                         window_cost(window_span(grad_out->shape[2], grad_x->shape[2]),
+                                     window_span(grad_out->shape[3], grad_x->shape[3])),
+                         grad_x, grad_out);
     if (st != CLRT_OK)
         return st;
     return launch("adaptive_avgpool_bwd", grad_x, grad_out, grad_out, grad_x,

@@ -100,8 +100,7 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     if (cd->N == 0)
         return CLRT_OK;
     cl_mem mb = bias ? clrt__mem(bias) : NULL;
-    int applicable = CLRT__ALGO_IM2COL | (clrt__conv_vec_ok(d, cd) ? CLRT__ALGO_VEC : 0) |
-                     (clrt__conv_wino_ok(d, cd) ? CLRT__ALGO_WINO : 0);
+    int applicable = clrt__conv_candidates(d, cd, CLRT__CONV_FWD);
     forward_trial_args t = {op, clrt__mem(x), clrt__mem(w), mb, cd};
     int algo = clrt__conv_pick(d, cd, CLRT__CONV_FWD, applicable, forward_trial, &t);
     return forward_with(d, algo, op, clrt__mem(out), clrt__mem(x), clrt__mem(w), mb, cd, epi);

@@ -194,8 +194,7 @@ clrt_status clrt__conv2d_backward_input_fused_out(clrt_tensor *grad_x, clrt_tens
     if (st != CLRT_OK || cd.N == 0)
         return st;
     clrt_device *d = clrt__dev(grad_x);
-    int applicable = CLRT__ALGO_IM2COL | (clrt__conv_vec_input_ok(d, &cd) ? CLRT__ALGO_VEC : 0) |
-                     (clrt__conv_wino_ok(d, &cd) ? CLRT__ALGO_WINO : 0);
+    int applicable = clrt__conv_candidates(d, &cd, CLRT__CONV_BWD_INPUT);
     backward_trial_args t = {op,  clrt__mem(grad_out),        clrt__mem(weight),
                              &cd, clrt_tensor_nbytes(grad_x), 0};
     int algo = clrt__conv_pick(d, &cd, CLRT__CONV_BWD_INPUT, applicable, backward_trial, &t);
@@ -211,19 +210,36 @@ clrt_status clrt_f_conv2d_backward_input_out(clrt_tensor *grad_x, clrt_tensor *g
 }
 
 /* gb (+)= per-channel sums of g [N, O, ohw]: row sums of g as [N*O, ohw]
- * into the workspace, then one item per channel adds its N row sums. The
- * caller holds the workspace. */
+ * into the workspace, then one item per channel adds its N row sums. On a
+ * device that ends a work item's loops early (llvmpipe,
+ * clrt__loop_budget) rows longer than an item's loop runs are summed in
+ * segments, which the channels' items add as further images; a batch
+ * whose segments still outrun it is refused rather than summed in part.
+ * The caller holds the workspace. */
 static clrt_status bias_sums(clrt_device *d, cl_mem g, cl_mem gb, cl_int images, cl_int channels,
                              cl_int ohw, cl_int accumulate)
 {
-    cl_int rows = images * channels;
-    cl_mem sums = clrt__workspace(d, CLRT__WS_ROWS_F, (size_t)rows * sizeof(float));
+    cl_int rows = images * channels, segs = 1, seg = ohw;
+    size_t budget = clrt__loop_budget(d);
+    if ((size_t)ohw / 4 + 8 > budget) { /* row_sums: 4 values a back edge */
+        seg = (cl_int)(budget > 9 ? 4 * (budget - 8) : 4);
+        segs = (cl_int)clrt__ceil_div((size_t)ohw, (size_t)seg);
+    }
+    if ((size_t)images * (size_t)segs + 8 > budget) /* bias_grad's loop */
+        return clrt__fail(CLRT_ENOTSUP,
+                          "conv2d bias gradient of %d images of %d pixels on %s: longer loops "
+                          "than it runs (its driver ends a work item's loops after %u iterations)",
+                          images, ohw, d->info.name, d->loop_cap);
+    cl_int partial_images = images * segs;
+    cl_mem sums = clrt__workspace(d, CLRT__WS_ROWS_F, (size_t)rows * (size_t)segs * sizeof(float));
     if (!sums)
         return clrt_last_status();
-    clrt__karg rargs[] = {CLRT__ARG(g), CLRT__ARG(sums), CLRT__ARG(rows), CLRT__ARG(ohw)};
-    clrt_status st = clrt__run_1d(d, "conv", NULL, "row_sums", (size_t)rows, 4, rargs);
-    clrt__karg bargs[] = {CLRT__ARG(sums), CLRT__ARG(gb), CLRT__ARG(images), CLRT__ARG(channels),
-                          CLRT__ARG(accumulate)};
+    clrt__karg rargs[] = {CLRT__ARG(g),        CLRT__ARG(sums), CLRT__ARG(rows), CLRT__ARG(ohw),
+                          CLRT__ARG(channels), CLRT__ARG(segs), CLRT__ARG(seg)};
+    clrt_status st = clrt__run_planes(d, clrt__kernel(d, "conv", NULL, "row_sums"), (size_t)rows,
+                                      (size_t)segs, 7, rargs);
+    clrt__karg bargs[] = {CLRT__ARG(sums), CLRT__ARG(gb), CLRT__ARG(partial_images),
+                          CLRT__ARG(channels), CLRT__ARG(accumulate)};
     return st != CLRT_OK ? st
                          : clrt__run_1d(d, "conv", NULL, "bias_grad", (size_t)channels, 5, bargs);
 }
@@ -295,7 +311,9 @@ static clrt_status weight_with(clrt_device *d, int algo, const char *op, cl_mem 
     if (algo == CLRT__ALGO_WINO)
         st = clrt__conv_wino_weight(d, gy, x, gw, cd, accumulate);
     else {
-        int chunk = clrt__conv_chunk(op, d, cd);
+        /* bias_grad adds a chunk's per-image partials in one loop */
+        int chunk =
+            (int)clrt__min_size((size_t)clrt__conv_chunk(op, d, cd), clrt__loop_budget(d) - 8);
         backward_args b = {gw, gy, x, cd, accumulate, &CLRT__NO_EPILOGUE};
         st = chunk ? clrt__conv_over_chunks(d, cd->N, chunk, weight_chunk, &b) : clrt_last_status();
     }
@@ -320,8 +338,7 @@ clrt_status clrt__conv2d_backward_params_out(clrt_tensor *grad_w, clrt_tensor *g
         return st;
     }
     clrt_device *d = clrt__dev(grad_w);
-    int applicable = CLRT__ALGO_IM2COL | (clrt__conv_vec_ok(d, &cd) ? CLRT__ALGO_VEC : 0) |
-                     (clrt__conv_wino_ok(d, &cd) ? CLRT__ALGO_WINO : 0);
+    int applicable = clrt__conv_candidates(d, &cd, CLRT__CONV_BWD_WEIGHT);
     backward_trial_args t = {op,  clrt__mem(grad_out),        clrt__mem(x),
                              &cd, clrt_tensor_nbytes(grad_w), 1};
     int algo = clrt__conv_pick(d, &cd, CLRT__CONV_BWD_WEIGHT, applicable, backward_trial, &t);

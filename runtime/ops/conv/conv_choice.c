@@ -39,6 +39,18 @@ static int default_of(const clrt_device *d, int applicable)
     return CLRT__ALGO_IM2COL;
 }
 
+int clrt__conv_candidates(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass)
+{
+    int vec =
+        pass == CLRT__CONV_BWD_INPUT ? clrt__conv_vec_input_ok(d, cd) : clrt__conv_vec_ok(d, cd);
+    int algos = CLRT__ALGO_IM2COL;
+    if (vec && clrt__conv_vec_fits(d, cd, pass))
+        algos |= CLRT__ALGO_VEC;
+    if (clrt__conv_wino_ok(d, cd) && clrt__conv_wino_fits(d, cd, pass))
+        algos |= CLRT__ALGO_WINO;
+    return algos;
+}
+
 static double macs_of(const clrt__conv_dims *cd)
 {
     return (double)cd->N * cd->O * cd->OH * cd->OW * cd->C * cd->K * cd->K;
@@ -76,8 +88,8 @@ static int measure(clrt_device *d, int applicable, clrt__conv_trial trial, void 
     return best;
 }
 
-int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
-                    int applicable, clrt__conv_trial trial, void *ctx)
+int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass, int applicable,
+                    clrt__conv_trial trial, void *ctx)
 {
     int f = forced();
     if (f && (applicable & f))

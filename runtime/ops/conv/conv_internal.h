@@ -96,10 +96,25 @@ clrt_status clrt__conv_wino_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem g
 /* The algorithms of a pass, as bits, and the pass (conv_choice.c). */
 enum { CLRT__ALGO_IM2COL = 1, CLRT__ALGO_VEC = 2, CLRT__ALGO_WINO = 4 };
 typedef enum { CLRT__CONV_FWD, CLRT__CONV_BWD_INPUT, CLRT__CONV_BWD_WEIGHT } clrt__conv_pass;
+
+/* Whether the direct kernels run this pass of cd within d's loop budget
+ * (clrt__loop_budget: llvmpipe ends a work item's loops early); where they
+ * do not they are no candidate (they would decline to im2col). 1 on
+ * devices without such a limit. */
+int clrt__conv_vec_fits(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass);
+/* Whether Winograd's GEMMs keep within d's limit on a GEMM's inner
+ * dimension (clrt__gemm_k_fits) for this pass of cd; where they do not it
+ * is no candidate. */
+int clrt__conv_wino_fits(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass);
 /* Runs algorithm `algo` of the pass being chosen into scratch outputs (the
  * caller's are not touched); CLRT_OK or an error (CLRT__DECLINED counts as
  * one). */
 typedef clrt_status (*clrt__conv_trial)(clrt_device *d, int algo, void *ctx);
+/* The algorithms (bits) that can run this pass of cd on d: im2col always,
+ * the direct kernels where clrt__conv_vec_ok (for the input gradient
+ * clrt__conv_vec_input_ok) and they fit the loop budget, Winograd where
+ * clrt__conv_wino_ok and its GEMMs fit d's limit on k. */
+int clrt__conv_candidates(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass);
 /* The algorithm (one bit of `applicable`) for this pass of cd on d:
  * CLRT_CONV_ALGO's when it forces an applicable one; the only one; for a
  * pass of fewer than 20 million multiply-adds the default (the direct
@@ -107,8 +122,8 @@ typedef clrt_status (*clrt__conv_trial)(clrt_device *d, int algo, void *ctx);
  * one measured fastest with `trial` at the first use of this shape on this
  * device and driver (a warm-up and two timed runs of each candidate), then
  * remembered in memory and in the cache folder. */
-int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
-                    int applicable, clrt__conv_trial trial, void *ctx);
+int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass, int applicable,
+                    clrt__conv_trial trial, void *ctx);
 
 /* The scratch cap of conv_launch.c (CLRT_CONV_SCRATCH_BYTES overrides). */
 size_t clrt__conv_scratch_cap(const clrt_device *d);

@@ -14,7 +14,11 @@
  *                   border so the inner loop has no bounds checks.
  * With few output channels (LeNet's 6 and 16) im2col's column matrices
  * cost more memory traffic than the arithmetic they feed, so these beat
- * im2col + the host's BLAS on CPU devices (clrt-bench conv, BENCHMARKS.md). */
+ * im2col + the host's BLAS on CPU devices (clrt-bench conv, BENCHMARKS.md).
+ * On a device that ends long loops early (llvmpipe: clrt__loop_budget) the
+ * plans keep every item's loops within its budget: the weight gradient
+ * splits images into ranges of rows, and a forward whose items' channel
+ * loops cannot fit declines to im2col. */
 #include "runtime/ops/conv/conv_internal.h"
 #include "runtime/core/env_internal.h"
 #include "runtime/ops/workspace_internal.h"
@@ -34,7 +38,8 @@ enum {
     MAX_PIXELS = 14,
     MAX_PX_CHANNELS = 8,
     MAX_WGRAD_ACC = 25,
-    ITEMS_PER_UNIT = 32
+    ITEMS_PER_UNIT = 32,
+    GROUP_SLICE_BYTES = 128 * 1024 /* half the smallest L2 of today's server cores */
 };
 
 /* Must match vec_geom in clkernels/conv_vec.cl. */
@@ -77,6 +82,22 @@ static int vector_width(const clrt_device *d, int channels)
 static cl_int lanes_for(int channels, int vw)
 {
     return (cl_int)(clrt__ceil_div((size_t)channels, (size_t)vw) * (size_t)vw);
+}
+
+/* Loop back edges the driver may run, counting every loop as if not
+ * unrolled and each loop's exit test as one more (llvmpipe counts so; with
+ * K = KB = 3 measured 18 per pixel of conv_vec_wgrad, estimated 22 here):
+ * a loop over the K taps of a row costs K + 2. */
+static size_t taps_cost(size_t K, size_t inner)
+{
+    return 2 + (K + 2) + K * (K + 2) + K * K * (inner + 2);
+}
+
+/* pad_planes' item: each row of a plane in 16-float copies and zero fills. */
+static size_t pad_cost(const vec_geom *g)
+{
+    size_t WP = (size_t)(g->W + 2 * g->pad), pad = (size_t)(g->pad < 0 ? -g->pad : g->pad);
+    return (size_t)(g->H + 2 * g->pad) * (WP / 16 + 2 * pad + 48);
 }
 
 /* The -D options of a conv_vec program besides the kernel size and stride
@@ -209,6 +230,16 @@ static fwd_plan plan_forward(const clrt_device *d, const clrt__conv_dims *cd, co
     return p;
 }
 
+/* Whether a planned forward's items (a channel loop of the taps, then the
+ * stores) and its padded copy keep within d's loop budget. */
+static int forward_fits(const clrt_device *d, const fwd_plan *p)
+{
+    size_t budget = clrt__loop_budget(d), K = (size_t)p->call->cd->K;
+    size_t inner = p->o.cout > 1 ? (size_t)p->o.cout : (size_t)p->o.pw;
+    size_t item = (size_t)p->g.C * taps_cost(K, inner) + inner * ((size_t)p->o.vw + 2) + 8;
+    return item <= budget && (!p->copy || pad_cost(&p->g) <= budget);
+}
+
 /* Images [img0, img0 + n) of a planned forward: the padded copy, then one
  * launch. The weights are re-laid with the first chunk. */
 static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
@@ -232,10 +263,14 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
 }
 
 /* Runs geometry g's convolution in chunks of images whose padded copies
- * fit the scratch cap; CLRT__DECLINED when not even one image's does. */
+ * fit the scratch cap; CLRT__DECLINED when not even one image's does, or
+ * when the items' loops exceed the device's loop budget (channel loops
+ * longer than llvmpipe runs; im2col's loops are short there). */
 static clrt_status run_forward(clrt_device *d, const vec_call *c, vec_geom g)
 {
     fwd_plan p = plan_forward(d, c->cd, c, g);
+    if (!forward_fits(d, &p))
+        return CLRT__DECLINED;
     size_t image = (size_t)g.C * (size_t)(g.H + 2 * g.pad) * (size_t)(g.W + 2 * g.pad);
     size_t room = clrt__conv_scratch_cap(d) / sizeof(float);
     size_t chunk = !p.copy ? (size_t)g.N : room > p.spare ? (room - p.spare) / image : 0;
@@ -245,24 +280,32 @@ static clrt_status run_forward(clrt_device *d, const vec_call *c, vec_geom g)
                                   &p);
 }
 
+/* The forward's geometry, and the input gradient's: grad_x[h, w] = sum
+ * over o, kh, kw of gy[h + pad - kh, w + pad - kw] * w[o, c, kh, kw], a
+ * stride-1 convolution of gy with the flipped weights and padding
+ * K-1-pad (negative padding crops: the copy holds the inner part). */
+static vec_geom forward_geom(const clrt__conv_dims *cd)
+{
+    return (vec_geom){cd->N, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
+}
+
+static vec_geom input_geom(const clrt__conv_dims *cd)
+{
+    return (vec_geom){cd->N, cd->O, cd->OH, cd->OW, cd->C, cd->H, cd->W, cd->K - 1 - cd->pad, 0};
+}
+
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
                                    const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
-    vec_geom g = {cd->N, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, 0};
     vec_call c = {cd, x, w, bias, out, 0, epi};
-    return run_forward(d, &c, g);
+    return run_forward(d, &c, forward_geom(cd));
 }
 
-/* grad_x[h, w] = sum over o, kh, kw of gy[h + pad - kh, w + pad - kw] *
- * w[o, c, kh, kw]: a stride-1 convolution of gy with the flipped weights
- * and padding K-1-pad (negative padding crops: the copy holds the inner
- * part). */
 clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
                                  const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
-    vec_geom g = {cd->N, cd->O, cd->OH, cd->OW, cd->C, cd->H, cd->W, cd->K - 1 - cd->pad, 0};
     vec_call c = {cd, gy, w, NULL, gx, 1, epi};
-    return run_forward(d, &c, g);
+    return run_forward(d, &c, input_geom(cd));
 }
 
 /* Kernel rows per weight-gradient item: the largest divisor of K whose
@@ -288,6 +331,9 @@ typedef struct {
     vec_opts o;
     cl_int lanes;
     size_t items_per_group, channel_blocks;
+    size_t row_cost; /* an item's loop back edges per output row of an image */
+    cl_int rows;     /* output rows per item: all of them, unless the loop
+                        budget needs fewer (0: not even one row fits) */
 } wgrad_plan;
 
 /* Pixel lanes for conv_px_wgrad, or 0 where it does not apply or
@@ -306,6 +352,21 @@ static int px_wgrad_width(const clrt_device *d, const clrt__conv_dims *cd)
     return px_fill > ch_fill ? px : 0;
 }
 
+/* The row costs of a plan and the rows per item that keep an item within
+ * d's loop budget. */
+static wgrad_plan plan_rows(const clrt_device *d, const clrt__conv_dims *cd, wgrad_plan p)
+{
+    size_t K = (size_t)cd->K, budget = clrt__loop_budget(d), fixed = 16;
+    if (p.by_pixel) /* per block: K input vectors, COUT x K FMAs */
+        p.row_cost = 2 + clrt__ceil_div((size_t)cd->OW, (size_t)p.o.vw) *
+                             (2 + (K + 2) + ((size_t)p.o.cout + 2) * (K + 2));
+    else /* per pixel: KB x K FMAs */
+        p.row_cost = 2 + (size_t)cd->OW * (2 + ((size_t)p.o.kb + 2) * (K + 2));
+    size_t rows = budget > fixed ? (budget - fixed) / p.row_cost : 0;
+    p.rows = (cl_int)clrt__min_size(rows, (size_t)cd->OH);
+    return p;
+}
+
 static wgrad_plan plan_weight(const clrt_device *d, const clrt__conv_dims *cd)
 {
     int px = px_wgrad_width(d, cd);
@@ -317,12 +378,19 @@ static wgrad_plan plan_weight(const clrt_device *d, const clrt__conv_dims *cd)
             cout = most > MAX_PX_CHANNELS ? MAX_PX_CHANNELS : most;
         size_t blocks = clrt__ceil_div((size_t)cd->O, (size_t)cout);
         cout = (int)clrt__ceil_div((size_t)cd->O, blocks);
-        return (wgrad_plan){1, {px, 1, 1, cout}, cd->O, (size_t)cd->C * cd->K, blocks};
+        return plan_rows(
+            d, cd, (wgrad_plan){1, {px, 1, 1, cout}, cd->O, (size_t)cd->C * cd->K, blocks, 0, 0});
     }
     int vw = vector_width(d, cd->O), kb = row_block(cd->K);
     cl_int lanes = lanes_for(cd->O, vw);
-    return (wgrad_plan){
-        0, {vw, 1, kb, 1}, lanes, (size_t)cd->C * (size_t)(cd->K / kb), (size_t)(lanes / vw)};
+    return plan_rows(d, cd,
+                     (wgrad_plan){0,
+                                  {vw, 1, kb, 1},
+                                  lanes,
+                                  (size_t)cd->C * (size_t)(cd->K / kb),
+                                  (size_t)(lanes / vw),
+                                  0,
+                                  0});
 }
 
 /* The weight and bias gradients of images [img0, img0 + n): grad_out
@@ -353,14 +421,29 @@ static cl_mem channels_last(clrt_device *d, const clrt__conv_dims *cd, vec_opts 
 }
 
 /* Groups of images for the weight gradient's partial sums: enough items
- * (groups x per_group) to balance the compute units. Returns images per
- * group. */
-static cl_int images_per_group(const clrt_device *d, size_t per_group, int n)
+ * (groups x per_group) to balance the compute units, few enough images
+ * per group that the grad_out slice its items share (slice bytes per
+ * image) stays in a core's cache while they run one after another: every
+ * input channel's item reads all of it. With the whole batch in one group
+ * (ResNet's 64-channel layers at 32x32: 8 MiB a slice) each item streamed
+ * it from memory again, and the pass ran at a third of the forward's rate.
+ * And no more images per item than the loop budget allows (one when an
+ * image's rows are split). Returns images per group. */
+static cl_int images_per_group(const clrt_device *d, const clrt__conv_dims *cd, const wgrad_plan *p,
+                               size_t slice, int n)
 {
+    size_t per_group = p->items_per_group * p->channel_blocks;
     size_t want = ITEMS_PER_UNIT * (size_t)(d->info.compute_units ? d->info.compute_units : 1);
     size_t groups = clrt__ceil_div(want, per_group);
+    size_t fit = slice ? GROUP_SLICE_BYTES / slice : (size_t)n;
     groups = groups > (size_t)n ? (size_t)n : groups;
-    return (cl_int)clrt__ceil_div((size_t)n, groups);
+    size_t per = clrt__ceil_div((size_t)n, groups), budget = clrt__loop_budget(d);
+    if (p->rows < cd->OH)
+        return 1;
+    if (budget != SIZE_MAX) /* plan_rows left room for the fixed part */
+        per = clrt__min_size(per, budget / ((size_t)cd->OH * p->row_cost + 2));
+    per = clrt__min_size(per, fit);
+    return (cl_int)(per ? per : 1);
 }
 
 /* partial <- the planned kernel's partial sums over groups of `per` images
@@ -369,15 +452,19 @@ static clrt_status launch_wgrad(clrt_device *d, const weight_args *a, cl_mem gy,
                                 cl_mem partial, vec_geom g, cl_int per, cl_int x_img0,
                                 cl_int gy_img0)
 {
-    clrt__karg args[] = {CLRT__ARG(gy),  CLRT__ARG(xp),     CLRT__ARG(partial), CLRT__ARG(g),
-                         CLRT__ARG(per), CLRT__ARG(x_img0), CLRT__ARG(gy_img0)};
-    size_t groups = clrt__ceil_div((size_t)g.N, (size_t)per);
+    cl_int rows = a->p.rows;
+    clrt__karg px_args[] = {CLRT__ARG(gy),  CLRT__ARG(xp),     CLRT__ARG(partial), CLRT__ARG(g),
+                            CLRT__ARG(per), CLRT__ARG(x_img0), CLRT__ARG(gy_img0), CLRT__ARG(rows)};
+    clrt__karg vec_args[] = {CLRT__ARG(gy),  CLRT__ARG(xp),     CLRT__ARG(partial), CLRT__ARG(g),
+                             CLRT__ARG(per), CLRT__ARG(x_img0), CLRT__ARG(rows)};
+    size_t groups =
+        clrt__ceil_div((size_t)g.N, (size_t)per) * clrt__ceil_div((size_t)g.OH, (size_t)rows);
     const char *kernel = a->p.by_pixel ? "conv_px_wgrad" : "conv_vec_wgrad";
     /* conv_px_wgrad: a group's items in one work-group, so they run on one
      * core and share the group's grad_out from its cache. */
-    return launch_items(d, vec_kernel(d, a->cd, a->p.o, kernel), a->p.by_pixel ? 7 : 6, args,
-                        groups * a->p.items_per_group, a->p.channel_blocks,
-                        a->p.by_pixel ? a->p.items_per_group : 0);
+    return launch_items(d, vec_kernel(d, a->cd, a->p.o, kernel), a->p.by_pixel ? 8 : 7,
+                        a->p.by_pixel ? px_args : vec_args, groups * a->p.items_per_group,
+                        a->p.channel_blocks, a->p.by_pixel ? a->p.items_per_group : 0);
 }
 
 static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
@@ -387,8 +474,11 @@ static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
     const wgrad_plan *p = &a->p;
     cl_int accumulate = a->accumulate || img0 > 0, has_bias = a->gb != NULL;
     vec_geom g = {n, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, p->lanes};
-    cl_int per = images_per_group(d, p->items_per_group * p->channel_blocks, n);
-    cl_int ngroups = (cl_int)clrt__ceil_div((size_t)n, (size_t)per);
+    size_t slice = (size_t)cd->OH * (size_t)cd->OW * (size_t)(p->by_pixel ? p->o.cout : p->o.vw) *
+                   sizeof(float);
+    cl_int per = images_per_group(d, cd, p, slice, n);
+    cl_int ngroups = (cl_int)(clrt__ceil_div((size_t)n, (size_t)per) *
+                              clrt__ceil_div((size_t)cd->OH, (size_t)p->rows));
     cl_int taps = cd->C * cd->K * cd->K, O = cd->O, x_img0 = img0, gy_img0 = img0;
     cl_mem gy = a->gy, x = a->x;
     if (!p->by_pixel) { /* conv_vec_wgrad reads grad_out channel-minor */
@@ -415,6 +505,35 @@ static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
                                             (size_t)taps + 1, (size_t)cd->O, 9, sargs);
 }
 
+/* Whether a planned weight gradient keeps within d's loop budget: at
+ * least one output row per item, vec_wgrad_sum's loop over the partials of
+ * every image and row range, the copies into a zero border. */
+static int weight_fits(const clrt_device *d, const clrt__conv_dims *cd, const wgrad_plan *p)
+{
+    size_t budget = clrt__loop_budget(d);
+    if (budget == SIZE_MAX)
+        return 1;
+    vec_geom g = {cd->N, cd->C, cd->H, cd->W, cd->O, cd->OH, cd->OW, cd->pad, p->lanes};
+    size_t partials =
+        (size_t)cd->N * clrt__ceil_div((size_t)cd->OH, (size_t)(p->rows ? p->rows : 1));
+    return p->rows > 0 && partials + 4 <= budget && (size_t)p->lanes + 4 <= budget &&
+           (cd->pad <= 0 || pad_cost(&g) <= budget);
+}
+
+int clrt__conv_vec_fits(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass)
+{
+    if (clrt__loop_budget(d) == SIZE_MAX)
+        return 1;
+    if (pass == CLRT__CONV_BWD_WEIGHT) {
+        wgrad_plan p = plan_weight(d, cd);
+        return weight_fits(d, cd, &p);
+    }
+    vec_call c = {cd, NULL, NULL, NULL, NULL, pass == CLRT__CONV_BWD_INPUT, &CLRT__NO_EPILOGUE};
+    fwd_plan p =
+        plan_forward(d, cd, &c, pass == CLRT__CONV_FWD ? forward_geom(cd) : input_geom(cd));
+    return forward_fits(d, &p);
+}
+
 clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw, cl_mem gb,
                                   const clrt__conv_dims *cd, int accumulate)
 {
@@ -425,6 +544,8 @@ clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw
     size_t cap = clrt__conv_scratch_cap(d);
     if (image > cap)
         return CLRT__DECLINED; /* not even one image fits: im2col chunks finer */
+    if (!weight_fits(d, cd, &a.p))
+        return CLRT__DECLINED; /* loops longer than the device runs */
     int chunk = image == 0 || cap / image >= (size_t)cd->N ? cd->N : (int)(cap / image);
     return clrt__conv_over_chunks(d, cd->N, chunk, weight_chunk, &a);
 }

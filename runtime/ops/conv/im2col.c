@@ -46,6 +46,16 @@ clrt_status clrt__im2col(clrt_device *d, cl_mem x, cl_mem col, const clrt__conv_
                             (size_t)n * (size_t)cd->C, 3, args);
 }
 
+/* Loop back edges of a col2im_rows item (a row of W: zeroed, each tap's
+ * run of output columns added, the epilogue), for the loop budget: where
+ * a row is longer than llvmpipe runs (clrt__loop_budget), the per-pixel
+ * col2im, whose loops are the K x K taps. */
+static size_t rows_cost(const clrt__conv_dims *cd)
+{
+    size_t K = (size_t)cd->K, W = (size_t)cd->W;
+    return 2 * (W + 2) + K * (K + 2) + K * K * (W / (size_t)cd->stride + 3) + 8;
+}
+
 clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv_dims *cd, int img0,
                          int n, const clrt__epilogue *epi)
 {
@@ -54,6 +64,9 @@ clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv
     cl_mem mask = epi->mask ? clrt__mem(epi->mask) : gx; /* unread without a mask */
     clrt__karg args[] = {CLRT__ARG(col), CLRT__ARG(gx), CLRT__ARG(g), CLRT__ARG(kind),
                          CLRT__ARG(mask)};
+    if (clrt__cpu_kernels(d) && rows_cost(cd) <= clrt__loop_budget(d)) /* an item per row */
+        return clrt__run_planes(d, taps_kernel(d, cd, "col2im_rows"), (size_t)cd->H,
+                                (size_t)n * (size_t)cd->C, 5, args);
     return clrt__run_planes(d, taps_kernel(d, cd, "col2im"), (size_t)cd->H * (size_t)cd->W,
                             (size_t)n * (size_t)cd->C, 5, args);
 }

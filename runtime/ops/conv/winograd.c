@@ -40,15 +40,28 @@ static size_t tiles_per_image(const clrt__conv_dims *cd)
 }
 
 /* Images per chunk: the transformed planes [16, max(C, O), T] within the
- * scratch cap (and within 2^31 elements for the kernels' int indices). */
+ * scratch cap (and within 2^31 elements for the kernels' int indices),
+ * and T within the GEMM's longest inner dimension on d (the weight
+ * gradient's products sum over the chunk's tiles: clrt__gemm_k_max). */
 static int chunk_of(const clrt_device *d, const clrt__conv_dims *cd)
 {
-    size_t chans = (size_t)(cd->C > cd->O ? cd->C : cd->O);
-    size_t per = POINTS * chans * tiles_per_image(cd) * sizeof(float);
+    size_t chans = (size_t)(cd->C > cd->O ? cd->C : cd->O), tiles = tiles_per_image(cd);
+    size_t per = POINTS * chans * tiles * sizeof(float);
     size_t cap = clrt__conv_scratch_cap(d) / 2, n = per ? cap / per : (size_t)cd->N;
-    if (n * tiles_per_image(cd) > (size_t)INT32_MAX / (POINTS * chans))
-        n = (size_t)INT32_MAX / (POINTS * chans) / tiles_per_image(cd);
+    if (n * tiles > (size_t)INT32_MAX / (POINTS * chans))
+        n = (size_t)INT32_MAX / (POINTS * chans) / tiles;
+    n = clrt__min_size(n, clrt__gemm_k_max(d) / tiles);
     return n < 1 ? 1 : n > (size_t)cd->N ? cd->N : (int)n;
+}
+
+int clrt__conv_wino_fits(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass)
+{
+    /* the inner dimensions: the forward's C, the input gradient's O, the
+     * weight gradient's tiles (at least one image's a chunk) */
+    size_t k = pass == CLRT__CONV_FWD         ? (size_t)cd->C
+               : pass == CLRT__CONV_BWD_INPUT ? (size_t)cd->O
+                                              : tiles_per_image(cd);
+    return k <= clrt__gemm_k_max(d);
 }
 
 static wino_geom_arg geom_of(const clrt__conv_dims *cd, int n)

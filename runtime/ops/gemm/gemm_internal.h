@@ -26,6 +26,12 @@ typedef struct {
 
 clrt_status clrt__gemm(clrt_device *d, const clrt__gemm_args *g);
 
+/* The largest inner dimension k a GEMM may have on d: SIZE_MAX, or on a
+ * device that ends a work item's loops early (llvmpipe,
+ * clrt__loop_budget) what CLBlast's kernels run there within the budget
+ * (gemm_launch.c); clrt__gemm refuses a longer k with CLRT_ENOTSUP. */
+size_t clrt__gemm_k_max(const clrt_device *d);
+
 /* The common case: one product on whole row-major buffers, leading
  * dimensions the row lengths, alpha 1:
  *   C [m,n] = op(A) op(B) + beta C, op() transposing when trans_x is nonzero. */

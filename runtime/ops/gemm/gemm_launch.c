@@ -1,6 +1,7 @@
 /* GEMM dispatch: checks the buffer arguments once, then runs the device's
  * path (CLBlast, or the host's BLAS on CPU devices with unified memory). */
 #include "runtime/ops/gemm/gemm_internal.h"
+#include "runtime/device/launch_internal.h"
 
 #include <clrt/ops_gemm.h>
 #include <stdint.h>
@@ -85,6 +86,22 @@ static clrt_status check_args(clrt_device *d, const clrt__gemm_args *g)
     return CLRT_OK;
 }
 
+/* CLBlast's GEMM kernels loop over k in steps of several values (unrolled
+ * within a step): on Mesa 22.3's llvmpipe with Debian 12's CLBlast 1.5 a
+ * 4x4 product of ones (its direct kernel) summed k = 1000000 right and
+ * k = 2000000 to 1048529, about 16 values per loop back edge; 64x64 (its
+ * tiled kernel) was right at 2000000 too. The direct kernel's rate, within
+ * half the cap as every plan keeps (clrt__loop_budget). */
+#define CLBLAST_K_PER_BACK_EDGE 16
+
+size_t clrt__gemm_k_max(const clrt_device *d)
+{
+    size_t budget = clrt__loop_budget(d);
+    if (budget == SIZE_MAX || d->info.gemm_path == CLRT_GEMM_HOST_BLAS)
+        return SIZE_MAX;
+    return budget * CLBLAST_K_PER_BACK_EDGE;
+}
+
 clrt_status clrt__gemm(clrt_device *d, const clrt__gemm_args *g)
 {
     if (!d || !g)
@@ -96,6 +113,12 @@ clrt_status clrt__gemm(clrt_device *d, const clrt__gemm_args *g)
         return s;
     if (d->info.gemm_path == CLRT_GEMM_HOST_BLAS)
         return clrt__gemm_host_blas(d, g);
+    if (g->k > clrt__gemm_k_max(d))
+        return clrt__fail(CLRT_ENOTSUP,
+                          "GEMM of inner dimension %zu on %s: CLBlast's kernels would loop longer "
+                          "than its driver runs a work item's loops (it ends them after %u "
+                          "iterations; at most %zu here)",
+                          g->k, d->info.name, d->loop_cap, clrt__gemm_k_max(d));
     return clrt__gemm_clblast(d, g);
 }
 

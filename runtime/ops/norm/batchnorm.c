@@ -59,14 +59,44 @@ static clrt_status check_save(const char *op, const clrt_tensor *save, int64_t c
     return clrt__check_out(op, save, CLRT_F32, 2, shape);
 }
 
+/* Loop back edges of a partial-sum item over `chunk` images of planes of
+ * hw values in work-groups of wg, a margin included: with WG 1 each plane
+ * four values a step and a tail of up to three; else its share of the
+ * values (every WG-th), the tree (at most 7 steps). */
+static size_t partial_cost(size_t wg, int64_t chunk, int64_t hw)
+{
+    if (wg == 1)
+        return (size_t)chunk * (clrt__ceil_div((size_t)hw, 4) + 5) + 16;
+    return clrt__ceil_div((size_t)chunk * (size_t)hw, wg) + 24;
+}
+
+/* The work-group of the partial-sum kernels for planes of hw values: a
+ * power of two within the device's limit, at most 128 (the plane loops
+ * need no more to stream); 1 on CPU devices (one item streams its run of
+ * planes: batchnorm.cl), unless one plane is longer than an item's loops
+ * run there (llvmpipe, clrt__loop_budget), where the tree's items share
+ * it. */
+static int reduce_wg(const clrt_device *d, int64_t hw)
+{
+    if (d->info.kind == CLRT_DEVICE_CPU && partial_cost(1, 1, hw) <= clrt__loop_budget(d))
+        return 1;
+    size_t wg = clrt__pow2_floor(d->info.max_work_group_size ? d->info.max_work_group_size : 1);
+    return (int)(wg > 128 ? 128 : wg);
+}
+
 /* The launch geometry: G groups of `chunk` images per channel, enough
- * work-groups for every compute unit a few times over. */
+ * work-groups for every compute unit a few times over, and on a device
+ * with a loop budget (llvmpipe ends a work item's loops early,
+ * clrt__loop_budget) no more images a group than its items' loops cover
+ * (at least one: partial_fits says whether that does). */
 static bn_geom_arg geom_of(const clrt_device *d, int64_t n, int64_t c, int64_t hw)
 {
     int64_t target = 4 * (int64_t)(d->info.compute_units ? d->info.compute_units : 1);
     int64_t groups = (target + c - 1) / c;
     groups = groups < 1 ? 1 : groups > n ? n : groups;
     int64_t chunk = n ? (n + groups - 1) / groups : 1;
+    while (chunk > 1 && partial_cost((size_t)reduce_wg(d, hw), chunk, hw) > clrt__loop_budget(d))
+        chunk = (chunk + 1) / 2;
     groups = n ? (n + chunk - 1) / chunk : 1;
     return (bn_geom_arg){(cl_int)n,
                          (cl_int)c,
@@ -77,18 +107,27 @@ static bn_geom_arg geom_of(const clrt_device *d, int64_t n, int64_t c, int64_t h
                          clrt__divisor_of((uint32_t)(hw ? hw : 1))};
 }
 
-/* The work-group of the partial-sum kernels: a power of two within the
- * device's limit, at most 128 (the plane loops need no more to stream). */
-static int reduce_wg(const clrt_device *d)
+/* Whether g's partial sums (and the finalizing loop over its G groups) keep
+ * within d's loop budget; CLRT_ENOTSUP naming op when not even one image a
+ * group does, rather than statistics of part of the batch. */
+static clrt_status partial_fits(const char *op, const clrt_device *d, const bn_geom_arg *g)
 {
-    size_t wg = clrt__pow2_floor(d->info.max_work_group_size ? d->info.max_work_group_size : 1);
-    return (int)(wg > 128 ? 128 : wg);
+    size_t budget = clrt__loop_budget(d);
+    if (partial_cost((size_t)reduce_wg(d, g->HW), g->chunk, g->HW) <= budget &&
+        (size_t)g->G + 8 <= budget)
+        return CLRT_OK;
+    return clrt__fail(CLRT_ENOTSUP,
+                      "%s: %d images of %d values per channel on %s take longer loops per work "
+                      "item than it runs (its driver ends a work item's loops after %u "
+                      "iterations)",
+                      op, g->N, g->HW, d->info.name, d->loop_cap);
 }
 
-static cl_kernel bn_kernel(clrt_device *d, const char *name, int epi, int residual)
+static cl_kernel bn_kernel(clrt_device *d, const bn_geom_arg *g, const char *name, int epi,
+                           int residual)
 {
     char options[80];
-    snprintf(options, sizeof options, "-DWG=%d -DEPI=%d -DRESIDUAL=%d", reduce_wg(d), epi,
+    snprintf(options, sizeof options, "-DWG=%d -DEPI=%d -DRESIDUAL=%d", reduce_wg(d, g->HW), epi,
              residual);
     return clrt__kernel(d, "batchnorm", options, name);
 }
@@ -97,10 +136,10 @@ static cl_kernel bn_kernel(clrt_device *d, const char *name, int epi, int residu
 static clrt_status run_partial(clrt_device *d, const char *name, const bn_geom_arg *g, int nargs,
                                const clrt__karg *args)
 {
-    cl_kernel k = bn_kernel(d, name, 0, 0);
+    cl_kernel k = bn_kernel(d, g, name, 0, 0);
     if (!k)
         return clrt_last_status();
-    size_t local = (size_t)reduce_wg(d), global = local * (size_t)g->C * (size_t)g->G;
+    size_t local = (size_t)reduce_wg(d, g->HW), global = local * (size_t)g->C * (size_t)g->G;
     return clrt__launch(d, k, nargs, args, 1, &global, &local);
 }
 
@@ -108,7 +147,7 @@ static clrt_status run_partial(clrt_device *d, const char *name, const bn_geom_a
 static clrt_status run_channels(clrt_device *d, const char *name, const bn_geom_arg *g, int nargs,
                                 const clrt__karg *args)
 {
-    cl_kernel k = bn_kernel(d, name, 0, 0);
+    cl_kernel k = bn_kernel(d, g, name, 0, 0);
     return k ? clrt__launch_1d(d, k, (size_t)g->C, nargs, args) : clrt_last_status();
 }
 
@@ -206,7 +245,8 @@ static clrt_status forward(const bn_fwd *f, const clrt__epilogue *epi)
         return st;
     clrt_device *d = clrt__dev(f->x);
     bn_geom_arg g = geom_of(d, n, c, hw);
-    if ((st = clrt__workspace_begin(d)) != CLRT_OK)
+    if ((f->training && (st = partial_fits(op, d, &g)) != CLRT_OK) ||
+        (st = clrt__workspace_begin(d)) != CLRT_OK)
         return st;
     cl_mem coef = clrt__workspace(d, CLRT__WS_MAT, 4 * sizeof(float) * (size_t)c);
     st = coef ? coefficients(d, f, &g, coef) : clrt_last_status();
@@ -215,7 +255,7 @@ static clrt_status forward(const bn_fwd *f, const clrt__epilogue *epi)
     clrt__karg args[] = {CLRT__ARG(mx), CLRT__ARG(my), CLRT__ARG(coef), CLRT__ARG(mr),
                          CLRT__ARG(g)};
     if (st == CLRT_OK)
-        st = run_planes(d, bn_kernel(d, "bn_apply", (int)epi->kind, f->residual != NULL), &g, 5,
+        st = run_planes(d, bn_kernel(d, &g, "bn_apply", (int)epi->kind, f->residual != NULL), &g, 5,
                         args);
     clrt__workspace_end(d);
     return st;
@@ -289,7 +329,7 @@ static clrt_status backward(const bn_bwd *b)
         return st;
     clrt_device *d = clrt__dev(b->x);
     bn_geom_arg g = geom_of(d, n, c, hw);
-    if ((st = clrt__workspace_begin(d)) != CLRT_OK)
+    if ((st = partial_fits(op, d, &g)) != CLRT_OK || (st = clrt__workspace_begin(d)) != CLRT_OK)
         return st;
     cl_mem partial = clrt__workspace(d, CLRT__WS_ROWS_F, 2 * sizeof(float) * (size_t)c * g.G);
     cl_mem coef = partial ? clrt__workspace(d, CLRT__WS_MAT, 4 * sizeof(float) * (size_t)c) : NULL;
@@ -312,7 +352,7 @@ static clrt_status backward(const bn_bwd *b)
         cl_mem gx = clrt__mem(b->grad_x);
         clrt__karg args[] = {CLRT__ARG(gy), CLRT__ARG(mx), CLRT__ARG(gx), CLRT__ARG(coef),
                              CLRT__ARG(g)};
-        st = run_planes(d, bn_kernel(d, "bn_apply_grad", 0, 0), &g, 5, args);
+        st = run_planes(d, bn_kernel(d, &g, "bn_apply_grad", 0, 0), &g, 5, args);
     }
     clrt__workspace_end(d);
     return st;

@@ -27,13 +27,15 @@ typedef struct {
     int cpu;
     size_t target_groups; /* enough groups to fill the device */
     size_t min_per_item;  /* R is split across groups only above this per item */
+    size_t loop_budget;   /* clrt__loop_budget: loop iterations per item */
+    const char *device;   /* its name, for messages */
 } device_style;
 
 static device_style style_of(const clrt_device *d)
 {
     size_t units = d->info.compute_units ? d->info.compute_units : 1;
     int cpu = d->info.kind == CLRT_DEVICE_CPU;
-    return (device_style){cpu, 4 * units, cpu ? 4096 : 16};
+    return (device_style){cpu, 4 * units, cpu ? 4096 : 16, clrt__loop_budget(d), d->info.name};
 }
 
 /* [outer, R, inner] as a view. Items run along p: inner when it exists;
@@ -87,23 +89,67 @@ static void plan_group(const device_style *st, size_t wg, size_t P, size_t R, in
         g->lx = clrt__min_size(clrt__pow2_ceil(P), wg / g->ly);
 }
 
+/* Loop iterations of an item per q for a split of `chunk` elements: its
+ * run of ceil(chunk / ly) elements (in blocks of 256), `reads` times over
+ * (a norm's item_norm takes two: the largest magnitude, then the scaled
+ * squares), the tree. */
+static size_t q_cost(size_t chunk, size_t ly, size_t reads)
+{
+    size_t run = clrt__ceil_div(chunk, ly);
+    return run * reads + run / 128 + 20;
+}
+
+/* Splits of R and groups along q that keep every item within the loop
+ * budget (llvmpipe ends a work item's loops after 65535 iterations in
+ * all, clrt__loop_budget): S at least `s`, an item's run per q within half
+ * the budget, its loop over q within the rest. Sets *qg's floor too;
+ * CLRT_ENOTSUP where R may not be split (a second pass, whose R is the
+ * first pass's S). */
+static clrt_status fit_loop_budget(const device_style *st, const reduce_view *v, size_t ly,
+                                   size_t reads, int allow_split, size_t *s, size_t *qg_min)
+{
+    size_t budget = st->loop_budget, R = (size_t)v->R, Q = (size_t)v->Q;
+    *qg_min = 1;
+    if (budget == SIZE_MAX)
+        return CLRT_OK;
+    size_t room = budget / 2, run = room > 64 ? (room - 20) * 128 / (128 * reads + 1) : 0;
+    while (q_cost(clrt__ceil_div(R, *s), ly, reads) > room) {
+        if (!allow_split || run < 8)
+            return clrt__fail(CLRT_ENOTSUP,
+                              "reducing %zu elements (a split reduction's second pass) takes "
+                              "longer loops per work item than %s runs (loop budget %zu: its "
+                              "driver ends longer loops early)",
+                              R, st->device, budget);
+        size_t need = clrt__ceil_div(R, ly * (run - 4));
+        *s = need > *s ? need : *s + 1;
+    }
+    size_t per_item = budget / q_cost(clrt__ceil_div(R, *s), ly, reads); /* q per item */
+    *qg_min = clrt__ceil_div(Q, per_item ? per_item : 1);
+    return CLRT_OK;
+}
+
 /* Groups: XG along p (P items), S splits of R (only while the grid is too
- * small to fill the device), QG along q (each group loops over q). */
+ * small to fill the device, or an item's run is longer than the loop
+ * budget), QG along q (each group loops over q). */
 static clrt_status plan_grid(const device_style *st, size_t wg, const reduce_view *v, size_t P,
-                             int tree, int allow_split, reduce_grid *g)
+                             int tree, size_t reads, int allow_split, reduce_grid *g)
 {
     size_t Q = (size_t)v->Q, R = (size_t)v->R;
     plan_group(st, wg, P, R, tree, g);
-    size_t xg = clrt__ceil_div(P, g->lx), s = 1;
+    size_t xg = clrt__ceil_div(P, g->lx), s = 1, qg_min;
     if (allow_split && xg * Q < st->target_groups) {
         s = clrt__min_size(clrt__ceil_div(st->target_groups, xg * Q),
                            clrt__ceil_div(R, g->ly * st->min_per_item));
         s = s ? s : 1;
     }
+    clrt_status st_fit = fit_loop_budget(st, v, g->ly, reads, allow_split, &s, &qg_min);
+    if (st_fit != CLRT_OK)
+        return st_fit;
     g->chunk = clrt__ceil_div(R, s);
     s = g->chunk ? clrt__ceil_div(R, g->chunk) : 1; /* no empty splits */
     g->span = st->cpu ? clrt__ceil_div(g->chunk, g->ly) : 0;
     size_t qg = clrt__min_size(Q, clrt__ceil_div(st->target_groups * (st->cpu ? 1 : 16), xg * s));
+    qg = qg > qg_min ? qg : clrt__min_size(qg_min, Q);
     if (xg * s * qg > UINT32_MAX / (g->lx * g->ly))
         return clrt__fail(CLRT_ENOTSUP, "reduction grid too large (%zu rows of %zu)",
                           (size_t)(v->P * v->Q), R);
@@ -164,15 +210,19 @@ static clrt_status run_pass(clrt_device *d, cl_kernel k, clrt__reduce_op op, con
 
 /* Kernel variants of reduce.cl. GPUs always use the tree kernels; CPUs
  * keep them for single columns (P == 1, R split over items) and otherwise
- * run without barriers, column sums (not norms) 16 columns per item. */
+ * run without barriers, column sums (not norms) 16 columns per item.
+ * Where the loop budget is finite, column sums only when no item has more
+ * than one column left over: reduce_sum_cols' last item sums those one
+ * after another, which multiplies its loop length. */
 typedef enum { KERNEL_TREE, KERNEL_FLAT, KERNEL_COLS } kernel_kind;
 
 static kernel_kind kind_for(const device_style *st, clrt__reduce_op op, const reduce_view *v)
 {
     if (!st->cpu || v->P == 1)
         return KERNEL_TREE;
+    int short_tail = st->loop_budget == SIZE_MAX || v->P % 16 <= 1;
     int cols = is_sum_kind(op) && op != CLRT__REDUCE_NORM && v->sP == 1 && v->P >= 16;
-    return cols ? KERNEL_COLS : KERNEL_FLAT;
+    return cols && short_tail ? KERNEL_COLS : KERNEL_FLAT;
 }
 
 /* One pass: its kernel and grid. */
@@ -194,7 +244,8 @@ static clrt_status plan_pass(clrt_device *d, const device_style *st, clrt__reduc
         return clrt_last_status();
     size_t wg = group_size(d, pp->k, sum_kind ? sizeof(cl_float) : 2 * sizeof(cl_float));
     size_t p_items = kind == KERNEL_COLS ? clrt__ceil_div((size_t)v->P, 16) : (size_t)v->P;
-    return plan_grid(st, wg, v, p_items, kind == KERNEL_TREE, allow_split, &pp->g);
+    size_t reads = op == CLRT__REDUCE_NORM ? 2 : 1;
+    return plan_grid(st, wg, v, p_items, kind == KERNEL_TREE, reads, allow_split, &pp->g);
 }
 
 /* Partials of a first pass: values, and indices for argmax. */
