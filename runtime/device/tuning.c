@@ -46,7 +46,14 @@ static void find_build(void)
 {
     Dl_info info;
     struct stat st;
-    if (dladdr(build_tag, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
+    /* For code linked into the program itself dladdr names the program as
+     * argv[0] gave it (a bare name, or relative to a directory since left),
+     * which differs between processes of one binary: the kernel's link to
+     * the running executable is the file then. */
+    const char *file = dladdr(build_tag, &info) ? info.dli_fname : NULL;
+    if (file && file[0] != '/')
+        file = "/proc/self/exe";
+    if (file && stat(file, &st) == 0)
         snprintf(build_tag, sizeof build_tag, "%lld.%lld.%ld", (long long)st.st_size,
                  (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
 }
