@@ -150,9 +150,45 @@ __kernel void bn_eval_coef(__global float *coef, __global const float *weight,
     coef[3 * c + 2] = b;
 }
 
-/* y = EPI((x - mean) * scale + bias [+ r]) over planes (dim 1: n * C + c,
- * dim 0: the position in the plane); -DRESIDUAL=1 adds r, a tensor of y's
- * shape (a residual block's shortcut), before the epilogue. */
+/* y = EPI((x - mean) * scale + bias [+ r]); -DRESIDUAL=1 adds r, a
+ * tensor of y's shape (a residual block's shortcut), before the epilogue.
+ * With WG 1 (CPU devices) item p streams plane p (n * C + c) four values a
+ * step; else item (i, p) is position i of plane p. */
+#if WG == 1
+static float4 bn_epi4(float4 v)
+{
+#if EPI == EPI_RELU
+    return select(v, (float4)(0.0f), v < (float4)(0.0f)); /* NaN kept */
+#else
+    return v;
+#endif
+}
+
+__kernel void bn_apply(__global const float *x, __global float *y, __global const float *coef,
+                       __global const float *r, bn_geom g)
+{
+    int plane = get_global_id(0);
+    if (plane >= g.N * g.C)
+        return;
+    int c = plane - fast_div(plane, g.c_mul, g.c_shift) * g.C, i = 0;
+    float mean = coef[3 * c], scale = coef[3 * c + 1], bias = coef[3 * c + 2];
+    ulong at = (ulong)plane * (ulong)g.HW;
+    for (; i + 4 <= g.HW; i += 4) {
+        float4 v = (vload4(0, x + at + i) - mean) * scale + bias;
+#if RESIDUAL
+        v += vload4(0, r + at + i);
+#endif
+        vstore4(bn_epi4(v), 0, y + at + i);
+    }
+    for (; i < g.HW; i++) {
+        float v = (x[at + i] - mean) * scale + bias;
+#if RESIDUAL
+        v += r[at + i];
+#endif
+        y[at + i] = epi_one(v, EPI, 0, at + i);
+    }
+}
+#else
 __kernel void bn_apply(__global const float *x, __global float *y, __global const float *coef,
                        __global const float *r, bn_geom g)
 {
@@ -167,6 +203,7 @@ __kernel void bn_apply(__global const float *x, __global float *y, __global cons
 #endif
     y[at] = epi_one(v, EPI, 0, at);
 }
+#endif
 
 /* Backward partial sums, like bn_stats_partial: sum(gy) and
  * sum(gy * (x - mean)) into partial. */
@@ -241,6 +278,24 @@ __kernel void bn_grad_finalize(__global const float *partial, __global const flo
 }
 
 /* gx = k1 (gy - sum(gy)/n) + k2 (x - mean), over planes as bn_apply. */
+#if WG == 1
+__kernel void bn_apply_grad(__global const float *gy, __global const float *x,
+                            __global float *gx, __global const float *coef, bn_geom g)
+{
+    int plane = get_global_id(0);
+    if (plane >= g.N * g.C)
+        return;
+    int c = plane - fast_div(plane, g.c_mul, g.c_shift) * g.C, i = 0;
+    float k1 = coef[4 * c], mg = coef[4 * c + 1], k2 = coef[4 * c + 2], mean = coef[4 * c + 3];
+    ulong at = (ulong)plane * (ulong)g.HW;
+    for (; i + 4 <= g.HW; i += 4) {
+        float4 v = k1 * (vload4(0, gy + at + i) - mg) + k2 * (vload4(0, x + at + i) - mean);
+        vstore4(v, 0, gx + at + i);
+    }
+    for (; i < g.HW; i++)
+        gx[at + i] = k1 * (gy[at + i] - mg) + k2 * (x[at + i] - mean);
+}
+#else
 __kernel void bn_apply_grad(__global const float *gy, __global const float *x,
                             __global float *gx, __global const float *coef, bn_geom g)
 {
@@ -251,3 +306,4 @@ __kernel void bn_apply_grad(__global const float *gy, __global const float *x,
     ulong at = (ulong)plane * (ulong)g.HW + (ulong)i;
     gx[at] = coef[4 * c] * (gy[at] - coef[4 * c + 1]) + coef[4 * c + 2] * (x[at] - coef[4 * c + 3]);
 }
+#endif

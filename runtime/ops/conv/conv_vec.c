@@ -414,8 +414,8 @@ static cl_mem channels_last(clrt_device *d, const clrt__conv_dims *cd, vec_opts 
                                 (size_t)n * ohw * (size_t)g->lanes * sizeof(float));
     cl_int gy_img0 = img0;
     clrt__karg args[] = {CLRT__ARG(gy), CLRT__ARG(gt), CLRT__ARG(*g), CLRT__ARG(gy_img0)};
-    if (gt && clrt__run_planes(d, vec_kernel(d, cd, o, "vec_channels_last"), ohw, (size_t)n, 4,
-                               args) != CLRT_OK)
+    if (gt && clrt__run_planes(d, vec_kernel(d, cd, o, "vec_channels_last"), clrt__ceil_div(ohw, 4),
+                               (size_t)n, 4, args) != CLRT_OK)
         return NULL;
     return gt;
 }
@@ -502,7 +502,7 @@ static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
                           CLRT__ARG(taps),     CLRT__ARG(g.lanes), CLRT__ARG(accumulate)};
     return st != CLRT_OK ? st
                          : clrt__run_planes(d, vec_kernel(d, cd, p->o, "vec_wgrad_sum"),
-                                            (size_t)taps + 1, (size_t)cd->O, 9, sargs);
+                                            (size_t)cd->O, (size_t)taps + 1, 9, sargs);
 }
 
 /* Whether a planned weight gradient keeps within d's loop budget: at

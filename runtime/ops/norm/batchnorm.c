@@ -151,10 +151,15 @@ static clrt_status run_channels(clrt_device *d, const char *name, const bn_geom_
     return k ? clrt__launch_1d(d, k, (size_t)g->C, nargs, args) : clrt_last_status();
 }
 
+/* Runs an elementwise pass (bn_apply, bn_apply_grad): with WG 1 one item
+ * streams each plane, else one item per value (batchnorm.cl). */
 static clrt_status run_planes(clrt_device *d, cl_kernel k, const bn_geom_arg *g, int nargs,
                               const clrt__karg *args)
 {
-    return clrt__run_planes(d, k, (size_t)g->HW, (size_t)g->N * (size_t)g->C, nargs, args);
+    size_t planes = (size_t)g->N * (size_t)g->C;
+    if (k && reduce_wg(d, g->HW) == 1)
+        return clrt__launch_1d(d, k, planes, nargs, args);
+    return clrt__run_planes(d, k, (size_t)g->HW, planes, nargs, args);
 }
 
 typedef struct {
