@@ -37,8 +37,16 @@ static clrt_module *small_cnn(clrt_device *d, uint64_t seed)
 
 /* lr 0.02: at 0.05 this model is still on its starting plateau after 20
  * steps, where the rounding of another summation order grows: over 8
- * seeds the largest difference was 2.4e-4 at lr 0.05 (two seeds past the
- * 1e-4 bound) and 2e-7 at 0.02, where only the rounding is left. */
+ * seeds the largest difference was 2.4e-4 at lr 0.05 and 2e-7 at 0.02,
+ * where only the rounding is left. But not always: over 40 seeds at 0.02
+ * the median was 1e-7 and three seeds reached 5.7e-5, 1.3e-4 and 1.7e-4
+ * (CI's seed 1882782139688472, parameter 3), in the convolution's and
+ * first linear layer's parameters: the rounding tipped a ReLU or a
+ * max-pooling choice between near-equal values, and the gradient took
+ * another path from then on. PARAM_TOL sits above those and far below
+ * what a wrong sum gives (one device's gradient taken at half weight:
+ * 3.6e-2 after 20 steps). */
+#define PARAM_TOL 1e-3
 static clrt_optimizer *sgd_for(clrt_module *m)
 {
     clrt_tensor *params[MAX_PARAMS], *grads[MAX_PARAMS];
@@ -94,7 +102,7 @@ START_TEST(two_devices_train_as_one)
     ck_assert_int_eq(one.n, two.n);
     for (int i = 0; i < one.n; i++) {
         double d = tu_rel_diff(two.values[i], one.values[i], (size_t)one.numel[i]);
-        ck_assert_msg(d <= 1e-4, "parameter %d after %d steps: two devices differ by %.3g", i,
+        ck_assert_msg(d <= PARAM_TOL, "parameter %d after %d steps: two devices differ by %.3g", i,
                       STEPS, d);
     }
     ck_assert_msg(fabs(two.loss - one.loss) <= 1e-4 * one.loss, "epoch loss %.7g vs %.7g", two.loss,

@@ -108,7 +108,12 @@ static clrt_train_config config(const run_spec *r)
 /* lr 0.02: at 0.05 this model is still on its starting plateau after 20
  * steps, where the rounding of another summation order grows: over 8
  * seeds the largest difference was 2.4e-4 at lr 0.05 (two seeds past the
- * 1e-4 bound) and 2e-7 at 0.02, where only the rounding is left. */
+ * 1e-4 bound) and 2e-7 at 0.02, where only the rounding is left. Not
+ * always: test_train_parallel_multi.c's PARAM_TOL says why a seed now
+ * and then gives 1.7e-4 (rounding tips a ReLU or a max-pooling choice),
+ * and how far below a wrong sum it sits. */
+#define PARAM_TOL 1e-3
+
 static clrt_optimizer *sgd_for(clrt_module *m)
 {
     clrt_tensor *params[MAX_PARAMS], *grads[MAX_PARAMS];
@@ -152,7 +157,7 @@ static void compare(const trained *got, const trained *ref, const char *what)
     check(got->n == ref->n, "%s: %d parameters, reference %d", what, got->n, ref->n);
     for (int i = 0; i < got->n && i < ref->n; i++) {
         double d = tu_rel_diff(got->values[i], ref->values[i], (size_t)ref->numel[i]);
-        check(d <= 1e-4, "%s: parameter %d after %d steps differs by %.3g", what, i, STEPS, d);
+        check(d <= PARAM_TOL, "%s: parameter %d after %d steps differs by %.3g", what, i, STEPS, d);
     }
     const clrt_epoch_stats *g = &got->stats, *e = &ref->stats;
     check(fabs(g->train_loss - e->train_loss) <= 1e-4 * e->train_loss,
