@@ -637,6 +637,17 @@ def multi_paragraph(runs):
     return " ".join(text)
 
 
+def section_scaling(text):
+    """bench/scaling.sh's printed tables, as that run printed them."""
+    return "\n".join([
+        "## Data-parallel scaling (`bench/scaling.sh`)", "",
+        "LeNet trained one core per worker: `one` device on one core, two PoCL `devs` in one "
+        "process, two MPI `ranks`, and `pair`, two independent one-core trainings at once "
+        "(this machine's own capacity for two jobs). Targets: two devices >= 1.7x one, and "
+        ">= 90% of `pair`. docs/SCALING.md explains the time split.", "",
+        "```", text.rstrip(), "```"])
+
+
 def section_gpu(gpu_dir):
     if not gpu_dir:
         return ("## GPU figures\n\nNo GPU was at hand for this run (this machine has none). On a "
@@ -688,6 +699,9 @@ def main():
                  section_logging(lg, compare)]
     if multi["defaults"]:
         sections.append(section_multi(multi))
+    scaling = load(a.results, "scaling.txt")
+    if scaling:
+        sections.append(section_scaling(scaling))
     for s in sections + [section_transfer(tr), section_launch(la), section_gpu(a.gpu)]:
         print(s + "\n")
 

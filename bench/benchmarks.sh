@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates BENCHMARKS.md: runs clrt-bench's exercises (matmul, transfer,
-# launch, logging, multi; --json), the device's limits (clrt-bench peak)
-# and bench/compare.sh on this machine,
+# launch, logging, multi; --json), the device's limits (clrt-bench peak),
+# bench/scaling.sh and bench/compare.sh on this machine,
 # saves the raw results in a folder, then renders the file from them
 # (bench/benchmarks.py). BENCHMARKS.md is never edited by hand.
 #   bench/benchmarks.sh [--out DIR] [--rounds R] [--epochs E] [--matmul-sizes N,N,...]
@@ -107,6 +107,8 @@ POCL_DEVICES=$two build/clrt-bench multi --json > "$out/multi.json"
 POCL_DEVICES=$two OPENBLAS_NUM_THREADS=1 build/clrt-bench multi --json > "$out/multi_1thread.json"
 POCL_DEVICES=$two OPENBLAS_NUM_THREADS=1 POCL_MAX_PTHREAD_COUNT=1 build/clrt-bench multi --json \
   > "$out/multi_1worker.json"
+say "bench/scaling.sh ($rounds rounds: one device, two devices, two ranks, two runs at once)"
+bench/scaling.sh --rounds "$rounds" --json-out "$out/scaling.json" > "$out/scaling.txt"
 say "bench/compare.sh ($rounds rounds of $epochs epochs)"
 bench/compare.sh --rounds "$rounds" --epochs "$epochs" --json-out "$out/compare.json" \
   | tee "$out/compare.txt" >&2
