@@ -45,16 +45,19 @@ def commands(a):
     cnn = [os.path.join(a.build, "clrt-cnn"), "--model", "lenet", "--epochs", str(a.epochs),
            "--limit", str(a.limit), "--test-limit", str(a.test_limit), "--batch-size",
            str(a.batch), "--seed", "1"]
+    def on_core(core):
+        return ["taskset", "-c", str(core)] + cnn + ["--device", "cpu"]
+
     ways = {
-        "one": (["taskset", "-c", "0"] + cnn + ["--device", "cpu"], {}),
+        "one": ([on_core(0)], {}),
         # PoCL's pthread devices in one process share one pool of worker
         # threads: two workers for two devices is one core each.
-        "devs": (cnn + ["--devices", "cpu:0,cpu:1"],
+        "devs": ([cnn + ["--devices", "cpu:0,cpu:1"]],
                  {"POCL_DEVICES": "pthread pthread", "POCL_MAX_PTHREAD_COUNT": "2"}),
-        "ranks": (["mpirun", "-np", "2", "--bind-to", a.bind_to] + cnn
-                  + ["--distributed", "--device", "cpu"], MPI_ROOT),
+        "ranks": ([["mpirun", "-np", "2", "--bind-to", a.bind_to] + cnn
+                   + ["--distributed", "--device", "cpu"]], MPI_ROOT),
+        "pair": ([on_core(0), on_core(1)], {}),
     }
-    ways["pair"] = (["taskset", "-c", "0"] + cnn + ["--device", "cpu"], {})
     if not shutil.which("mpirun") or not a.mpi:
         del ways["ranks"]
     return ways
@@ -74,14 +77,13 @@ def finish(cmd, p):
     return parse(out)
 
 
-def run(way, cmd, extra):
-    """One round of a way; `pair` runs its command twice at once, on cores 0
-    and 1, and sums their rates (its time is the slower one's)."""
-    if way != "pair":
-        return finish(cmd, start(cmd, extra))
-    cmds = [cmd, ["taskset", "-c", "1"] + cmd[3:]]
+def run(cmds, extra):
+    """One round of a way: its commands at once (pair's two trainings; one
+    for the others), their rates summed and the slower one's time."""
     procs = [start(c, extra) for c in cmds]
     rs = [finish(c, p) for c, p in zip(cmds, procs)]
+    if len(rs) == 1:
+        return rs[0]
     return {"seconds": max(r["seconds"] for r in rs),
             "samples_per_s": sum(r["samples_per_s"] for r in rs),
             "results": rs[0]["results"], "split": None}
@@ -158,7 +160,7 @@ def main():
     for i in range(a.rounds):
         order = list(ways) if i % 2 == 0 else list(reversed(ways))
         for w in order:
-            rows[w].append(run(w, *ways[w]))
+            rows[w].append(run(*ways[w]))
             print(f"round {i + 1} {w}: {rows[w][-1]['samples_per_s']:.0f} samples/s",
                   file=sys.stderr)
     report(a, rows)

@@ -25,7 +25,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <float.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -83,19 +82,10 @@ static int product_matches(clrt_device *d, int64_t m, int64_t k, int64_t n)
     int64_t sa[2] = {m, k}, sb[2] = {k, n};
     float *ha = random_floats((size_t)(m * k)), *hb = random_floats((size_t)(k * n));
     float *got = malloc((size_t)(m * n) * sizeof *got);
-    double *ref = malloc((size_t)(m * n) * sizeof *ref), scale = 0;
+    double *ref = malloc((size_t)(m * n) * sizeof *ref);
     if (!ha || !hb || !got || !ref)
         abort();
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            double sum = 0, abs_sum = 0;
-            for (int64_t p = 0; p < k; p++) {
-                sum += (double)ha[i * k + p] * hb[p * n + j];
-                abs_sum += fabs((double)ha[i * k + p] * hb[p * n + j]);
-            }
-            ref[i * n + j] = sum;
-            scale = abs_sum > scale ? abs_sum : scale;
-        }
+    double scale = tu_matmul_ref(ha, hb, m, k, n, ref);
     clrt_tensor *a = clrt_from_host(d, CLRT_F32, 2, sa, ha);
     clrt_tensor *b = clrt_from_host(d, CLRT_F32, 2, sb, hb);
     clrt_tensor *c = a && b ? clrt_matmul(a, b) : NULL;

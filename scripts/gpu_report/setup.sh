@@ -38,7 +38,8 @@ fi
 python3 "$here/undeb.py" "$root" "${packages[@]}" > "$prefix/files.txt" ||
   fail "could not unpack the packages (python3 $here/undeb.py)"
 say "unpacked ${#packages[@]} packages into $root"
-cp "$debs/MANIFEST.txt" "$prefix/manifest.txt" 2>/dev/null || true
+cp "$debs/MANIFEST.txt" "$prefix/manifest.txt" ||
+  fail "the bundle in $debs has no MANIFEST.txt (scripts/gpu_report/gather.sh writes one)"
 
 # Links that name an absolute path (zlib1g-dev's libz.so) point into the prefix.
 while IFS= read -r link; do

@@ -49,6 +49,8 @@ stage_setup() {
   rm -f "$prefix/setup.done"
   local rc=0
   bash "$here/setup.sh" "$debs" "$prefix" $standin || rc=$?
+  # Kept for the report whatever setup's status (which decides below); a
+  # setup that stopped early may not have written them.
   cp "$prefix/setup.txt" "$work/raw/setup.txt" 2>/dev/null || true
   cp "$prefix/manifest.txt" "$work/raw/manifest.txt" 2>/dev/null || true
   ((rc == 0 || rc == 3)) || return "$rc"

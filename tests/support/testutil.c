@@ -68,6 +68,23 @@ double tu_rel_err(const float *got, const double *ref, size_t n, double floor)
     return max_diff / max_ref;
 }
 
+double tu_matmul_ref(const float *a, const float *b, int64_t m, int64_t k, int64_t n, double *ref)
+{
+    double scale = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double sum = 0, abs_sum = 0;
+            for (int64_t p = 0; p < k; p++) {
+                double t = (double)a[i * k + p] * b[p * n + j];
+                sum += t;
+                abs_sum += fabs(t);
+            }
+            ref[i * n + j] = sum;
+            scale = abs_sum > scale ? abs_sum : scale;
+        }
+    return scale;
+}
+
 double tu_rel_diff(const float *a, const float *b, size_t n)
 {
     double diff = 0, scale = 1e-30;

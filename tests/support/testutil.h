@@ -22,6 +22,11 @@ float *tu_random_floats(uint64_t *state, size_t n, double lo, double hi);
  * INFINITY, which fails any bound, when got is NaN or infinite where the
  * reference is finite, when n is 0 (a check of nothing) or floor <= 0. */
 double tu_rel_err(const float *got, const double *ref, size_t n, double floor);
+/* ref [m, n] = a [m, k] b [k, n] in float64 (row-major); returns the
+ * bound's scale, max_ij sum_p |a_ip b_pj| (a GEMM's rounding grows with
+ * it; 0 for empty products). Makes no check calls: children outside the
+ * runner use it too. */
+double tu_matmul_ref(const float *a, const float *b, int64_t m, int64_t k, int64_t n, double *ref);
 /* max |a - b| / max |b| (two float32 results of the same computation, e.g.
  * parameters trained two ways); INFINITY when either holds a NaN or an
  * infinity, or n is 0. */
