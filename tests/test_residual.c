@@ -126,16 +126,24 @@ static clrt_tensor *upload64(const double *d, size_t n, int ndim, const int64_t 
 }
 
 /* Checks clrt's gradient `got` of tensor v (n values) against central
- * differences of the reference loss, on up to 40 coordinates. */
+ * differences of the reference loss, on up to 40 coordinates. A coordinate
+ * whose differences at steps 1e-4 and 5e-5 disagree has a ReLU's kink
+ * within the step (seed 1882790872245023 gave 0.0761 on one): there the
+ * difference is no derivative, and the coordinate is left out. */
 static void check_grad(const char *what, block_ref *b, double *v, size_t n, const float *got)
 {
-    size_t step = n > 40 ? n / 40 : 1, used = 0;
+    size_t step = n > 40 ? n / 40 : 1, used = 0, tried = 0;
     double *fd = malloc(n * sizeof *fd);
     float *g = malloc(n * sizeof *g);
-    for (size_t i = 0; i < n; i += step, used++) {
-        fd[used] = ref_fd(ref_loss, b, v, i, 1e-4);
-        g[used] = got[i];
+    for (size_t i = 0; i < n; i += step, tried++) {
+        double wide = ref_fd(ref_loss, b, v, i, 1e-4), narrow = ref_fd(ref_loss, b, v, i, 5e-5);
+        if (fabs(wide - narrow) > 1e-4 * fmax(fabs(wide), 1e-2))
+            continue;
+        fd[used] = wide;
+        g[used++] = got[i];
     }
+    ck_assert_msg(used * 4 >= tried * 3, "%s: %zu of %zu coordinates near a kink", what,
+                  tried - used, tried);
     double err = tu_rel_err(g, fd, used, 1e-2);
     ck_assert_msg(err <= FD_TOL, "%s: rel err %.3g vs finite differences", what, err);
     free(fd);
