@@ -631,11 +631,24 @@ START_TEST(test_internal_bad_args)
 }
 END_TEST
 
+/* With TEST_GEMM_RESTART set: restarts as clrt's programs do, then prints
+ * the pool's size and the OPENBLAS_THREAD_TIMEOUT it loaded with. */
+static int restart_child_main(char **argv)
+{
+    if (clrt_host_blas_restart(argv) != 0)
+        return 1;
+    const char *timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
+    printf("pool %d timeout %s\n", clrt_host_blas().pool_threads, timeout ? timeout : "unset");
+    return 0;
+}
+
 /* One product on the CPU device, without the restart: prints "better X"
  * (or "better none") on stdout, and OpenBLAS's kernels warning, if due, on
  * stderr. */
-static int child_main(void)
+static int child_main(char **argv)
 {
+    if (getenv("TEST_GEMM_RESTART"))
+        return restart_child_main(argv);
     int64_t s[2] = {8, 8};
     clrt_device *d = clrt_cpu();
     clrt_tensor *a = d ? clrt_full(d, CLRT_F32, 2, s, 1.0) : NULL;
@@ -704,6 +717,38 @@ START_TEST(test_host_blas_core)
 }
 END_TEST
 
+/* The restart shortens how long OpenBLAS's idle pool threads spin (2^18
+ * TSC ticks, not its 2^28) where it runs a pool of its own, and leaves a
+ * value the user set, or a serial build, alone; it restarts once. */
+START_TEST(test_host_blas_restart_timeout)
+{
+    if (!CLRT_TEST_HAVE_HOST_BLAS) {
+        tu_skip("test_host_blas_restart_timeout: clrt was built without a host BLAS");
+        return;
+    }
+    static char out[4096];
+    int pool = 0;
+    char timeout[16] = "";
+    const char *two[] = {"TEST_GEMM_RESTART=1", "OPENBLAS_NUM_THREADS=2", "OPENBLAS_THREAD_TIMEOUT",
+                         NULL};
+    int status = tu_run_child(two, 60, out, sizeof out);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: %s", out);
+    const char *line = strstr(out, "pool ");
+    ck_assert_msg(line && sscanf(line, "pool %d timeout %15s", &pool, timeout) == 2, "%s", out);
+    if (pool > 1)
+        ck_assert_msg(strcmp(timeout, "18") == 0, "a pool of %d threads restarted with timeout %s",
+                      pool, timeout);
+    else
+        ck_assert_msg(strcmp(timeout, "unset") == 0, "no pool, but timeout %s", timeout);
+    const char *mine[] = {"TEST_GEMM_RESTART=1", "OPENBLAS_NUM_THREADS=2",
+                          "OPENBLAS_THREAD_TIMEOUT=25", NULL};
+    status = tu_run_child(mine, 60, out, sizeof out);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: %s", out);
+    ck_assert_msg(strstr(out, "timeout 25\n"),
+                  "the user's OPENBLAS_THREAD_TIMEOUT was not kept: %s", out);
+}
+END_TEST
+
 /* A host GEMM whose native command is handed buffer addresses other than
  * the recorded ones cannot run on them, and must not read as done: the
  * result's read, the device's synchronize and the next GEMM all fail,
@@ -762,6 +807,7 @@ static Suite *gemm_suite(void)
     tcase_add_checked_fixture(host, setup, NULL);
     tcase_set_timeout(host, 300);
     tcase_add_test(host, test_host_blas_core);
+    tcase_add_test(host, test_host_blas_restart_timeout);
     tcase_add_test(host, test_host_gemm_not_run_is_reported);
     suite_add_tcase(s, host);
     TCase *bad = tcase_create("errors");
@@ -779,7 +825,7 @@ static Suite *gemm_suite(void)
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "child") == 0)
-        return child_main();
+        return child_main(argv);
     if (clrt_host_blas_restart(argv) != 0)
         return 1;
     return tu_run(gemm_suite());

@@ -106,6 +106,8 @@ static void print_host_blas(const clrt_device_info *infos, int n)
     if (!used || !b.core)
         return;
     printf("\nhost BLAS: OpenBLAS, %s kernels", b.core);
+    if (b.pool_threads > 0)
+        printf(", %d threads", b.pool_threads);
     if (b.better_core)
         printf(" (this CPU runs %s's several times faster: set OPENBLAS_CORETYPE=%s)",
                b.better_core, b.better_core);
@@ -208,7 +210,7 @@ static void print_json(const clrt_device_info *infos, int n, const char *error)
             json_string(b.better_core);
         else
             printf("null");
-        printf("}");
+        printf(", \"pool_threads\": %d}", b.pool_threads);
     }
     printf("\n}\n");
 }

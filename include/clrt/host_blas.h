@@ -7,7 +7,8 @@
  * the environment before the process starts overrides the choice. clrt
  * says so once, on stderr, at the first GEMM that would run on the slow
  * kernels; its programs restart themselves with the variable set
- * (clrt_host_blas_restart). Nothing here allocates; the strings are
+ * (clrt_host_blas_restart), which also shortens how long OpenBLAS's idle
+ * threads spin after a product. Nothing here allocates; the strings are
  * static. */
 #ifndef CLRT_HOST_BLAS_H
 #define CLRT_HOST_BLAS_H
@@ -23,16 +24,22 @@ typedef struct {
                                 NULL without a host BLAS */
     const char *better_core; /* an OPENBLAS_CORETYPE value whose kernels this CPU
                                 runs and which beat `core` by far; NULL when none */
+    int pool_threads;        /* threads in OpenBLAS's own pool (it spins them between
+                                products); 0 for a serial or OpenMP build, or none */
 } clrt_host_blas_info;
 
 CLRT_API clrt_host_blas_info clrt_host_blas(void);
 
-/* For main(), before anything else runs: when OPENBLAS_CORETYPE is unset
- * and clrt_host_blas().better_core is not NULL, sets the variable to it
- * and re-executes the program (/proc/self/exe) with the same argv, so that
- * OpenBLAS loads again with the better kernels. Returns only when it did
- * nothing (not needed, already done, or no /proc/self/exe): then 0, or -1
- * when the exec failed. Not for programs that have started threads. */
+/* For main(), before anything else runs: re-executes the program
+ * (/proc/self/exe) with the same argv so that OpenBLAS loads again with
+ * two variables set, each only where the environment leaves it unset:
+ * OPENBLAS_CORETYPE=clrt_host_blas().better_core when that is not NULL, and
+ * OPENBLAS_THREAD_TIMEOUT=18 when OpenBLAS runs its own threads (its idle
+ * threads then spin about 0.1 ms after a product instead of about 0.1 s,
+ * so the OpenCL kernels that follow a host GEMM on a CPU device get the
+ * cores). Returns only when it did nothing (not needed, already done, or no
+ * /proc/self/exe): then 0, or -1 when the exec failed. Not for programs
+ * that have started threads. */
 CLRT_API int clrt_host_blas_restart(char *const argv[]);
 
 #ifdef __cplusplus
