@@ -123,6 +123,8 @@ cmake_ok() { # a cmake of version 3.25 or later
   [[ -n $v ]] && printf '3.25\n%s\n' "$v" | sort -V -C
 }
 cmake_bin=
+# Candidates, each probed (`|| true`: a missing one is an empty string, which
+# the loops below skip); none that works is a failure with its reason.
 py_bin=$(python3 -c 'import sys, os; print(os.path.dirname(sys.executable))' 2>/dev/null || true)
 py_cmake=$(python3 -c 'import cmake, os; print(os.path.join(cmake.CMAKE_BIN_DIR, "cmake"))' \
              2>/dev/null || true)

@@ -56,24 +56,38 @@ clrt_host_blas_info clrt_host_blas(void)
  * back-to-back products. */
 #define THREAD_TIMEOUT "18"
 
+typedef struct {
+    const char *name, *value;
+} env_var;
+
+/* Unsets the first n of vars (a restart that could not happen leaves the
+ * environment as it found it). */
+static void unset_vars(const env_var *vars, int n)
+{
+    for (int i = 0; i < n; i++)
+        unsetenv(vars[i].name);
+}
+
 int clrt_host_blas_restart(char *const argv[])
 {
     if (!argv || !argv[0] || access("/proc/self/exe", X_OK) != 0)
         return 0;
     clrt_host_blas_info b = clrt_host_blas();
-    const char *better = b.better_core;
-    int set_core = better && !getenv("OPENBLAS_CORETYPE");
-    int set_timeout = b.pool_threads > 1 && !getenv("OPENBLAS_THREAD_TIMEOUT");
-    if (!set_core && !set_timeout)
+    env_var vars[2]; /* those the environment leaves unset */
+    int n = 0;
+    if (b.better_core && !getenv("OPENBLAS_CORETYPE"))
+        vars[n++] = (env_var){"OPENBLAS_CORETYPE", b.better_core};
+    if (b.pool_threads > 1 && !getenv("OPENBLAS_THREAD_TIMEOUT"))
+        vars[n++] = (env_var){"OPENBLAS_THREAD_TIMEOUT", THREAD_TIMEOUT};
+    if (n == 0)
         return 0;
-    if ((set_core && setenv("OPENBLAS_CORETYPE", better, 1) != 0) ||
-        (set_timeout && setenv("OPENBLAS_THREAD_TIMEOUT", THREAD_TIMEOUT, 1) != 0))
-        return -1;
+    for (int i = 0; i < n; i++)
+        if (setenv(vars[i].name, vars[i].value, 1) != 0) {
+            unset_vars(vars, i);
+            return -1;
+        }
     execv("/proc/self/exe", argv);
-    if (set_core) /* the exec failed: leave things as they were */
-        unsetenv("OPENBLAS_CORETYPE");
-    if (set_timeout)
-        unsetenv("OPENBLAS_THREAD_TIMEOUT");
+    unset_vars(vars, n);
     return -1;
 }
 
