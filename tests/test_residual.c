@@ -142,8 +142,12 @@ static void check_grad(const char *what, block_ref *b, double *v, size_t n, cons
         fd[used] = wide;
         g[used++] = got[i];
     }
-    ck_assert_msg(used * 4 >= tried * 3, "%s: %zu of %zu coordinates near a kink", what,
-                  tried - used, tried);
+    /* Which coordinates are left out depends on the float64 reference
+     * alone, so it hides no error of clrt's; the rule keeps the check from
+     * emptying. Half, not a quarter: with 9 coordinates one output near a
+     * kink can take 3 of them (about 5e-4 of seeds). */
+    ck_assert_msg(used * 2 >= tried, "%s: %zu of %zu coordinates near a kink", what, tried - used,
+                  tried);
     double err = tu_rel_err(g, fd, used, 1e-2);
     ck_assert_msg(err <= FD_TOL, "%s: rel err %.3g vs finite differences", what, err);
     free(fd);
