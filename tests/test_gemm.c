@@ -13,7 +13,9 @@
 #include "testutil.h"
 
 #include "clrt_test_gemm_config.h"
+#include "runtime/device/command_internal.h"
 #include "runtime/device/host_ptr_internal.h"
+#include "runtime/device/idle_internal.h"
 #include "runtime/ops/gemm/gemm_internal.h"
 
 #include <float.h>
@@ -413,7 +415,7 @@ START_TEST(test_never_blocks)
     cl_int err;
     cl_event gate = clCreateUserEvent(d->ctx, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
-    ck_assert_int_eq(clEnqueueBarrierWithWaitList(d->queue, 1, &gate, NULL), CL_SUCCESS);
+    TU_OK(clrt__barrier(d, CLRT__COMPUTE, gate, "test gate")); /* seen as queued work */
     clrt_tensor *c = TU_NONNULL(clrt_matmul(a, b));
     TU_OK(clrt_gemm(c, CLRT_TRANS, CLRT_TRANS, 0.5f, a, b, 0.5f));
     cl_int state = 0;
@@ -749,6 +751,68 @@ START_TEST(test_host_blas_restart_timeout)
 }
 END_TEST
 
+/* Host GEMM on an idle device whose operands' addresses are known runs on
+ * the calling thread: C's memory holds the product as the call returns,
+ * without any wait. Behind queued work it is enqueued instead: C's memory is
+ * untouched (still NaN) until that work is done, then right. */
+static void check_memory(const float *got, const double *ref, size_t n, double scale,
+                         const char *what)
+{
+    double err = tu_rel_err(got, ref, n, scale > 0 ? scale : 1.0), bound = 7 * FLT_EPSILON;
+    ck_assert_msg(err <= bound, "%s: relative error %.3g > bound %.3g", what, err, bound);
+}
+
+static void poison(float *mem, int n)
+{
+    for (int i = 0; i < n; i++)
+        mem[i] = NAN;
+}
+
+START_TEST(test_host_gemm_on_calling_thread_when_idle)
+{
+    clrt_device *d = tu_device();
+    clrt_device_info info;
+    TU_OK(clrt_device_info_get(d, &info));
+    TU_OK(clrt__device_open(d));
+    if (info.gemm_path != CLRT_GEMM_HOST_BLAS || clrt__devices_opened() != 1) {
+        tu_skip("test_host_gemm_on_calling_thread_when_idle: needs the host BLAS path and a "
+                "single open device");
+        return;
+    }
+    enum { N = 5, NN = N * N };
+    int64_t s[2] = {N, N};
+    gemm_case g = {0, 0, N, N, N, 0, 0, 1.0f, 0.0f};
+    float *ha = tu_random_floats(&rng, NN, -1, 1), *hb = tu_random_floats(&rng, NN, -1, 1);
+    double ref[NN];
+    double scale = reference(&g, ha, hb, NULL, ref);
+    clrt_tensor *a = upload(ha, 2, s), *b = upload(hb, 2, s), *c = TU_NONNULL(clrt_matmul(a, b));
+    TU_OK(clrt_device_synchronize(d));
+    float *mem = clrt__host_ptr_lookup(clrt__mem(c));
+    ck_assert_ptr_nonnull(mem); /* recorded by the first GEMM */
+    poison(mem, NN); /* the device is idle: nothing else touches C */
+    TU_OK(clrt_matmul_out(c, a, b));
+    check_memory(mem, ref, NN, scale, "idle device, no wait");
+
+    cl_int err;
+    cl_event gate = clCreateUserEvent(d->ctx, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    poison(mem, NN);
+    TU_OK(clrt__barrier(d, CLRT__COMPUTE, gate, "test gate"));
+    TU_OK(clrt_matmul_out(c, a, b));
+    for (int i = 0; i < NN; i++)
+        ck_assert_msg(isnan(mem[i]), "a GEMM behind queued work ran before it");
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    clReleaseEvent(gate);
+    TU_OK(clrt_device_synchronize(d));
+    check_memory(mem, ref, NN, scale, "behind queued work, after it");
+    clrt_tensor_release(a);
+    clrt_tensor_release(b);
+    clrt_tensor_release(c);
+    free(ha);
+    free(hb);
+}
+END_TEST
+
 /* A host GEMM whose native command is handed buffer addresses other than
  * the recorded ones cannot run on them, and must not read as done: the
  * result's read, the device's synchronize and the next GEMM all fail,
@@ -770,7 +834,15 @@ START_TEST(test_host_gemm_not_run_is_reported)
     clrt_tensor *c = TU_NONNULL(clrt_matmul(a, b));
     TU_OK(clrt_to_host(c, got, sizeof got)); /* every address recorded */
     clrt__host_ptr_record(clrt__mem(a), decoy);
+    /* Queued work ahead keeps the GEMM off the calling thread (gemm_host.c):
+     * only a queued GEMM sees the addresses the driver hands over. */
+    cl_int err;
+    cl_event gate = clCreateUserEvent(d->ctx, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    TU_OK(clrt__barrier(d, CLRT__COMPUTE, gate, "test gate"));
     TU_OK(clrt_gemm(c, CLRT_NO_TRANS, CLRT_NO_TRANS, 1.0f, a, b, 0.0f)); /* only enqueued */
+    ck_assert_int_eq(clSetUserEventStatus(gate, CL_COMPLETE), CL_SUCCESS);
+    clReleaseEvent(gate);
     ck_assert_int_eq(clrt_to_host(c, got, sizeof got), CLRT_EOPENCL);
     tu_assert_error(CLRT_EOPENCL, "lost queued work", "host BLAS GEMM was not run", NULL);
     ck_assert_int_eq(clrt_device_synchronize(d), CLRT_EOPENCL);
@@ -808,6 +880,7 @@ static Suite *gemm_suite(void)
     tcase_set_timeout(host, 300);
     tcase_add_test(host, test_host_blas_core);
     tcase_add_test(host, test_host_blas_restart_timeout);
+    tcase_add_test(host, test_host_gemm_on_calling_thread_when_idle);
     tcase_add_test(host, test_host_gemm_not_run_is_reported);
     suite_add_tcase(s, host);
     TCase *bad = tcase_create("errors");

@@ -3,6 +3,7 @@
 #include "runtime/device/command_internal.h"
 #include "runtime/core/clock_internal.h"
 #include "runtime/device/host_ptr_internal.h"
+#include "runtime/device/idle_internal.h"
 #include "runtime/device/wait_internal.h"
 
 #include <stdio.h>
@@ -22,12 +23,13 @@ static clrt_status fail_call(cl_int err, const char *call, const char *what)
     return clrt__fail_cl(err, msg);
 }
 
-/* Records the command behind ev (NULL when no trace records) under `what`
- * and maps err. */
+/* Hands the command behind ev (NULL when nobody wants it) to the idle
+ * tracking and the trace, under `what`, and maps err. */
 static clrt_status done_cmd(clrt_device *d, cl_command_queue q, cl_int err, cl_event ev,
                             clrt__trace_kind kind, const char *call, const char *what)
 {
-    clrt__trace_command(d, q, err == CL_SUCCESS ? ev : NULL, kind, what);
+    if (clrt__cmd_enqueued(d, q, err == CL_SUCCESS ? ev : NULL))
+        clrt__trace_command(d, q, ev, kind, what);
     return err == CL_SUCCESS ? CLRT_OK : fail_call(err, call, what);
 }
 
@@ -38,7 +40,7 @@ clrt_status clrt__fill_buffer(clrt_device *d, cl_mem m, const void *pattern, siz
         return CLRT_OK;
     cl_event ev;
     cl_int err = clEnqueueFillBuffer(d->queue, m, pattern, psize, off, bytes, 0, NULL,
-                                     clrt__trace_slot(&ev));
+                                     clrt__cmd_slot(d, &ev));
     return done_cmd(d, d->queue, err, ev, CLRT__TRACE_COPY, "clEnqueueFillBuffer", what);
 }
 
@@ -49,15 +51,15 @@ clrt_status clrt__copy_buffer(clrt_device *d, cl_mem src, size_t src_off, cl_mem
         return CLRT_OK;
     cl_event ev;
     cl_int err = clEnqueueCopyBuffer(d->queue, src, dst, src_off, dst_off, bytes, 0, NULL,
-                                     clrt__trace_slot(&ev));
+                                     clrt__cmd_slot(d, &ev));
     return done_cmd(d, d->queue, err, ev, CLRT__TRACE_COPY, "clEnqueueCopyBuffer", what);
 }
 
 /* The event argument of a command whose event the caller may keep (done)
- * or that a trace may want. */
-static cl_event *event_arg(cl_event *done, cl_event *ev)
+ * or that the idle tracking or a trace may want. */
+static cl_event *event_arg(const clrt_device *d, cl_event *done, cl_event *ev)
 {
-    return done ? done : clrt__trace_slot(ev);
+    return done ? done : clrt__cmd_slot(d, ev);
 }
 
 /* Hands a command's event to the trace (a reference of its own when the
@@ -70,9 +72,10 @@ static clrt_status done_kept(clrt_device *d, cl_command_queue q, cl_int err, cl_
             *done = NULL;
         return fail_call(err, call, what);
     }
-    if (done)
+    if (done) {
+        clrt__cmd_enqueued_kept(d, q, ev);
         clrt__trace_keep(d, q, ev, CLRT__TRACE_COPY, what);
-    else
+    } else if (clrt__cmd_enqueued(d, q, ev))
         clrt__trace_command(d, q, ev, CLRT__TRACE_COPY, what);
     return CLRT_OK;
 }
@@ -84,7 +87,7 @@ clrt_status clrt__write_buffer(clrt_device *d, clrt__queue_id qid, cl_mem m, siz
     cl_command_queue q = queue_of(d, qid);
     if (!q)
         return clrt_last_status();
-    cl_event ev = NULL, *evp = event_arg(done, &ev);
+    cl_event ev = NULL, *evp = event_arg(d, done, &ev);
     cl_int err = clEnqueueWriteBuffer(q, m, CL_FALSE, off, bytes, host, after ? 1 : 0,
                                       after ? &after : NULL, evp);
     return done_kept(d, q, err, evp ? *evp : NULL, done, "clEnqueueWriteBuffer", what);
@@ -93,7 +96,7 @@ clrt_status clrt__write_buffer(clrt_device *d, clrt__queue_id qid, cl_mem m, siz
 clrt_status clrt__read_buffer(clrt_device *d, cl_mem m, size_t off, size_t bytes, void *host,
                               cl_event *done, const char *what)
 {
-    cl_event ev = NULL, *evp = event_arg(done, &ev);
+    cl_event ev = NULL, *evp = event_arg(d, done, &ev);
     cl_int err = clEnqueueReadBuffer(d->queue, m, CL_FALSE, off, bytes, host, 0, NULL, evp);
     return done_kept(d, d->queue, err, evp ? *evp : NULL, done, "clEnqueueReadBuffer", what);
 }
@@ -176,6 +179,7 @@ void *clrt__map_wait(clrt_device *d, clrt__queue_id qid, cl_mem m, size_t bytes,
         fail_call(err, "clEnqueueMapBuffer", what);
         return NULL;
     }
+    clrt__cmd_enqueued_kept(d, q, ev);
     clrt__trace_keep(d, q, ev, CLRT__TRACE_COPY, what);
     clrt_status st = clrt__event_wait(d, qid, ev, 0, what);
     clrt__event_release(ev);
@@ -192,7 +196,7 @@ clrt_status clrt__unmap(clrt_device *d, clrt__queue_id qid, cl_mem m, void *p, c
     if (!q)
         return clrt_last_status();
     cl_event ev;
-    cl_int err = clEnqueueUnmapMemObject(q, m, p, 0, NULL, clrt__trace_slot(&ev));
+    cl_int err = clEnqueueUnmapMemObject(q, m, p, 0, NULL, clrt__cmd_slot(d, &ev));
     clrt_status st = done_cmd(d, q, err, ev, CLRT__TRACE_COPY, "clEnqueueUnmapMemObject", what);
     return st == CLRT_OK ? clrt__flush(d, qid, what) : st;
 }
@@ -204,6 +208,8 @@ clrt_status clrt__marker(clrt_device *d, clrt__queue_id qid, cl_event *ev, const
     if (!q)
         return clrt_last_status();
     cl_int err = clEnqueueMarkerWithWaitList(q, 0, NULL, ev);
+    if (err == CL_SUCCESS)
+        clrt__cmd_enqueued_kept(d, q, *ev);
     return err == CL_SUCCESS ? CLRT_OK : fail_call(err, "clEnqueueMarkerWithWaitList", what);
 }
 
@@ -212,7 +218,10 @@ clrt_status clrt__barrier(clrt_device *d, clrt__queue_id qid, cl_event after, co
     cl_command_queue q = queue_of(d, qid);
     if (!q)
         return clrt_last_status();
-    cl_int err = clEnqueueBarrierWithWaitList(q, 1, &after, NULL);
+    cl_event ev;
+    cl_int err = clEnqueueBarrierWithWaitList(q, 1, &after, clrt__cmd_slot(d, &ev));
+    if (err == CL_SUCCESS && clrt__cmd_enqueued(d, q, ev))
+        clReleaseEvent(ev); /* a barrier is not traced */
     return err == CL_SUCCESS ? CLRT_OK : fail_call(err, "clEnqueueBarrierWithWaitList", what);
 }
 
@@ -247,7 +256,7 @@ clrt_status clrt__native(clrt_device *d, void(CL_CALLBACK *fn)(void *), const vo
 {
     cl_event ev;
     cl_int err = clEnqueueNativeKernel(d->queue, fn, (void *)args, args_size, n_mems, mems, locs, 0,
-                                       NULL, clrt__trace_slot(&ev));
+                                       NULL, clrt__cmd_slot(d, &ev));
     return done_cmd(d, d->queue, err, ev, kind, "clEnqueueNativeKernel", name);
 }
 

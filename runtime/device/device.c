@@ -267,6 +267,7 @@ static void enumerate(void)
         clrt_device *d = &devices[i];
         pthread_mutex_init(&d->lock, NULL);
         pthread_mutex_init(&d->launch_lock, NULL);
+        pthread_mutex_init(&d->last_lock, NULL);
         set_budget(d);
         if (i < n_gpus)
             snprintf(d->info.name, sizeof d->info.name, "gpu:%d", i);

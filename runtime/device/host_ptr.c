@@ -8,7 +8,7 @@
  * collision only evicts, costing a rediscovery. Enqueueing the recording
  * command is here; waiting for it is the caller's (command.c). */
 #include "runtime/device/host_ptr_internal.h"
-#include "runtime/device/profiler/trace_record_internal.h"
+#include "runtime/device/idle_internal.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -96,9 +96,9 @@ clrt_status clrt__host_ptr_enqueue_record(clrt_device *d, cl_mem m, void **out)
     const void *loc = &r.mem;
     cl_event ev;
     cl_int err = clEnqueueNativeKernel(d->queue, record, &r, sizeof r, 1, &m, &loc, 0, NULL,
-                                       clrt__trace_slot(&ev));
-    clrt__trace_command(d, d->queue, err == CL_SUCCESS ? ev : NULL, CLRT__TRACE_NATIVE,
-                        "host address of a buffer");
+                                       clrt__cmd_slot(d, &ev));
+    if (clrt__cmd_enqueued(d, d->queue, err == CL_SUCCESS ? ev : NULL))
+        clrt__trace_command(d, d->queue, ev, CLRT__TRACE_NATIVE, "host address of a buffer");
     return err == CL_SUCCESS
                ? CLRT_OK
                : clrt__fail_cl(err, "recording a buffer's host address (clEnqueueNativeKernel)");

@@ -1,7 +1,7 @@
 /* Kernel launches: argument setting and work sizes from device and kernel
  * queries (launch_internal.h). */
 #include "runtime/device/launch_internal.h"
-#include "runtime/device/profiler/trace_record_internal.h"
+#include "runtime/device/idle_internal.h"
 
 #include <stdio.h>
 
@@ -58,9 +58,9 @@ static clrt_status launch_at(clrt_device *d, cl_kernel k, cl_uint dims, const si
             return CLRT_OK; /* nothing to do: an empty tensor */
     cl_event ev;
     cl_int err = clEnqueueNDRangeKernel(d->queue, k, dims, offset, global, local, 0, NULL,
-                                        clrt__trace_slot(&ev));
+                                        clrt__cmd_slot(d, &ev));
     char name[128];
-    if (ev)
+    if (clrt__cmd_enqueued(d, d->queue, err == CL_SUCCESS ? ev : NULL))
         clrt__trace_command(d, d->queue, ev, CLRT__TRACE_KERNEL, kernel_name(k, name, sizeof name));
     if (err != CL_SUCCESS) {
         clrt_status st = clrt__fail_cl(err, "clEnqueueNDRangeKernel");

@@ -2,8 +2,14 @@
  * profiling when a profiler trace starts or stops, and waited for by
  * clrt_device_synchronize. */
 #include "runtime/device/device_internal.h"
+#include "runtime/device/host_ptr_internal.h"
+#include "runtime/device/idle_internal.h"
 #include "runtime/device/profiler/trace_record_internal.h"
 #include "runtime/device/wait_internal.h"
+
+static atomic_int n_opened;
+
+int clrt__devices_opened(void) { return atomic_load(&n_opened); }
 
 static cl_command_queue new_queue(clrt_device *d, cl_int *err)
 {
@@ -32,7 +38,9 @@ clrt_status clrt__device_open(clrt_device *d)
         d->ctx = NULL;
         goto done;
     }
+    d->track_idle = clrt__device_host_addressable(d);
     d->opened = 1;
+    atomic_fetch_add(&n_opened, 1);
 done:
     pthread_mutex_unlock(&d->lock);
     return st;

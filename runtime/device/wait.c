@@ -1,6 +1,7 @@
 /* Waiting for queued work with a flush, sleeps and polls, never a spin
  * (wait_internal.h). */
 #include "runtime/device/wait_internal.h"
+#include "runtime/device/idle_internal.h"
 #include "runtime/core/clock_internal.h"
 #include "runtime/device/profiler/trace_record_internal.h"
 
@@ -88,6 +89,8 @@ static clrt_status drain(cl_command_queue q)
 
 clrt_status clrt__device_drain(clrt_device *d)
 {
+    if (clrt__device_idle(d)) /* nothing to wait for, not even a marker */
+        return clrt__device_lost(d);
     pthread_mutex_lock(&d->lock);
     cl_command_queue copy = d->copy_queue;
     pthread_mutex_unlock(&d->lock);

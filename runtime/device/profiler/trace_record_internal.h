@@ -23,14 +23,6 @@ static inline int clrt__trace_on(void)
     return atomic_load_explicit(&clrt__tracing, memory_order_relaxed);
 }
 
-/* The event argument an enqueue passes: ev (cleared) while a trace
- * records, else NULL, so an untraced enqueue makes no event. */
-static inline cl_event *clrt__trace_slot(cl_event *ev)
-{
-    *ev = NULL;
-    return clrt__trace_on() ? ev : NULL;
-}
-
 /* Records the commands enqueued between two events as one span, from
  * begin's end (a marker enqueued before them; NULL: from end's start) to
  * end's end (NULL: nothing), taking both references: for CLBlast, whose

@@ -3,6 +3,7 @@
  * device handed over at its first GEMM (gemm_clblast_tuning.c). */
 #include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/device/command_internal.h"
+#include "runtime/device/idle_internal.h"
 
 #include <clblast_c.h>
 
@@ -63,10 +64,10 @@ static clrt_status scale_run(clrt_device *d, const clrt__gemm_args *g, size_t of
     cl_event ev;
     pthread_mutex_lock(&clrt__clblast_lock);
     CLBlastStatusCode s =
-        CLBlastSscal(len, g->beta, g->c, off, 1, &d->queue, clrt__trace_slot(&ev));
+        CLBlastSscal(len, g->beta, g->c, off, 1, &d->queue, clrt__cmd_slot(d, &ev));
     pthread_mutex_unlock(&clrt__clblast_lock);
-    clrt__trace_command(d, d->queue, s == CLBlastSuccess ? ev : NULL, CLRT__TRACE_GEMM,
-                        "clblast_sscal");
+    if (clrt__cmd_enqueued(d, d->queue, s == CLBlastSuccess ? ev : NULL))
+        clrt__trace_command(d, d->queue, ev, CLRT__TRACE_GEMM, "clblast_sscal");
     return s == CLBlastSuccess ? CLRT_OK : clblast_fail(d, g, "CLBlast SSCAL", s);
 }
 
@@ -118,9 +119,12 @@ clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
         return stored;
     }
     cl_event before = clrt__span_begin(d);
-    CLBlastStatusCode s = sgemm(d, g, clrt__trace_slot(&ev));
+    CLBlastStatusCode s = sgemm(d, g, clrt__cmd_slot(d, &ev));
     pthread_mutex_unlock(&clrt__clblast_lock);
-    clrt__trace_span(d, d->queue, before, s == CLBlastSuccess ? ev : NULL, CLRT__TRACE_GEMM,
-                     g->batch == 1 ? "clblast_sgemm" : "clblast_sgemm_strided_batched");
+    if (clrt__cmd_enqueued(d, d->queue, s == CLBlastSuccess ? ev : NULL))
+        clrt__trace_span(d, d->queue, before, ev, CLRT__TRACE_GEMM,
+                         g->batch == 1 ? "clblast_sgemm" : "clblast_sgemm_strided_batched");
+    else
+        clrt__event_release(before);
     return s == CLBlastSuccess ? CLRT_OK : clblast_fail(d, g, "CLBlast SGEMM", s);
 }

@@ -5,6 +5,13 @@
  * keeps its own thread pool, so one GEMM uses every core
  * (OPENBLAS_NUM_THREADS caps it).
  *
+ * When the device has finished everything queued (device/idle.c) and is
+ * the process's only open device, the GEMM runs on the calling thread
+ * instead: there is nothing to wait for, and on PoCL a native command costs
+ * a worker hand-off (futex wake-ups, a second worker woken beside
+ * OpenBLAS's threads) that halved the speed of back-to-back 128x128
+ * products (BENCHMARKS.md). Behind queued work it is enqueued as before.
+ *
  * A native kernel gets host pointers for the cl_mem handles in its argument
  * block, but PoCL 3.1 sorts and de-duplicates mem_list without permuting
  * args_mem_loc, so with two or more buffers the pointers can land in the
@@ -26,7 +33,9 @@
 
 #ifdef CLRT_HAVE_HOST_BLAS
 
+#include "runtime/core/clock_internal.h"
 #include "runtime/device/command_internal.h"
+#include "runtime/device/idle_internal.h"
 #include "runtime/device/wait_internal.h"
 
 #include <cblas.h>
@@ -217,6 +226,24 @@ static clrt_status check_host_args(clrt_device *d, const clrt__gemm_args *g)
     return CLRT_OK;
 }
 
+/* Whether the GEMM may run on the calling thread now: every operand's
+ * address is known, d has finished all its queued work (so nothing queued
+ * still reads or writes them), and d is the only device this process has
+ * opened: a thread that drives several devices must not stop feeding the
+ * others while it multiplies for one. */
+static int may_run_here(clrt_device *d, int n_unknown)
+{
+    return n_unknown == 0 && clrt__devices_opened() == 1 && clrt__device_idle(d);
+}
+
+static void run_here(host_gemm_job *j)
+{
+    long long t0 = clrt__trace_on() ? clrt__now_ns() : 0;
+    run_gemm(j);
+    clrt__trace_host(CLRT__TRACE_GEMM, "host_blas_sgemm (calling thread)", t0);
+    free(j);
+}
+
 clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
 {
     cl_mem mems[N_OPS];
@@ -236,6 +263,10 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
         free(j);
         return CLRT_EOPENCL; /* message set by clrt__host_ptr_track */
     }
+    if (may_run_here(d, n_unknown)) {
+        run_here(j);
+        return CLRT_OK;
+    }
     int n_steps = n_unknown + 1;
     atomic_init(&j->pending, n_steps);
     for (int s = 0; s < n_steps; s++) {
@@ -254,6 +285,24 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
 }
 
 #else /* !CLRT_HAVE_HOST_BLAS */
+
+/* Whether the GEMM may run on the calling thread now: every operand's
+ * address is known, d has finished all its queued work (so nothing queued
+ * still reads or writes them), and d is the only device this process has
+ * opened: a thread that drives several devices must not stop feeding the
+ * others while it multiplies for one. */
+static int may_run_here(clrt_device *d, int n_unknown)
+{
+    return n_unknown == 0 && clrt__devices_opened() == 1 && clrt__device_idle(d);
+}
+
+static void run_here(host_gemm_job *j)
+{
+    long long t0 = clrt__trace_on() ? clrt__now_ns() : 0;
+    run_gemm(j);
+    clrt__trace_host(CLRT__TRACE_GEMM, "host_blas_sgemm (calling thread)", t0);
+    free(j);
+}
 
 clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
 {
