@@ -286,24 +286,6 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
 
 #else /* !CLRT_HAVE_HOST_BLAS */
 
-/* Whether the GEMM may run on the calling thread now: every operand's
- * address is known, d has finished all its queued work (so nothing queued
- * still reads or writes them), and d is the only device this process has
- * opened: a thread that drives several devices must not stop feeding the
- * others while it multiplies for one. */
-static int may_run_here(clrt_device *d, int n_unknown)
-{
-    return n_unknown == 0 && clrt__devices_opened() == 1 && clrt__device_idle(d);
-}
-
-static void run_here(host_gemm_job *j)
-{
-    long long t0 = clrt__trace_on() ? clrt__now_ns() : 0;
-    run_gemm(j);
-    clrt__trace_host(CLRT__TRACE_GEMM, "host_blas_sgemm (calling thread)", t0);
-    free(j);
-}
-
 clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
 {
     (void)g;
