@@ -390,29 +390,31 @@ def matmul_paragraph(mm, forced, pocl1):
                     f"{us(at(fr, 128, 'openblas_seconds'))} us directly and {us(at(fr, 128))} us "
                     f"through clrt: **{f128:.2f}x** ({verdict(f128 >= TARGETS['matmul_128'])}).")
     text.append(
-        f"Where the time goes: each clrt GEMM on the CPU device is one OpenCL native-kernel "
-        f"command that a PoCL worker thread runs. At n = 16, where the arithmetic is nothing "
-        f"(OpenBLAS: {us(at(hb, 16, 'openblas_seconds'))} us), a product costs {us(at(hb, 16))} us "
-        f"back to back and {us(at(hb, 16, 'latency_seconds'))} us with a wait for it: about "
-        f"{us(fixed)} us per command is PoCL's (enqueue, waking a worker, event bookkeeping).")
+        f"Where the time goes: a clrt GEMM on the CPU device whose device has finished its queued "
+        f"work, and is the only device the process opened, is cblas_sgemm on the calling thread "
+        f"(gemm_host.c), as these back-to-back products are; behind queued work it is an OpenCL "
+        f"native-kernel command that a PoCL worker thread runs. At n = 16, where the arithmetic "
+        f"is nothing (OpenBLAS: {us(at(hb, 16, 'openblas_seconds'))} us), a product costs "
+        f"{us(at(hb, 16))} us back to back and {us(at(hb, 16, 'latency_seconds'))} us with a "
+        f"wait for it: about {us(fixed)} us per call is clrt's (argument checks, a table lookup "
+        f"per buffer, and the idle check: a clFlush and an event query).")
     rows = fr if at(fr, 128, "native_seconds") else hb
     nat = at(rows, 128, "native_seconds")
     if nat and nat > 0:
         text.append(
-            f"The floor of this design is the \"bare native kernel\" column: the same "
-            f"cblas_sgemm enqueued as a native kernel by plain OpenCL code, without clrt, reaches "
-            f"{at(rows, 128, 'openblas_seconds') / nat:.2f}x at n = 128 against clrt's "
-            f"{at(rows, 128, 'openblas_seconds') / at(rows, 128):.2f}x: clrt's own share (argument "
-            f"checks, a table lookup per buffer; shape strings are no longer formatted with "
-            f"snprintf on every call) is within the noise, and the rest is what OpenBLAS's "
-            f"threads meet inside a PoCL worker on 2 cores.")
+            f"The queued path's floor is the \"bare native kernel\" column: the same cblas_sgemm "
+            f"enqueued as a native kernel by plain OpenCL code, without clrt, reaches "
+            f"{at(rows, 128, 'openblas_seconds') / nat:.2f}x at n = 128 (each command a hand-off "
+            f"to a PoCL worker, which OpenBLAS's threads meet on 2 cores), against clrt's "
+            f"{at(rows, 128, 'openblas_seconds') / at(rows, 128):.2f}x on the calling thread.")
     p1 = matmul_rows(pocl1, "cpu", "host-blas") if pocl1 else []
-    if at(p1, 128):
+    if at(p1, 128, "native_seconds"):
         text.append(f"With one PoCL worker thread instead of two (POCL_MAX_PTHREAD_COUNT=1, same "
                     f"kernels), so that PoCL's second worker no longer wakes beside OpenBLAS's "
-                    f"second thread, the ratio at n = 128 is "
-                    f"{at(p1, 128, 'openblas_seconds') / at(p1, 128):.2f}x; it would cost every "
-                    f"OpenCL kernel half the cores, so clrt does not ask for it.")
+                    f"second thread, the bare native kernel reaches "
+                    f"{at(p1, 128, 'openblas_seconds') / at(p1, 128, 'native_seconds'):.2f}x at "
+                    f"n = 128; it would cost every OpenCL kernel half the cores, so clrt does not "
+                    f"ask for it.")
     text.append("From n = 512 on, the dispatch is noise and clrt runs at OpenBLAS's speed.")
     if mm["openblas_core"] in ("Prescott", "Core2", "Penryn", "Nehalem"):
         text.append(
