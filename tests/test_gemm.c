@@ -789,7 +789,7 @@ START_TEST(test_host_gemm_on_calling_thread_when_idle)
     TU_OK(clrt_device_synchronize(d));
     float *mem = clrt__host_ptr_lookup(clrt__mem(c));
     ck_assert_ptr_nonnull(mem); /* recorded by the first GEMM */
-    poison(mem, NN); /* the device is idle: nothing else touches C */
+    poison(mem, NN);            /* the device is idle: nothing else touches C */
     TU_OK(clrt_matmul_out(c, a, b));
     check_memory(mem, ref, NN, scale, "idle device, no wait");
 

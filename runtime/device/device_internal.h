@@ -33,11 +33,11 @@ struct clrt_device {
     pthread_mutex_t lock;        /* guards opening and the program cache */
     pthread_mutex_t launch_lock; /* held from a kernel's arguments to its enqueue */
     clrt__program *programs;
-    int track_idle;              /* keeps last_cmd (idle_internal.h): set at opening */
-    pthread_mutex_t last_lock;   /* guards last_cmd */
-    cl_event last_cmd;           /* the compute queue's last command, or NULL */
-    atomic_int lost;    /* queued work was lost (command_internal.h) */
-    char lost_why[256]; /* why, once lost is set */
+    int track_idle;            /* keeps last_cmd (idle_internal.h): set at opening */
+    pthread_mutex_t last_lock; /* guards last_cmd */
+    cl_event last_cmd;         /* the compute queue's last command, or NULL */
+    atomic_int lost;           /* queued work was lost (command_internal.h) */
+    char lost_why[256];        /* why, once lost is set */
 };
 
 #define CLRT__MAX_DEVICES 64
