@@ -10,6 +10,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -64,6 +65,25 @@ def tests_results(raw):
     return tests
 
 
+CTEST_LINE = re.compile(r"^\s*\d+/\d+ Test +#\d+: (\S+) \.*\s*(\*{0,3})(Passed|Failed|"
+                        r"Not Run|Skipped|Timeout|Exception|\w+)[^0-9]*([0-9.]+) sec")
+
+
+def tests_from_log(log):
+    """The tests ctest finished before the stage's time limit stopped it
+    (no JUnit file is written then), from its progress lines in the log."""
+    tests = []
+    for line in (log or "").splitlines():
+        m = CTEST_LINE.match(line)
+        if m:
+            word = m.group(3)
+            status = {"Passed": "passed", "Skipped": "skipped", "Not Run": "skipped"}.get(word,
+                                                                                        "failed")
+            tests.append({"name": m.group(1), "status": status, "seconds": float(m.group(4)),
+                          "output": ""})
+    return tests
+
+
 def collect(raw):
     doc = {"generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
            "machine": facts(read(raw, "machine.txt")), "setup": facts(read(raw, "setup.txt")),
@@ -80,6 +100,10 @@ def collect(raw):
     doc["tests"] = {"env": facts(read(raw, "tests-env.txt")),
                     "not_run": [line.split(" ", 1) for line in excluded.splitlines() if line],
                     "results": tests_results(raw)}
+    cut_off = doc["stages"].get("tests", {}).get("status") == "timed out"
+    if doc["tests"]["results"] is None and cut_off:
+        doc["tests"]["results"] = tests_from_log(read(os.path.join(raw, "..", "logs"), "tests.log"))
+        doc["tests"]["cut_off"] = True
     return doc
 
 
@@ -148,11 +172,13 @@ def section_tests(doc):
         return f"## Tests\n\n{res['error']}"
     count = {k: sum(1 for r in res if r["status"] == k) for k in ("passed", "failed", "skipped")}
     env = t.get("env", {})
+    cut = (f" The stage reached its time limit: these are the {len(res)} tests ctest finished "
+           f"before it was stopped, from its log." if t.get("cut_off") else "")
     parts = ["## Tests (`ctest -LE oclgrind`, full size)", "",
              f"On `{env.get('device', '?')}` (CLRT_TEST_DEVICE): **{count['passed']} passed, "
              f"{count['failed']} failed**, {count['skipped']} skipped, {len(t['not_run'])} not run, "
              f"in {sum(r['seconds'] for r in res):.0f} s of test time. Fashion-MNIST: "
-             f"{env.get('fashion_mnist', '?')}."]
+             f"{env.get('fashion_mnist', '?')}.{cut}"]
     if t["not_run"]:
         parts += ["", "Not run here:", ""] + [f"- `{n[0]}`: {n[1] if len(n) > 1 else ''}"
                                               for n in t["not_run"]]
