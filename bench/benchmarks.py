@@ -152,6 +152,40 @@ def section_peak(pk):
         table(["what", "figure", "sample"], out), "", text])
 
 
+OTHER_IMPLEMENTATIONS = (
+    ("oclgrind", "Oclgrind, a simulated GPU that interprets and checks every work item: its "
+     "figures measure the simulator"),
+    ("rusticl", "Mesa's rusticl on llvmpipe, a second CPU implementation (its device reports "
+     "8 compute units at 300 MHz and 1 float lane, so the estimate from them means little)"),
+)
+
+
+def section_other_peaks(results):
+    """bench/peak_others.sh's runs, saved beside this run's folder."""
+    base = os.path.dirname(os.path.abspath(results))
+    rows, notes = [], []
+    for name, what in OTHER_IMPLEMENTATIONS:
+        pk = load(os.path.join(base, name), "peak.json")
+        if not pk:
+            continue
+        r0 = pk["rows"][0]
+        rows.append([f"{r0['platform']}: {r0['device_model']} (`{r0['device']}`)",
+                     f"{pk['fma_gflops']:.3g} GFLOP/s (float{pk['fma_width']})",
+                     f"{pk['bandwidth_gbps']:.3g} GB/s ({pk['bandwidth_test']})",
+                     f"{pk['copy_buffer_gbps']:.3g} GB/s",
+                     f"{pk['launch_wait_seconds'] * 1e6:.0f} us",
+                     f"{pk['launch_back_to_back_seconds'] * 1e6:.0f} us"])
+        notes.append(f"- {what}: `bench/results/{name}/peak.json`.")
+    if not rows:
+        return None
+    return "\n".join([
+        "### The same command on the other OpenCL implementations here", "",
+        "`bench/peak_others.sh`, a separate run on the same machine (`clrt-bench peak --json` on "
+        "each implementation, registered privately):", "",
+        table(["implementation", "FMA", "stream kernel", "driver copy", "launch, waited",
+               "launch, back to back"], rows), ""] + notes)
+
+
 def section_commands():
     return """## How to reproduce
 
@@ -164,6 +198,7 @@ build/clrt-bench multi              # exercise 4, two devices (PoCL: POCL_DEVICE
 build/clrt-bench transfer           # host<->device and device copies against memcpy
 build/clrt-bench launch             # one small op's launch cost against bare OpenCL
 build/clrt-bench peak               # the device's FMA peak, bandwidth and launch latency
+bench/peak_others.sh                # the same on Oclgrind and rusticl (bench/results/<name>/peak.json)
 ```
 
 Each `clrt-bench` command times clrt beside its reference in the same
@@ -696,6 +731,9 @@ def main():
                 section_exercises(compare, mm, lg, multi["defaults"])]
     if pk:
         sections.append(section_peak(pk))
+    others = section_other_peaks(a.results)
+    if others:
+        sections.append(others)
     sections += [section_compare(compare, mm, la, pk),
                  section_matmul(mm, forced, load(a.results, "matmul_pocl1.json"), host_devices, pk),
                  section_logging(lg, compare)]
