@@ -7,6 +7,18 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 
+/* 8 and 16 floats loaded and stored as float4 pieces. vload8/16 and
+ * vstore8/16 are calls into the driver's library on PoCL, and a CPU target
+ * narrower than the vector (PoCL's haswell for a float16, a target without
+ * AVX for a float8) rejects passing it by value ("changes the ABI", an
+ * error under -Werror); float4 suits every x86-64 and every GPU, and the
+ * compiler joins the pieces to the widest loads the target has. Vectors
+ * whose width the host took from the device (VW) need none of this. */
+#define LOAD8(i, p) ((float8)(vload4(2 * (i), p), vload4(2 * (i) + 1, p)))
+#define LOAD16(i, p) ((float16)(LOAD8(2 * (i), p), LOAD8(2 * (i) + 1, p)))
+#define STORE8(v, i, p) (vstore4((v).lo, 2 * (i), p), vstore4((v).hi, 2 * (i) + 1, p))
+#define STORE16(v, i, p) (STORE8((v).lo, 2 * (i), p), STORE8((v).hi, 2 * (i) + 1, p))
+
 /* q / d for 0 <= q < 2^31, with d given as (mul, shift) from the host
  * (clrt__divisor_of: Granlund-Montgomery, as in PyTorch's IntDivider). An
  * integer division blocks vectorization on CPU drivers (im2col on PoCL

@@ -182,7 +182,7 @@ static void zeros(__global float *dst, int n)
 {
     int q = 0;
     for (; q + 16 <= n; q += 16)
-        vstore16((float16)(0.0f), 0, dst + q);
+        STORE16((float16)(0.0f), 0, dst + q);
     for (; q < n; q++)
         dst[q] = 0.0f;
 }
@@ -212,7 +212,7 @@ __kernel void pad_planes(__global const float *restrict x, __global float *restr
         __global const float *row = src + (size_t)h * (size_t)W - lo;
         zeros(dst, lo);
         for (; q + 16 <= hi; q += 16)
-            vstore16(vload16(0, row + q), 0, dst + q);
+            STORE16(LOAD16(0, row + q), 0, dst + q);
         for (; q < hi; q++)
             dst[q] = row[q];
         zeros(dst + hi, WP - hi);

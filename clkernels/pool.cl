@@ -173,16 +173,16 @@ __kernel void avgpool_bwd(__global const float *gout, __global float *gx, pool_g
 #define DUP(v) (v).s0011
 #elif PV == 4
 #define FV2 float8
-#define VLOAD2 vload8
-#define VSTORE2 vstore8
+#define VLOAD2 LOAD8
+#define VSTORE2 STORE8
 #define IV2 int8
 #define IOTA (int4)(0, 1, 2, 3)
 #define IOTA2 (int8)(0, 1, 2, 3, 4, 5, 6, 7)
 #define DUP(v) (v).s00112233
 #else
 #define FV2 float16
-#define VLOAD2 vload16
-#define VSTORE2 vstore16
+#define VLOAD2 LOAD16
+#define VSTORE2 STORE16
 #define IV2 int16
 #define IOTA (int8)(0, 1, 2, 3, 4, 5, 6, 7)
 #define IOTA2 (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)

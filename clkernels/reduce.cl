@@ -163,10 +163,10 @@ __kernel void reduce_sum_cols(GEOMETRY_ARGS, __global const float *x, __global f
         for (ulong b = r0; b < r1; b += BLOCK) {
             float16 block = (float16)(0.0f);
             for (ulong r = b; r < min(r1, b + BLOCK); r++)
-                block += vload16(0, base + r * sR + c0);
+                block += LOAD16(0, base + r * sR + c0);
             total += block;
         }
-        vstore16(total * scale, 0, o + c0);
+        STORE16(total * scale, 0, o + c0);
     }
 }
 

@@ -815,7 +815,6 @@ static Suite *conv_suite(void)
     tcase_add_loop_test(tc, backward_accumulate, 0, N_CASES);
     tcase_add_loop_test(tc, chunked_batch, 0, 3);
     tcase_add_loop_test(tc, loop_budget, 0, 2);
-    tcase_add_test(tc, long_channel_loops);
     tcase_add_test(tc, bias_loop_budget);
     tcase_add_test(tc, workspace_grows_while_queued);
     tcase_add_loop_test(tc, reference_vs_finite_differences, 0, 3);
@@ -824,12 +823,15 @@ static Suite *conv_suite(void)
     tcase_add_test(tc, errors_lose_nothing);
     tcase_add_test(tc, empty_batch);
     suite_add_tcase(s, tc);
-    /* Every algorithm forced on every case: the longest part under
-     * Oclgrind, whose CI pass leaves it to scripts/oclgrind.sh. */
+    /* Every algorithm forced on every case, and the channel loops longer
+     * than llvmpipe runs (for rusticl; 137 s of simulated GEMMs on
+     * Oclgrind): the longest parts under Oclgrind, whose CI pass leaves
+     * them to scripts/oclgrind.sh. */
     TCase *algos = tcase_create("algorithms");
     tcase_set_tags(algos, "oclgrind_long");
     tcase_set_timeout(algos, 300);
     tcase_add_loop_test(algos, other_algorithm, 0, 3 * N_CASES);
+    tcase_add_test(algos, long_channel_loops);
     suite_add_tcase(s, algos);
     return s;
 }

@@ -113,13 +113,19 @@ static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, in
  * vectorised by hand (maxpool2_*), or 0 where the per-pixel ones run: those
  * suit GPUs, these CPU devices (CLRT_CONV_ALGO=vec picks them everywhere,
  * im2col nowhere). They need every input pixel in exactly one window (even
- * H and W), no padding, and rows of at least 2 outputs. */
+ * H and W), no padding, and rows of at least 2 outputs. The backward pass
+ * selects among 2 * PV values at once: on a CPU device no wider than its
+ * preferred float vector, since on PoCL a select() on a float16 for a
+ * narrower target is an ABI error (as vload16 is: clkernels/common.cl,
+ * LOAD16). GPUs (CLRT_CONV_ALGO=vec) have no such ABI. */
 static int row_vector(const clrt_device *d, const pool_dims *pd)
 {
     if (!clrt__cpu_kernels(d) || pd->K != 2 || pd->stride != 2 || pd->pad || pd->H % 2 ||
         pd->W % 2 || pd->OW < 2)
         return 0;
-    return pd->OW >= 8 ? 8 : pd->OW >= 4 ? 4 : 2;
+    unsigned lanes = d->info.kind == CLRT_DEVICE_CPU ? d->vector_width : 16;
+    int widest = lanes >= 16 ? 8 : lanes >= 8 ? 4 : 2;
+    return pd->OW >= 8 && widest >= 8 ? 8 : pd->OW >= 4 && widest >= 4 ? 4 : 2;
 }
 
 /* Runs maxpool2_* (name) with pv outputs per item over row blocks. */
