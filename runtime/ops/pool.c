@@ -123,9 +123,10 @@ static int row_vector(const clrt_device *d, const pool_dims *pd)
     if (!clrt__cpu_kernels(d) || pd->K != 2 || pd->stride != 2 || pd->pad || pd->H % 2 ||
         pd->W % 2 || pd->OW < 2)
         return 0;
-    unsigned lanes = d->info.kind == CLRT_DEVICE_CPU ? d->vector_width : 16;
-    int widest = lanes >= 16 ? 8 : lanes >= 8 ? 4 : 2;
-    return pd->OW >= 8 && widest >= 8 ? 8 : pd->OW >= 4 && widest >= 4 ? 4 : 2;
+    int lanes = d->info.kind == CLRT_DEVICE_CPU ? (int)d->vector_width : 16, pv = 8;
+    while (pv > 2 && (2 * pv > lanes || pv > pd->OW))
+        pv /= 2;
+    return pv;
 }
 
 /* Runs maxpool2_* (name) with pv outputs per item over row blocks. */
