@@ -7,8 +7,9 @@ alternating in rounds so that a drifting load hits each alike:
          OPENBLAS_NUM_THREADS=1): the reference
   devs   two PoCL devices in one process (POCL_DEVICES="pthread pthread"),
          on two cores: PoCL's devices in one process share one pool of
-         worker threads, so the pool gets two (POCL_MAX_PTHREAD_COUNT=2), and
-         each GEMM one OpenBLAS thread
+         worker threads, so the pool gets two (POCL_MAX_PTHREAD_COUNT=2);
+         OpenBLAS's threads as clrt sets them (one a GEMM once two devices
+         run GEMMs), as a user's run gets them
   ranks  two MPI ranks (mpirun -np 2 --bind-to core: --bind-to), one device
          and one PoCL worker each: clrt-cnn --distributed
   pair   two independent one-core trainings at once (cores 0 and 1), their
@@ -49,14 +50,14 @@ def commands(a):
         return ["taskset", "-c", str(core)] + cnn + ["--device", "cpu"]
 
     ways = {
-        "one": ([on_core(0)], {}),
+        "one": ([on_core(0)], ONE_CORE),
         # PoCL's pthread devices in one process share one pool of worker
         # threads: two workers for two devices is one core each.
         "devs": ([cnn + ["--devices", "cpu:0,cpu:1"]],
                  {"POCL_DEVICES": "pthread pthread", "POCL_MAX_PTHREAD_COUNT": "2"}),
         "ranks": ([["mpirun", "-np", "2", "--bind-to", a.bind_to] + cnn
-                   + ["--distributed", "--device", "cpu"]], MPI_ROOT),
-        "pair": ([on_core(0), on_core(1)], {}),
+                   + ["--distributed", "--device", "cpu"]], dict(ONE_CORE, **MPI_ROOT)),
+        "pair": ([on_core(0), on_core(1)], ONE_CORE),
     }
     if not shutil.which("mpirun") or not a.mpi:
         del ways["ranks"]
@@ -64,8 +65,10 @@ def commands(a):
 
 
 def start(cmd, extra):
-    env = dict(os.environ, **ONE_CORE)
-    env.update(extra)
+    env = dict(os.environ, **extra)
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        if name not in extra:  # devs: clrt's own choice, not the caller's
+            env.pop(name, None)
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
 

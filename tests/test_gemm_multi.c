@@ -1,11 +1,16 @@
 /* GEMM on two devices (tu_device_pair; PoCL's two CPU devices by default):
  * mixing devices is an error naming both; products on both devices at once
- * are right (on PoCL, two driver threads calling the host BLAS concurrently).
- * Error bound as in test_gemm.c: (k + 2) * FLT_EPSILON relative to
- * max_ij sum_p |a_ip * b_pj|. */
+ * are right (on PoCL, two driver threads calling the host BLAS concurrently);
+ * once both run host GEMMs, each GEMM keeps to one OpenBLAS thread unless the
+ * environment set the count. Error bound as in test_gemm.c: (k + 2) *
+ * FLT_EPSILON relative to max_ij sum_p |a_ip * b_pj|. */
 #include "testutil.h"
 
+#include <clrt/host_blas.h>
 #include <float.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/wait.h>
 
 static int M, K, N; /* 200 x 150 x 170, a fifth of that at the small test size */
 
@@ -93,8 +98,86 @@ START_TEST(test_both_devices_at_once)
 }
 END_TEST
 
-int main(void)
+/* One product on each device in turn, in a fresh process: prints OpenBLAS's
+ * thread count before any product, after the first device's and after the
+ * second's. */
+static int child_main(void)
 {
+    int64_t sz[2] = {8, 8};
+    int threads[3] = {clrt_host_blas().pool_threads, 0, 0};
+    for (int i = 0; i < 2; i++) {
+        clrt_device *d = tu_device_pair_lookup(i);
+        clrt_tensor *a = d ? clrt_full(d, CLRT_F32, 2, sz, 1.0) : NULL;
+        clrt_tensor *c = a ? clrt_matmul(a, a) : NULL;
+        float v[64] = {0};
+        if (!c || clrt_to_host(c, v, sizeof v) != CLRT_OK || v[63] != 8.0f) {
+            fprintf(stderr, "child: product on device %d: %s\n", i, clrt_last_error());
+            return 1;
+        }
+        clrt_tensor_release(a);
+        clrt_tensor_release(c);
+        threads[i + 1] = clrt_host_blas().pool_threads;
+    }
+    printf("threads %d %d %d\n", threads[0], threads[1], threads[2]);
+    return 0;
+}
+
+/* The child's three thread counts, run with env. */
+static void child_threads(const char *const *env, int threads[3])
+{
+    static char out[8192];
+    int status = tu_run_child(env, 120, out, sizeof out);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: %s", out);
+    const char *line = strstr(out, "threads ");
+    ck_assert_msg(line &&
+                      sscanf(line, "threads %d %d %d", &threads[0], &threads[1], &threads[2]) == 3,
+                  "no thread counts in the child's output: %s", out);
+}
+
+/* Two devices running host GEMMs (two PoCL devices: each GEMM a native
+ * command on one of PoCL's workers) must not each wake OpenBLAS's whole pool:
+ * the first device alone keeps the pool, the second device's first GEMM
+ * leaves one thread a GEMM; a count set in the environment stays. */
+START_TEST(test_host_gemms_share_cores)
+{
+    clrt_device_info info[2];
+    for (int i = 0; i < 2; i++)
+        TU_OK(clrt_device_info_get(tu_device_pair(i), &info[i]));
+    if (info[0].gemm_path != CLRT_GEMM_HOST_BLAS || info[1].gemm_path != CLRT_GEMM_HOST_BLAS) {
+        tu_skip("test_host_gemms_share_cores: GEMM runs on %s and %s, not both on the host's "
+                "BLAS",
+                clrt_gemm_path_str(info[0].gemm_path), clrt_gemm_path_str(info[1].gemm_path));
+        return;
+    }
+    if (clrt_host_blas().pool_threads == 0) {
+        tu_skip("test_host_gemms_share_cores: OpenBLAS has no thread pool of its own here "
+                "(a serial or OpenMP build)");
+        return;
+    }
+    const char *unset[] = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                           "OPENBLAS_DEFAULT_NUM_THREADS", "OMP_NUM_THREADS", NULL};
+    int t[3];
+    child_threads(unset, t);
+    cpu_set_t mine;
+    int cpus = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : 1;
+    ck_assert_msg(t[0] >= 1 && t[1] == t[0] && t[2] == 1,
+                  "OpenBLAS threads before, after one device, after two: %d %d %d (want n n 1)",
+                  t[0], t[1], t[2]);
+    ck_assert_msg(cpus < 2 || t[0] > 1, "%d CPUs but OpenBLAS started with %d thread", cpus, t[0]);
+    const char *set[] = {"OPENBLAS_NUM_THREADS=2", "GOTO_NUM_THREADS",
+                         "OPENBLAS_DEFAULT_NUM_THREADS", "OMP_NUM_THREADS", NULL};
+    child_threads(set, t);
+    int want = cpus < 2 ? 1 : 2; /* OpenBLAS caps the count at the CPUs it may use */
+    ck_assert_msg(t[0] == want && t[1] == want && t[2] == want,
+                  "with OPENBLAS_NUM_THREADS=2: threads %d %d %d (want %d each time)", t[0], t[1],
+                  t[2], want);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "child") == 0)
+        return child_main();
     Suite *s = suite_create("gemm_multi");
     TCase *tc = tcase_create("two devices");
     tcase_add_checked_fixture(tc, setup, NULL);
@@ -102,5 +185,11 @@ int main(void)
     tcase_add_test(tc, test_mixed_devices_rejected);
     tcase_add_test(tc, test_both_devices_at_once);
     suite_add_tcase(s, tc);
+    /* Only where both devices run GEMMs on the host's BLAS (tu_skip elsewhere). */
+    TCase *host = tcase_create("host_blas");
+    tcase_set_tags(host, TU_MAY_SKIP);
+    tcase_set_timeout(host, 300);
+    tcase_add_test(host, test_host_gemms_share_cores);
+    suite_add_tcase(s, host);
     return tu_run(s);
 }

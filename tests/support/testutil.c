@@ -143,27 +143,53 @@ static int list_item(const char *s, int i, char *out, size_t cap)
     return n > 0;
 }
 
-clrt_device *tu_device_pair(int i)
+/* Device k of the pair, or NULL with the reason in why. */
+static clrt_device *pair_member(int k, char *why, size_t cap)
+{
+    const char *list = getenv("CLRT_TEST_DEVICES");
+    char spec[32];
+    clrt_device *d = NULL;
+    if (list && *list && !list_item(list, k, spec, sizeof spec))
+        snprintf(why, cap, "CLRT_TEST_DEVICES=%s: two device specs wanted, like cpu,cpu:1", list);
+    else if (list && *list && !(d = clrt_device_get(spec)))
+        snprintf(why, cap, "CLRT_TEST_DEVICES=%s: %s", list, clrt_last_error());
+    else if (!(list && *list) && !(d = clrt_device_at(k)))
+        snprintf(why, cap,
+                 "a multi-device suite needs two devices (%d found); with PoCL, set "
+                 "POCL_DEVICES=\"pthread pthread\": %s",
+                 clrt_device_count(), clrt_last_error());
+    return d;
+}
+
+/* Device i of the pair, or NULL with the reason in why. */
+static clrt_device *pair_lookup(int i, char *why, size_t cap)
 {
     clrt_device *d[2];
-    const char *list = getenv("CLRT_TEST_DEVICES");
-    for (int k = 0; k < 2; k++) {
-        char spec[32];
-        if (list && *list) {
-            ck_assert_msg(list_item(list, k, spec, sizeof spec),
-                          "CLRT_TEST_DEVICES=%s: two device specs wanted, like cpu,cpu:1", list);
-            d[k] = clrt_device_get(spec);
-            ck_assert_msg(d[k] != NULL, "CLRT_TEST_DEVICES=%s: %s", list, clrt_last_error());
-        } else {
-            d[k] = clrt_device_at(k);
-            ck_assert_msg(d[k] != NULL,
-                          "a multi-device suite needs two devices (%d found); with PoCL, set "
-                          "POCL_DEVICES=\"pthread pthread\": %s",
-                          clrt_device_count(), clrt_last_error());
-        }
+    for (int k = 0; k < 2; k++)
+        if (!(d[k] = pair_member(k, why, cap)))
+            return NULL;
+    if (d[0] == d[1]) {
+        snprintf(why, cap, "the two test devices are both %s", clrt_device_str(d[0]));
+        return NULL;
     }
-    ck_assert_msg(d[0] != d[1], "the two test devices are both %s", clrt_device_str(d[0]));
     return d[i != 0];
+}
+
+clrt_device *tu_device_pair(int i)
+{
+    char why[512];
+    clrt_device *d = pair_lookup(i, why, sizeof why);
+    ck_assert_msg(d != NULL, "%s", why);
+    return d;
+}
+
+clrt_device *tu_device_pair_lookup(int i)
+{
+    char why[512];
+    clrt_device *d = pair_lookup(i, why, sizeof why);
+    if (!d)
+        fprintf(stderr, "%s\n", why);
+    return d;
 }
 
 const char *tu_fmt(const char *fmt, ...)

@@ -45,6 +45,9 @@ clrt_device *tu_device_lookup(void);
  * (two specs, "cpu,cpu:1" or "gpu:0,cpu"), else the first two devices in
  * clrt's order; a failed test if they are not two distinct devices. */
 clrt_device *tu_device_pair(int i);
+/* The same without assertions, for child processes: NULL, and the reason on
+ * stderr. */
+clrt_device *tu_device_pair_lookup(int i);
 /* printf into one of 8 static buffers used in turn (needles for
  * tu_assert_error built from device names). */
 const char *tu_fmt(const char *fmt, ...);

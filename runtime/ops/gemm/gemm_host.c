@@ -46,37 +46,41 @@
 
 enum { OP_A, OP_B, OP_C, N_OPS };
 
-/* The devices that have run a host GEMM, drained at exit. A process that
- * exits with a GEMM still running on a driver thread can crash inside
- * OpenBLAS as exit() runs its finalizer (seen in test_nn's children). The
- * handler is registered at the first GEMM, after the driver's own exit
- * handlers, so it runs before them; only devices with native kernels get
- * it (calling OpenCL at exit broke Oclgrind, whose handlers had run). */
-enum { MAX_EXIT_DEVICES = 16 };
-static clrt_device *exit_devices[MAX_EXIT_DEVICES];
-static int n_exit_devices;
-static pthread_mutex_t exit_devices_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The devices that have run a host GEMM. They are drained at exit: a
+ * process that exits with a GEMM still running on a driver thread can
+ * crash inside OpenBLAS as exit() runs its finalizer (seen in test_nn's
+ * children). The handler is registered at the first GEMM, after the
+ * driver's own exit handlers, so it runs before them; only devices with
+ * native kernels get it (calling OpenCL at exit broke Oclgrind, whose
+ * handlers had run). From the second such device on, GEMMs share the cores
+ * (clrt__host_blas_share_cores). */
+enum { MAX_GEMM_DEVICES = 16 };
+static clrt_device *gemm_devices[MAX_GEMM_DEVICES];
+static int n_gemm_devices;
+static pthread_mutex_t gemm_devices_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void drain_at_exit(void)
 {
-    pthread_mutex_lock(&exit_devices_lock);
-    for (int i = 0; i < n_exit_devices; i++)
-        (void)clrt__device_drain(exit_devices[i]);
-    pthread_mutex_unlock(&exit_devices_lock);
+    pthread_mutex_lock(&gemm_devices_lock);
+    for (int i = 0; i < n_gemm_devices; i++)
+        (void)clrt__device_drain(gemm_devices[i]);
+    pthread_mutex_unlock(&gemm_devices_lock);
 }
 
-static void drain_at_exit_too(clrt_device *d)
+static void note_gemm_device(clrt_device *d)
 {
-    pthread_mutex_lock(&exit_devices_lock);
+    pthread_mutex_lock(&gemm_devices_lock);
     int known = 0;
-    for (int i = 0; i < n_exit_devices; i++)
-        known |= exit_devices[i] == d;
-    if (!known && n_exit_devices < MAX_EXIT_DEVICES) {
-        if (n_exit_devices == 0)
+    for (int i = 0; i < n_gemm_devices; i++)
+        known |= gemm_devices[i] == d;
+    if (!known && n_gemm_devices < MAX_GEMM_DEVICES) {
+        if (n_gemm_devices == 0)
             atexit(drain_at_exit);
-        exit_devices[n_exit_devices++] = d;
+        gemm_devices[n_gemm_devices++] = d;
+        if (n_gemm_devices == 2)
+            clrt__host_blas_share_cores();
     }
-    pthread_mutex_unlock(&exit_devices_lock);
+    pthread_mutex_unlock(&gemm_devices_lock);
 }
 
 /* Shared by one GEMM's commands; freed by whichever finishes last. */
@@ -252,7 +256,7 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g)
     clrt_status st = check_host_args(d, g);
     if (st != CLRT_OK)
         return st;
-    drain_at_exit_too(d);
+    note_gemm_device(d);
     clrt__host_blas_warn_once();
     int n = group_buffers(g, mems, ops);
     host_gemm_job *j = job_new(d, g);

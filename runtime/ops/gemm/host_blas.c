@@ -1,7 +1,8 @@
 /* Which kernels the host BLAS runs (clrt/host_blas.h): OpenBLAS's own
  * report, the CPU's vector units, the one-time warning when GEMMs would run
- * on kernels this CPU outclasses, and the restart that fixes it and
- * shortens the time OpenBLAS's idle threads spin. */
+ * on kernels this CPU outclasses, the restart that fixes it and shortens
+ * the time OpenBLAS's idle threads spin, and one thread a GEMM once several
+ * devices run them. */
 #include <clrt/host_blas.h>
 
 #include "runtime/ops/gemm/gemm_internal.h"
@@ -89,6 +90,28 @@ int clrt_host_blas_restart(char *const argv[])
     execv("/proc/self/exe", argv);
     unset_vars(vars, n);
     return -1;
+}
+
+/* Several devices running host GEMMs at once, each GEMM a native command on
+ * one of the driver's worker threads: if every GEMM also wakes OpenBLAS's
+ * whole pool, the devices' GEMMs and OpenBLAS's spinning threads fight over
+ * the same cores. LeNet trained on two PoCL devices on two cores (AMD EPYC,
+ * OpenBLAS 0.3.21): 14.8k samples/s with the pool, 28.0k with one thread a
+ * GEMM, 26.4k on one device alone. The driver's workers already spread the
+ * devices over the cores, so each GEMM keeps to the thread that runs it. A
+ * count the environment sets (OPENBLAS_NUM_THREADS and the like) is left as
+ * it is, as is an OpenMP build, whose count belongs to each calling thread. */
+void clrt__host_blas_share_cores(void)
+{
+#ifdef CLRT_HAVE_HOST_BLAS
+    static const char *const counts[] = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                                         "OPENBLAS_DEFAULT_NUM_THREADS"};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (getenv(counts[i]))
+            return;
+    if (openblas_get_parallel() == 1 && openblas_get_num_threads() > 1)
+        openblas_set_num_threads(1);
+#endif
 }
 
 static void warn(void)
