@@ -24,8 +24,11 @@ typedef struct {
                                 NULL without a host BLAS */
     const char *better_core; /* an OPENBLAS_CORETYPE value whose kernels this CPU
                                 runs and which beat `core` by far; NULL when none */
-    int pool_threads;        /* threads in OpenBLAS's own pool (it spins them between
-                                products); 0 for a serial or OpenMP build, or none */
+    int pool_threads;        /* threads of OpenBLAS's own pool a product uses (it spins
+                                them between products): one per core, or the
+                                environment's count, and 1 once a second device runs
+                                host GEMMs where the environment sets none; 0 for a
+                                serial or OpenMP build, or none */
 } clrt_host_blas_info;
 
 CLRT_API clrt_host_blas_info clrt_host_blas(void);
