@@ -149,15 +149,17 @@ static clrt_device *pair_member(int k, char *why, size_t cap)
     const char *list = getenv("CLRT_TEST_DEVICES");
     char spec[32];
     clrt_device *d = NULL;
-    if (list && *list && !list_item(list, k, spec, sizeof spec))
+    if (!list || !*list) {
+        if (!(d = clrt_device_at(k)))
+            snprintf(why, cap,
+                     "a multi-device suite needs two devices (%d found); with PoCL, set "
+                     "POCL_DEVICES=\"pthread pthread\": %s",
+                     clrt_device_count(), clrt_last_error());
+    } else if (!list_item(list, k, spec, sizeof spec)) {
         snprintf(why, cap, "CLRT_TEST_DEVICES=%s: two device specs wanted, like cpu,cpu:1", list);
-    else if (list && *list && !(d = clrt_device_get(spec)))
+    } else if (!(d = clrt_device_get(spec))) {
         snprintf(why, cap, "CLRT_TEST_DEVICES=%s: %s", list, clrt_last_error());
-    else if (!(list && *list) && !(d = clrt_device_at(k)))
-        snprintf(why, cap,
-                 "a multi-device suite needs two devices (%d found); with PoCL, set "
-                 "POCL_DEVICES=\"pthread pthread\": %s",
-                 clrt_device_count(), clrt_last_error());
+    }
     return d;
 }
 
