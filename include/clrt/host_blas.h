@@ -26,8 +26,9 @@ typedef struct {
                                 runs and which beat `core` by far; NULL when none */
     int pool_threads;        /* threads of OpenBLAS's own pool a product uses (it spins
                                 them between products): one per core, or the
-                                environment's count, and 1 once a second device runs
-                                host GEMMs where the environment sets none; 0 for a
+                                environment's count, and 1 from the first host GEMM of a
+                                process with two or more devices running them where the
+                                environment sets none; 0 for a
                                 serial or OpenMP build, or none */
 } clrt_host_blas_info;
 

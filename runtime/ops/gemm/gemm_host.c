@@ -52,7 +52,8 @@ enum { OP_A, OP_B, OP_C, N_OPS };
  * children). The handler is registered at the first GEMM, after the
  * driver's own exit handlers, so it runs before them; only devices with
  * native kernels get it (calling OpenCL at exit broke Oclgrind, whose
- * handlers had run). From the second such device on, GEMMs share the cores
+ * handlers had run). At the first GEMM, a process that sees two or more
+ * devices running host GEMMs makes them share the cores
  * (clrt__host_blas_share_cores). */
 enum { MAX_GEMM_DEVICES = 16 };
 static clrt_device *gemm_devices[MAX_GEMM_DEVICES];
@@ -67,6 +68,17 @@ static void drain_at_exit(void)
     pthread_mutex_unlock(&gemm_devices_lock);
 }
 
+/* How many of the process's devices run GEMMs on the host's BLAS. */
+static int host_blas_devices(void)
+{
+    int n = 0, count = clrt_device_count();
+    for (int i = 0; i < count; i++) {
+        const clrt_device *d = clrt_device_at(i);
+        n += d && d->info.gemm_path == CLRT_GEMM_HOST_BLAS;
+    }
+    return n;
+}
+
 static void note_gemm_device(clrt_device *d)
 {
     pthread_mutex_lock(&gemm_devices_lock);
@@ -74,11 +86,12 @@ static void note_gemm_device(clrt_device *d)
     for (int i = 0; i < n_gemm_devices; i++)
         known |= gemm_devices[i] == d;
     if (!known && n_gemm_devices < MAX_GEMM_DEVICES) {
-        if (n_gemm_devices == 0)
+        if (n_gemm_devices == 0) {
             atexit(drain_at_exit);
+            if (host_blas_devices() > 1)
+                clrt__host_blas_share_cores();
+        }
         gemm_devices[n_gemm_devices++] = d;
-        if (n_gemm_devices == 2)
-            clrt__host_blas_share_cores();
     }
     pthread_mutex_unlock(&gemm_devices_lock);
 }

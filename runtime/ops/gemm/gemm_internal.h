@@ -61,9 +61,9 @@ clrt_status clrt__gemm_host_blas(clrt_device *d, const clrt__gemm_args *g);
 /* Warns once per process, on stderr, when OpenBLAS runs kernels this CPU
  * outclasses (host_blas.c). */
 void clrt__host_blas_warn_once(void);
-/* Called when a second device starts running host GEMMs: from then on each
- * GEMM runs on OpenBLAS's calling thread alone (host_blas.c says why and
- * when not). */
+/* Called before the first host GEMM of a process that has two or more
+ * devices running them: every GEMM then runs on OpenBLAS's calling thread
+ * alone (host_blas.c says why and when not). */
 void clrt__host_blas_share_cores(void);
 
 #endif

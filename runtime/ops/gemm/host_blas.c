@@ -1,7 +1,7 @@
 /* Which kernels the host BLAS runs (clrt/host_blas.h): OpenBLAS's own
  * report, the CPU's vector units, the one-time warning when GEMMs would run
  * on kernels this CPU outclasses, the restart that fixes it and shortens
- * the time OpenBLAS's idle threads spin, and one thread a GEMM once several
+ * the time OpenBLAS's idle threads spin, and one thread a GEMM where several
  * devices run them. */
 #include <clrt/host_blas.h>
 
@@ -98,9 +98,12 @@ int clrt_host_blas_restart(char *const argv[])
  * the same cores. LeNet trained on two PoCL devices on two cores (AMD EPYC,
  * OpenBLAS 0.3.21): 14.8k samples/s with the pool, 28.0k with one thread a
  * GEMM, 26.4k on one device alone. The driver's workers already spread the
- * devices over the cores, so each GEMM keeps to the thread that runs it. A
- * count the environment sets (OPENBLAS_NUM_THREADS and the like) is left as
- * it is, as is an OpenMP build, whose count belongs to each calling thread. */
+ * devices over the cores, so each GEMM keeps to the thread that runs it.
+ * Decided once, before the process's first GEMM: OpenBLAS's results depend
+ * on its thread count, and the same training on two devices must give the
+ * same numbers (clrt-cnn --compare, test_nn_multi). A count the environment
+ * sets (OPENBLAS_NUM_THREADS and the like) is left as it is, as is an
+ * OpenMP build, whose count belongs to each calling thread. */
 void clrt__host_blas_share_cores(void)
 {
 #ifdef CLRT_HAVE_HOST_BLAS
