@@ -340,7 +340,9 @@ static grads ref_grads(const conv_data *t)
 
 static void grads_free(grads *r) { free(r->dx), free(r->dw), free(r->db); }
 
-static void run_backward_case(int _i)
+/* The input gradient (when do_input), the weight and bias gradients (when
+ * do_weight), against the references. */
+static void run_backward_passes(int _i, int do_input, int do_weight)
 {
     uint64_t rng = tu_seed() + (uint64_t)_i * 104729;
     conv_data t;
@@ -350,26 +352,32 @@ static void run_backward_case(int _i)
     clrt_tensor *dw = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(w)));
     int64_t o = t.c.O;
     clrt_tensor *db = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, &o));
-    TU_OK(clrt_f_conv2d_backward_input_out(dx, g, w, t.c.s, t.c.p));
-    TU_OK(clrt_f_conv2d_backward_weight_out(dw, g, x, t.c.s, t.c.p, 0));
-    TU_OK(clrt_f_conv2d_backward_bias_out(db, g, 0));
     grads r = ref_grads(&t);
-    check_close("grad input", dx, r.dx, t.nx, DX_TOL, _i);
-    check_weight("grad weight", dw, r.dw, &t, _i);
-    check_bias("grad bias", db, r.db, &t, _i);
-    /* Both parameter gradients in one call (the layer's), into poisoned
-     * buffers. */
+    if (do_input) {
+        TU_OK(clrt_f_conv2d_backward_input_out(dx, g, w, t.c.s, t.c.p));
+        check_close("grad input", dx, r.dx, t.nx, DX_TOL, _i);
+    }
     clrt_tensor *dw2 = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(w)));
     clrt_tensor *db2 = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, &o));
-    TU_OK(clrt__conv2d_backward_params_out(dw2, db2, g, x, t.c.s, t.c.p, 0));
-    check_weight("grad weight (with bias)", dw2, r.dw, &t, _i);
-    check_bias("grad bias (with weight)", db2, r.db, &t, _i);
+    if (do_weight) {
+        TU_OK(clrt_f_conv2d_backward_weight_out(dw, g, x, t.c.s, t.c.p, 0));
+        TU_OK(clrt_f_conv2d_backward_bias_out(db, g, 0));
+        check_weight("grad weight", dw, r.dw, &t, _i);
+        check_bias("grad bias", db, r.db, &t, _i);
+        /* Both parameter gradients in one call (the layer's), into
+         * poisoned buffers. */
+        TU_OK(clrt__conv2d_backward_params_out(dw2, db2, g, x, t.c.s, t.c.p, 0));
+        check_weight("grad weight (with bias)", dw2, r.dw, &t, _i);
+        check_bias("grad bias (with weight)", db2, r.db, &t, _i);
+    }
     grads_free(&r);
     clrt_tensor *all[] = {x, w, g, dx, dw, db, dw2, db2};
     for (int k = 0; k < 8; k++)
         clrt_tensor_release(all[k]);
     data_free(&t);
 }
+
+static void run_backward_case(int i) { run_backward_passes(i, 1, 1); }
 
 START_TEST(backward_all) { run_backward_case(_i); }
 END_TEST
@@ -410,25 +418,89 @@ static void run_backward_masked_case(int i)
 START_TEST(backward_input_mask_epilogue) { run_backward_masked_case(_i); }
 END_TEST
 
+/* Case i's dimensions as the tests run them (data_make's sizes). */
+static clrt__conv_dims dims_of(int i)
+{
+    uint64_t rng = 1;
+    conv_data t;
+    data_make(&t, cases[i], &rng);
+    clrt__conv_dims cd = {t.c.N, t.c.C, t.c.H, t.c.W, t.c.O, t.c.K, t.OH, t.OW, t.c.s, t.c.p};
+    data_free(&t);
+    return cd;
+}
+
+/* Runs pass `pass` of case i once into fresh outputs; its status. */
+static clrt_status run_pass(int i, clrt__conv_pass pass)
+{
+    uint64_t rng = tu_seed() + (uint64_t)i;
+    conv_data t;
+    data_make(&t, cases[i], &rng);
+    clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
+    clrt_tensor *out =
+        TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4,
+                              clrt_tensor_shape(pass == CLRT__CONV_FWD         ? g
+                                                : pass == CLRT__CONV_BWD_INPUT ? x
+                                                                               : w)));
+    clrt_status st = pass == CLRT__CONV_FWD ? clrt_f_conv2d_out(out, x, w, NULL, t.c.s, t.c.p)
+                     : pass == CLRT__CONV_BWD_INPUT
+                         ? clrt_f_conv2d_backward_input_out(out, g, w, t.c.s, t.c.p)
+                         : clrt_f_conv2d_backward_weight_out(out, g, x, t.c.s, t.c.p, 0);
+    clrt_tensor_release(x), clrt_tensor_release(w), clrt_tensor_release(g);
+    clrt_tensor_release(out);
+    data_free(&t);
+    return st;
+}
+
 /* Each algorithm forced on each case (CLRT_CONV_ALGO, in this forked test
  * only): im2col + GEMM, the direct kernels vectorised for CPUs
- * (conv_vec.c) and Winograd F(2x2, 3x3) (winograd.c), whichever the
- * device would pick or measure fastest. The library reads CLRT_* once, at
- * its first use, and finding the device's kind is a use: so the algorithm
- * is set first (loop index / N_CASES). Winograd applies to 3x3 stride-1
- * layers with 8 or more channels each way only; other cases return. */
+ * (conv_vec.c) and Winograd F(2x2, 3x3) (winograd.c). The library reads
+ * CLRT_* once, at its first use, and finding the device's kind is a use:
+ * so the algorithm is set first (loop index / N_CASES). Where the forced
+ * algorithm applies to a pass (clrt__conv_candidates), the pass runs it
+ * and no other (the device's counters) and matches the reference; where
+ * it does not (Winograd: 3x3 stride-1 layers with 8 or more channels each
+ * way; the direct kernels' input gradient: stride 1), the pass fails with
+ * CLRT_ENOTSUP naming the algorithm and the pass, where it once ran
+ * another algorithm without a word. */
 START_TEST(other_algorithm)
 {
     static const char *const algos[] = {"im2col", "vec", "winograd"};
-    const char *algo = algos[_i / N_CASES];
-    const conv_case *c = &cases[_i % N_CASES];
-    if (_i / N_CASES == 2 && !(c->K == 3 && c->s == 1 && c->C >= 8 && c->O >= 8))
-        return;
-    setenv("CLRT_CONV_ALGO", algo, 1);
-    run_forward_case(_i % N_CASES, 1, 0);
-    run_backward_case(_i % N_CASES);
-    run_forward_relu_case(_i % N_CASES);
-    run_backward_masked_case(_i % N_CASES);
+    static const char *const passes[] = {"forward", "input", "weight"};
+    static const int bits[] = {CLRT__ALGO_IM2COL, CLRT__ALGO_VEC, CLRT__ALGO_WINO};
+    int a = _i / N_CASES, i = _i % N_CASES;
+    setenv("CLRT_CONV_ALGO", algos[a], 1);
+    clrt__conv_dims cd = dims_of(i);
+    clrt__op_counters *n = &tu_device()->counters;
+    unsigned before[3][3];
+    int ok[3];
+    for (int p = 0; p < 3; p++) {
+        ok[p] = (clrt__conv_candidates(tu_device(), &cd, (clrt__conv_pass)p) & bits[a]) != 0;
+        for (int k = 0; k < 3; k++)
+            before[p][k] = atomic_load(&n->conv_runs[p][k]);
+    }
+    ck_assert_msg(a != 0 || (ok[0] && ok[1] && ok[2]), "im2col must apply to every pass");
+    if (ok[CLRT__CONV_FWD]) {
+        run_forward_case(i, 1, 0);
+        run_forward_relu_case(i);
+    }
+    run_backward_passes(i, ok[CLRT__CONV_BWD_INPUT], ok[CLRT__CONV_BWD_WEIGHT]);
+    if (ok[CLRT__CONV_BWD_INPUT])
+        run_backward_masked_case(i);
+    for (int p = 0; p < 3; p++) {
+        char want[64];
+        snprintf(want, sizeof want, "the %s pass", passes[p]);
+        if (!ok[p]) {
+            ck_assert_int_eq(run_pass(i, (clrt__conv_pass)p), CLRT_ENOTSUP);
+            tu_assert_error(CLRT_ENOTSUP, "CLRT_CONV_ALGO=", algos[a], "does not apply", want,
+                            NULL);
+        }
+        for (int k = 0; k < 3; k++) {
+            unsigned ran = atomic_load(&n->conv_runs[p][k]) - before[p][k];
+            ck_assert_msg(k == a ? (ran > 0) == ok[p] : ran == 0,
+                          "case %d, CLRT_CONV_ALGO=%s: the %s pass ran %s %u times", i, algos[a],
+                          passes[p], algos[k], ran);
+        }
+    }
 }
 END_TEST
 
@@ -529,10 +601,10 @@ END_TEST
  * they have run 65535 iterations in all (runtime/device/device.c), which
  * cut the weight gradient of case 11 short (30% off). The kernels
  * vectorised for CPUs keep each item within the device's loop budget; here
- * on every device (CLRT_CONV_ALGO=vec) with llvmpipe's cap lowered to what
+ * on every device (CLRT_KERNEL_STYLE=cpu) with llvmpipe's cap lowered to what
  * these small layers would meet: 1600 (a budget of 800) splits the weight
  * gradients' images into ranges of rows, conv_vec_wgrad's (16 outputs) and
- * conv_px_wgrad's (3 outputs on rows of 15); 400 declines the first case's
+ * conv_px_wgrad's (3 outputs on rows of 15); 400 leaves the first case's
  * forward, input and weight gradients to im2col and splits the second's
  * rows further. The third (stride 2: its input gradient is im2col's) has
  * rows of 40 that col2im_rows sums within 1600 but not 400, where the
@@ -540,7 +612,7 @@ END_TEST
 START_TEST(loop_budget)
 {
     static const unsigned caps[] = {1600, 400};
-    setenv("CLRT_CONV_ALGO", "vec", 1);
+    setenv("CLRT_KERNEL_STYLE", "cpu", 1);
     tu_device()->loop_cap = caps[_i];
     run_all_paths((conv_case){2, 3, 13, 11, 16, 3, 1, 1}, "loop budget", _i);
     run_all_paths((conv_case){2, 2, 15, 17, 3, 3, 1, 0}, "loop budget", _i);
@@ -576,7 +648,7 @@ END_TEST
 
 /* Channel loops longer than llvmpipe runs: 7001 channels through
  * conv_vec_fwd's (9 outputs, 3x3 on one pixel) and 20011 through
- * conv_px_fwd's (3 outputs, 1x1). On rusticl they decline to im2col; before
+ * conv_px_fwd's (3 outputs, 1x1). On rusticl they are no candidate there (im2col runs); before
  * that its forward came out 30-70% off. */
 START_TEST(long_channel_loops)
 {

@@ -65,6 +65,8 @@ static const struct {
     {"CLRT_GEMM", "bogus", "clblast"},
     {"CLRT_CLBLAST_TUNED", "no", "0"},
     {"CLRT_CONV_ALGO", "fastest", "im2col"},
+    {"CLRT_KERNEL_STYLE", "avx", "gpu"},
+    {"CLRT_CONV_MEASURE_MACS", "1e6", "1000000"},
     {"CLRT_CONV_SCRATCH_BYTES", "12k", "1048576"},
     {"CLRT_CONV_SCRATCH_BYTES", "-5", NULL},
     {"CLRT_MEMORY_LIMIT", "0", "50%"},

@@ -99,23 +99,29 @@ START_TEST(test_both_devices_at_once)
 }
 END_TEST
 
-/* One product on each device in turn, in a fresh process: prints OpenBLAS's
- * thread count before any product, after the first device's and after the
- * second's. */
-static int child_main(void)
+/* One product on each of `used` devices in turn (1 or 2), in a fresh
+ * process, after putting a tensor on each of them: prints OpenBLAS's
+ * thread count before any product and after each device's. */
+static int child_main(int used)
 {
     int64_t sz[2] = {8, 8};
     int threads[3] = {clrt_host_blas().pool_threads, 0, 0};
-    for (int i = 0; i < 2; i++) {
-        clrt_device *d = tu_device_pair_lookup(i);
-        clrt_tensor *a = d ? clrt_full(d, CLRT_F32, 2, sz, 1.0) : NULL;
-        clrt_tensor *c = a ? clrt_matmul(a, a) : NULL;
+    clrt_tensor *a[2] = {NULL, NULL};
+    for (int i = 0; i < used; i++)
+        if (!(a[i] = tu_device_pair_lookup(i)
+                         ? clrt_full(tu_device_pair_lookup(i), CLRT_F32, 2, sz, 1.0)
+                         : NULL)) {
+            fprintf(stderr, "child: tensor on device %d: %s\n", i, clrt_last_error());
+            return 1;
+        }
+    for (int i = 0; i < used; i++) {
+        clrt_tensor *c = clrt_matmul(a[i], a[i]);
         float v[64] = {0};
         if (!c || clrt_to_host(c, v, sizeof v) != CLRT_OK || v[63] != 8.0f) {
             fprintf(stderr, "child: product on device %d: %s\n", i, clrt_last_error());
             return 1;
         }
-        clrt_tensor_release(a);
+        clrt_tensor_release(a[i]);
         clrt_tensor_release(c);
         threads[i + 1] = clrt_host_blas().pool_threads;
     }
@@ -123,11 +129,12 @@ static int child_main(void)
     return 0;
 }
 
-/* The child's three thread counts, run with env. */
-static void child_threads(const char *const *env, int threads[3])
+/* The child's three thread counts (the last 0 with one device used), run
+ * with env and argument mode ("child-one", "child-two"). */
+static void child_threads(const char *mode, const char *const *env, int threads[3])
 {
     static char out[8192];
-    int status = tu_run_child(env, 120, out, sizeof out);
+    int status = tu_run_child_args(env, mode, 120, out, sizeof out);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: %s", out);
     const char *line = strstr(out, "threads ");
     ck_assert_msg(line &&
@@ -137,9 +144,11 @@ static void child_threads(const char *const *env, int threads[3])
 
 /* Two devices running host GEMMs (two PoCL devices: each GEMM a native
  * command on one of PoCL's workers) must not each wake OpenBLAS's whole pool:
- * the process's first GEMM, on either device, already runs on one thread (a
- * count that changed between the devices' GEMMs would change their results);
- * a count set in the environment stays. */
+ * with both in use (a tensor on each), the process's first GEMM, on either
+ * device, already runs on one thread (a count that changed between the
+ * devices' GEMMs would change their results); a count set in the
+ * environment stays. With two devices enumerated but one used, the pool
+ * stays whole (it was pinned to one thread when enumeration decided). */
 START_TEST(test_host_gemms_share_cores)
 {
     clrt_device_info info[2];
@@ -159,16 +168,21 @@ START_TEST(test_host_gemms_share_cores)
     const char *unset[] = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
                            "OPENBLAS_DEFAULT_NUM_THREADS", "OMP_NUM_THREADS", NULL};
     int t[3];
-    child_threads(unset, t);
+    child_threads("child-two", unset, t);
     cpu_set_t mine;
     int cpus = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : 1;
     ck_assert_msg(t[0] >= 1 && t[1] == 1 && t[2] == 1,
                   "OpenBLAS threads before, after one device, after two: %d %d %d (want n 1 1)",
                   t[0], t[1], t[2]);
     ck_assert_msg(cpus < 2 || t[0] > 1, "%d CPUs but OpenBLAS started with %d thread", cpus, t[0]);
+    child_threads("child-one", unset, t);
+    ck_assert_msg(t[1] == t[0],
+                  "one of two devices used: OpenBLAS threads before %d, after its product %d "
+                  "(want the pool kept)",
+                  t[0], t[1]);
     const char *set[] = {"OPENBLAS_NUM_THREADS=2", "GOTO_NUM_THREADS",
                          "OPENBLAS_DEFAULT_NUM_THREADS", "OMP_NUM_THREADS", NULL};
-    child_threads(set, t);
+    child_threads("child-two", set, t);
     int want = cpus < 2 ? 1 : 2; /* OpenBLAS caps the count at the CPUs it may use */
     ck_assert_msg(t[0] == want && t[1] == want && t[2] == want,
                   "with OPENBLAS_NUM_THREADS=2: threads %d %d %d (want %d each time)", t[0], t[1],
@@ -178,8 +192,8 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "child") == 0)
-        return child_main();
+    if (argc == 2 && strncmp(argv[1], "child-", 6) == 0)
+        return child_main(strcmp(argv[1], "child-one") == 0 ? 1 : 2);
     Suite *s = suite_create("gemm_multi");
     TCase *tc = tcase_create("two devices");
     tcase_add_checked_fixture(tc, setup, NULL);

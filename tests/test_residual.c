@@ -10,11 +10,16 @@
 #include <string.h>
 
 typedef struct {
-    int strided; /* 0: conv3x3 C->C, identity shortcut; 1: conv1, ReLU, conv2, downsample */
+    int strided; /* 0: conv3x3 C->C, identity shortcut; 1: conv1, ReLU, conv2, downsample;
+                    2: conv3x3 1->O, the identity broadcast over the O channels */
     int n, c, h, w, o;
 } block_case;
 
-static const block_case cases[] = {{0, 2, 4, 5, 6, 4}, {1, 2, 4, 7, 5, 6}, {0, 1, 1, 3, 3, 1}};
+/* The last: x [2, 1, 5, 5] and a body of 4 channels, whose backward once
+ * failed (clrt_add_out: out has shape [2, 1, 5, 5]) after a forward that
+ * broadcast the identity. */
+static const block_case cases[] = {
+    {0, 2, 4, 5, 6, 4}, {1, 2, 4, 7, 5, 6}, {0, 1, 1, 3, 3, 1}, {2, 2, 1, 5, 5, 4}};
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 #define FWD_TOL 1e-5
 #define FD_TOL 2e-3
@@ -41,8 +46,8 @@ static double *fetch(clrt_module *m, const char *name, size_t *n)
 
 static clrt_module *build(const block_case *c)
 {
-    if (!c->strided)
-        return clrt_residual(clrt_conv2d(c->c, c->c, 3, 1, 1), NULL);
+    if (c->strided != 1)
+        return clrt_residual(clrt_conv2d(c->c, c->strided ? c->o : c->c, 3, 1, 1), NULL);
     clrt_module *body[3] = {clrt_conv2d(c->c, c->o, 3, 2, 1), clrt_relu(),
                             clrt_conv2d(c->o, c->o, 3, 1, 1)};
     const char *names[3] = {"conv1", "relu", "conv2"};
@@ -55,14 +60,19 @@ static double *ref_forward(const block_ref *b)
     size_t n1 = (size_t)(b->g1.n * b->g1.o * ref_conv_oh(&b->g1) * ref_conv_ow(&b->g1));
     double *y = malloc(n1 * sizeof *y), *s = malloc(b->nout * sizeof *s);
     ref_conv2d(&b->g1, b->x, b->w1, b->b1, y);
-    if (b->bc.strided) {
+    if (b->bc.strided == 1) {
         double *h = malloc(n1 * sizeof *h);
         ref_relu(n1, y, h);
         ref_conv2d(&b->g2, h, b->w2, b->b2, y);
         ref_conv2d(&b->gs, b->x, b->ws, b->bs, s);
         free(h);
-    } else
-        memcpy(s, b->x, b->nout * sizeof *s);
+    } else { /* the identity, broadcast over the body's channels */
+        size_t plane = (size_t)(b->bc.h * b->bc.w), o = (size_t)b->g1.o, c = (size_t)b->bc.c;
+        for (size_t i = 0; i < b->nout; i++) {
+            size_t n = i / (o * plane), ch = i / plane % o;
+            s[i] = b->x[(n * c + (c == 1 ? 0 : ch)) * plane + i % plane];
+        }
+    }
     for (size_t i = 0; i < b->nout; i++)
         y[i] = y[i] + s[i] > 0 ? y[i] + s[i] : 0;
     free(s);
@@ -86,15 +96,15 @@ static void setup_ref(block_ref *b, const block_case *c, clrt_module *m, uint64_
     memset(b, 0, sizeof *b);
     b->bc = *c;
     b->g1 = (ref_conv_shape){
-        c->n, c->c, c->h, c->w, c->strided ? c->o : c->c, 3, c->strided ? 2 : 1, 1};
+        c->n, c->c, c->h, c->w, c->strided ? c->o : c->c, 3, c->strided == 1 ? 2 : 1, 1};
     int64_t oh = ref_conv_oh(&b->g1), ow = ref_conv_ow(&b->g1);
     b->g2 = (ref_conv_shape){c->n, c->o, oh, ow, c->o, 3, 1, 1};
     b->gs = (ref_conv_shape){c->n, c->c, c->h, c->w, c->o, 1, 2, 0};
     b->nx = (size_t)c->n * c->c * c->h * c->w;
     b->nout = (size_t)(c->n * b->g1.o * oh * ow);
-    b->w1 = fetch(m, c->strided ? "conv1.weight" : "0.weight", &k);
-    b->b1 = fetch(m, c->strided ? "conv1.bias" : "0.bias", &k);
-    if (c->strided) {
+    b->w1 = fetch(m, c->strided == 1 ? "conv1.weight" : "0.weight", &k);
+    b->b1 = fetch(m, c->strided == 1 ? "conv1.bias" : "0.bias", &k);
+    if (c->strided == 1) {
         b->w2 = fetch(m, "conv2.weight", &k), b->b2 = fetch(m, "conv2.bias", &k);
         b->ws = fetch(m, "downsample.weight", &k), b->bs = fetch(m, "downsample.bias", &k);
     }
@@ -174,9 +184,10 @@ START_TEST(forward_and_gradients)
     float *hgx = tu_read(gx);
     check_grad("grad x", &b, b.x, b.nx, hgx);
     size_t k;
-    float *gw = tu_read(TU_NONNULL(clrt_module_grad(m, c->strided ? "conv1.weight" : "0.weight")));
+    const char *w1 = c->strided == 1 ? "conv1.weight" : "0.weight";
+    float *gw = tu_read(TU_NONNULL(clrt_module_grad(m, w1)));
     check_grad("grad conv1.weight", &b, b.w1, (size_t)(b.g1.o * b.g1.c * 9), gw);
-    if (c->strided) {
+    if (c->strided == 1) {
         float *gs = tu_read(TU_NONNULL(clrt_module_grad(m, "downsample.weight")));
         check_grad("grad downsample.weight", &b, b.ws, (size_t)(b.gs.o * b.gs.c), gs);
         free(gs);
@@ -185,7 +196,7 @@ START_TEST(forward_and_gradients)
     /* parameter gradients alone: the same, without the input's */
     TU_OK(clrt_module_zero_grad(m));
     TU_OK(clrt_module_backward_params(m, r));
-    float *gw2 = tu_read(clrt_module_grad(m, c->strided ? "conv1.weight" : "0.weight"));
+    float *gw2 = tu_read(clrt_module_grad(m, w1));
     ck_assert_int_eq(memcmp(gw, gw2, (size_t)(b.g1.o * b.g1.c * 9) * sizeof *gw), 0);
     free(gw2);
     free(gw);
@@ -245,7 +256,7 @@ START_TEST(bad_arguments)
     int64_t s[4] = {1, 2, 4, 4};
     clrt_tensor *x = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 4, s));
     ck_assert_ptr_null(clrt_module_forward(m, x));
-    tu_assert_error(CLRT_ESHAPE, "[1, 3, 4, 4]", "[1, 2, 4, 4]", NULL);
+    tu_assert_error(CLRT_ESHAPE, "BasicBlock", "[1, 3, 4, 4]", "[1, 2, 4, 4]", NULL);
     clrt_tensor_release(x);
     clrt_module_free(m);
 }

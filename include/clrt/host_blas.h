@@ -27,8 +27,10 @@ typedef struct {
     int pool_threads;        /* threads of OpenBLAS's own pool a product uses (it spins
                                 them between products): one per core, or the
                                 environment's count, and 1 from the first host GEMM of a
-                                process with two or more devices running them where the
-                                environment sets none; 0 for a
+                                process that has opened (put tensors on) two or more
+                                devices running them, where the environment sets
+                                none; decided once, so results do not change with
+                                it mid-run; 0 for a
                                 serial or OpenMP build, or none */
 } clrt_host_blas_info;
 

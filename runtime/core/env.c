@@ -50,17 +50,34 @@ static unsigned long long leading_count(const char *v, const char **rest)
     return n;
 }
 
-static size_t byte_count(const char *name)
+/* A whole number >= 1 (of what `unit` says), or 0 when unset or after a
+ * warning (the default). */
+static size_t whole_number(const char *name, const char *unit)
 {
     const char *v = getenv(name), *rest;
     if (!v || !*v)
         return 0;
     unsigned long long n = leading_count(v, &rest);
     if (n == 0 || *rest || n > SIZE_MAX) {
-        warn(name, v, "a whole number of bytes >= 1");
+        char accepted[96];
+        snprintf(accepted, sizeof accepted, "a whole number of %s >= 1", unit);
+        warn(name, v, accepted);
         return 0;
     }
     return (size_t)n;
+}
+
+/* CLRT_KERNEL_STYLE, else what CLRT_CONV_ALGO implies: its direct kernels
+ * (vec) are the CPU style, im2col the GPU one. */
+static clrt__kernel_style kernel_style(void)
+{
+    static const char *const styles[] = {"auto", "cpu", "gpu", NULL};
+    int s = choice("CLRT_KERNEL_STYLE", styles, "auto, cpu, gpu", 0);
+    if (s == 0 && settings.conv_algo == CLRT__CONV_VEC)
+        return CLRT__STYLE_CPU;
+    if (s == 0 && settings.conv_algo == CLRT__CONV_IM2COL)
+        return CLRT__STYLE_GPU;
+    return (clrt__kernel_style)s;
 }
 
 /* CLRT_MEMORY_LIMIT: bytes (>= 1) or a percentage ("80%", 1 to 100). */
@@ -129,7 +146,9 @@ static void read_all(void)
     settings.clblast_tuned = choice("CLRT_CLBLAST_TUNED", off_on, "0, 1", 1);
     settings.conv_algo =
         (clrt__conv_algo)choice("CLRT_CONV_ALGO", conv, "auto, im2col, vec, winograd", 0);
-    settings.conv_scratch_bytes = byte_count("CLRT_CONV_SCRATCH_BYTES");
+    settings.conv_scratch_bytes = whole_number("CLRT_CONV_SCRATCH_BYTES", "bytes");
+    settings.conv_measure_macs = whole_number("CLRT_CONV_MEASURE_MACS", "multiply-adds");
+    settings.kernel_style = kernel_style();
     settings.poison = choice("CLRT_POISON", off_on, "0, 1", 0);
     settings.kernel_werror = choice("CLRT_KERNEL_WERROR", off_on, "0, 1", 0);
     static const char *const widths[] = {"0", "1", "2", "4", "8", "16", NULL};

@@ -7,15 +7,26 @@
 
 #include <stddef.h>
 
+/* CLRT_CONV_ALGO: the algorithm of every convolution pass. A forced one
+ * that does not apply to a pass is an error there, never a fallback. */
 typedef enum {
-    CLRT__CONV_AUTO,    /* direct kernels on CPU devices, im2col + GEMM elsewhere */
-    CLRT__CONV_IM2COL,  /* CLRT_CONV_ALGO=im2col: im2col + GEMM (and per-pixel
-                           pooling) everywhere */
-    CLRT__CONV_VEC,     /* CLRT_CONV_ALGO=vec: the CPU kernels (pooling's too)
-                           on every device */
-    CLRT__CONV_WINOGRAD /* CLRT_CONV_ALGO=winograd: Winograd F(2x2, 3x3) for every 3x3
-                           stride-1 layer, the rest as auto */
+    CLRT__CONV_AUTO,    /* the default where a pass is small, else the fastest
+                           measured (ops/conv/conv_choice.c) */
+    CLRT__CONV_IM2COL,  /* im2col + GEMM */
+    CLRT__CONV_VEC,     /* the direct kernels written for CPUs, on any device */
+    CLRT__CONV_WINOGRAD /* Winograd F(2x2, 3x3): 3x3 stride-1 layers only */
 } clrt__conv_algo;
+
+/* Which family of hand-written kernels a device takes where there are two
+ * (convolutions' defaults, max pooling, im2col's layout): those written for
+ * CPUs (vectorised by hand, a work item per row) or for GPUs (an item per
+ * output). CLRT_KERNEL_STYLE; unset, CLRT_CONV_ALGO=vec implies cpu and
+ * =im2col gpu, for tests and benchmarks of one family everywhere. */
+typedef enum {
+    CLRT__STYLE_AUTO, /* the device's kind: CPU devices the CPU style */
+    CLRT__STYLE_CPU,
+    CLRT__STYLE_GPU
+} clrt__kernel_style;
 
 typedef struct {
     const char *visible_devices;     /* CLRT_VISIBLE_DEVICES, parsed by device.c; NULL: all */
@@ -25,6 +36,9 @@ typedef struct {
                                         parameters clrt-smi --tune stored; 0 leaves them unused */
     clrt__conv_algo conv_algo;       /* CLRT_CONV_ALGO */
     size_t conv_scratch_bytes;       /* CLRT_CONV_SCRATCH_BYTES; 0: the built-in cap */
+    size_t conv_measure_macs;        /* CLRT_CONV_MEASURE_MACS: passes of at least this many
+                                        multiply-adds are measured; 0: the built-in threshold */
+    clrt__kernel_style kernel_style; /* CLRT_KERNEL_STYLE (see above) */
     int poison;                      /* CLRT_POISON=1: new buffers start as NaN bytes */
     int kernel_werror;               /* CLRT_KERNEL_WERROR=1: kernels build with -Werror */
     unsigned vector_width_cap;       /* CLRT_VECTOR_WIDTH: 1, 2, 4, 8 or 16 lanes at most; 0: the

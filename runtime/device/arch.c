@@ -1,6 +1,7 @@
 /* A device's architecture as its driver tells it (arch_internal.h). */
 #include "runtime/device/arch_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/core/env_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,4 +55,17 @@ unsigned clrt__device_native_vector_width(const clrt_device *d)
         width == 0)
         width = 1;
     return width;
+}
+
+int clrt__cpu_style(const clrt_device *d)
+{
+    switch (clrt__env()->kernel_style) {
+    case CLRT__STYLE_CPU:
+        return 1;
+    case CLRT__STYLE_GPU:
+        return 0;
+    case CLRT__STYLE_AUTO:
+        break;
+    }
+    return d->info.kind == CLRT_DEVICE_CPU;
 }

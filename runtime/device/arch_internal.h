@@ -21,4 +21,11 @@ int clrt__device_nv_compute_capability(const clrt_device *d, unsigned *major, un
  * d->vector_width holds the preferred width. */
 unsigned clrt__device_native_vector_width(const clrt_device *d);
 
+/* Whether d takes the kernels written for CPUs where a family has two
+ * (vectorised by hand, a work item per row: the direct convolutions as the
+ * default, max pooling, im2col's rows) rather than those written for GPUs
+ * (an item per output): its kind, unless CLRT_KERNEL_STYLE (or
+ * CLRT_CONV_ALGO=vec / im2col) names one style for every device. */
+int clrt__cpu_style(const clrt_device *d);
+
 #endif

@@ -11,6 +11,15 @@
 
 typedef struct clrt__program clrt__program; /* program cache entry */
 
+/* What ops chose and measured on a device in this process (conv_choice.c),
+ * for tests and tools: they read deltas. */
+typedef struct {
+    atomic_uint measured;        /* choices measured, then stored */
+    atomic_uint trials_failed;   /* candidate runs that failed while measuring */
+    atomic_uint conv_runs[3][3]; /* convolution passes by pass (forward, input, weight)
+                                    and algorithm (im2col, vec, winograd) */
+} clrt__op_counters;
+
 struct clrt_device {
     cl_platform_id platform;
     cl_device_id id;
@@ -33,11 +42,12 @@ struct clrt_device {
     pthread_mutex_t lock;        /* guards opening and the program cache */
     pthread_mutex_t launch_lock; /* held from a kernel's arguments to its enqueue */
     clrt__program *programs;
-    int track_idle;            /* keeps last_cmd (idle_internal.h): set at opening */
-    pthread_mutex_t last_lock; /* guards last_cmd */
-    cl_event last_cmd;         /* the compute queue's last command, or NULL */
-    atomic_int lost;           /* queued work was lost (command_internal.h) */
-    char lost_why[256];        /* why, once lost is set */
+    int track_idle;             /* keeps last_cmd (idle_internal.h): set at opening */
+    pthread_mutex_t last_lock;  /* guards last_cmd */
+    cl_event last_cmd;          /* the compute queue's last command, or NULL */
+    atomic_int lost;            /* queued work was lost (command_internal.h) */
+    clrt__op_counters counters; /* what ops chose on d in this process */
+    char lost_why[256];         /* why, once lost is set */
 };
 
 #define CLRT__MAX_DEVICES 64
@@ -54,6 +64,8 @@ int clrt__parse_visible(const char *list, int n, int *order, const char **bad);
 
 /* Creates the context and queue on first use. CLRT_OK or error. */
 clrt_status clrt__device_open(clrt_device *d);
+/* Whether d has been opened (clrt__device_open succeeded). Thread-safe. */
+int clrt__device_is_open(clrt_device *d);
 /* d's second in-order queue, for host-to-device copies that overlap the
  * compute queue's work (ordered against it with events); created on first
  * use. NULL + error. */

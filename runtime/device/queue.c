@@ -16,6 +16,14 @@ static cl_command_queue new_queue(clrt_device *d, cl_int *err)
     return clCreateCommandQueue(d->ctx, d->id, clrt__trace_queue_properties(), err);
 }
 
+int clrt__device_is_open(clrt_device *d)
+{
+    pthread_mutex_lock(&d->lock);
+    int open = d->opened;
+    pthread_mutex_unlock(&d->lock);
+    return open;
+}
+
 clrt_status clrt__device_open(clrt_device *d)
 {
     clrt_status st = CLRT_OK;

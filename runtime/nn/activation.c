@@ -60,12 +60,13 @@ static clrt_status relu_backward(clrt_module *m, clrt_tensor *grad_out, clrt_ten
     return act_backward(m, grad_out, grad_in, clrt_f_relu_backward_out, m->out);
 }
 
-static const clrt__module_vt relu_vt = {
-    .kind = "ReLU", .forward = relu_forward, .backward = relu_backward, .describe = no_description};
+static const clrt__module_vt relu_vt = {.kind = "ReLU",
+                                        .forward = relu_forward,
+                                        .backward = relu_backward,
+                                        .describe = no_description,
+                                        .epilogue = CLRT__EPI_RELU};
 
 clrt_module *clrt_relu(void) { return act_new(&relu_vt); }
-
-int clrt__is_relu(const clrt_module *m) { return m && m->vt == &relu_vt; }
 
 /* --- Sigmoid: f'(x) = y (1 - y) --- */
 

@@ -94,18 +94,9 @@ static void batchnorm_free_fields(clrt_module *m) { clrt_tensor_release(((batchn
 
 static void batchnorm_clone_fields(clrt_module *copy) { ((batchnorm2d *)copy)->save = NULL; }
 
-static const clrt__module_vt batchnorm_vt = {.kind = "BatchNorm2d",
-                                             .forward = batchnorm_forward,
-                                             .backward = batchnorm_backward,
-                                             .describe = batchnorm_describe,
-                                             .init = batchnorm_init,
-                                             .free_fields = batchnorm_free_fields,
-                                             .clone_fields = batchnorm_clone_fields,
-                                             .forward_epi = batchnorm_forward_epi};
-
-int clrt__is_batchnorm(const clrt_module *m) { return m && m->vt == &batchnorm_vt; }
-
-clrt_tensor *clrt__batchnorm_forward_residual(clrt_module *m, clrt_tensor *x, clrt_tensor *residual)
+/* out = relu(bn(x) + residual) in the output pass (a residual block's). */
+static clrt_tensor *batchnorm_forward_residual(clrt_module *m, clrt_tensor *x,
+                                               clrt_tensor *residual)
 {
     batchnorm2d *b = (batchnorm2d *)m;
     const clrt__epilogue relu = {CLRT__EPI_RELU, NULL};
@@ -125,6 +116,16 @@ clrt_tensor *clrt__batchnorm_forward_residual(clrt_module *m, clrt_tensor *x, cl
     }
     return clrt__nn_share(m->out);
 }
+
+static const clrt__module_vt batchnorm_vt = {.kind = "BatchNorm2d",
+                                             .forward = batchnorm_forward,
+                                             .backward = batchnorm_backward,
+                                             .describe = batchnorm_describe,
+                                             .init = batchnorm_init,
+                                             .free_fields = batchnorm_free_fields,
+                                             .clone_fields = batchnorm_clone_fields,
+                                             .forward_epi = batchnorm_forward_epi,
+                                             .forward_residual = batchnorm_forward_residual};
 
 clrt_module *clrt_batchnorm2d(int channels)
 {

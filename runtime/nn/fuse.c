@@ -1,4 +1,7 @@
 /* Sequential's fusions: a ReLU next to a layer costs no pass of its own.
+ * Decided by capability (module_internal.h), not by kind: a module whose
+ * vtable says its forward is the ReLU epilogue, beside a layer with
+ * forward_epi or backward_epi.
  *   forward   [layer, ReLU]: the layer's kernels store relu(output) (an
  *             epilogue: Conv2d, Linear); the ReLU's output is the layer's.
  *   backward  [ReLU, layer]: the layer's input-gradient kernels store
@@ -10,11 +13,14 @@
  * are those of the unfused modules (tests/test_nn_fuse.c). */
 #include "runtime/nn/module_internal.h"
 
+/* Whether module m is the ReLU epilogue. */
+static int is_relu_epilogue(const clrt_module *m) { return m && m->vt->epilogue == CLRT__EPI_RELU; }
+
 /* Child i can take the ReLU after it as its forward epilogue. */
 static int fuses_forward(const clrt_module *m, int i)
 {
     return i + 1 < m->nchildren && m->children[i]->vt->forward_epi &&
-           clrt__is_relu(m->children[i + 1]) && m->children[i]->device == m->device &&
+           is_relu_epilogue(m->children[i + 1]) && m->children[i]->device == m->device &&
            m->children[i + 1]->device == m->device;
 }
 
@@ -46,7 +52,7 @@ clrt_tensor *clrt__fused_forward(clrt_module *m, int i, clrt_tensor *x, int *ran
 static int fuses_backward(const clrt_module *m, int i, int want_grad_in)
 {
     const clrt_module *layer = m->children[i], *relu = i > 0 ? m->children[i - 1] : NULL;
-    return want_grad_in && relu && clrt__is_relu(relu) && layer->vt->backward_epi && layer->saved &&
+    return want_grad_in && is_relu_epilogue(relu) && layer->vt->backward_epi && layer->saved &&
            relu->saved && relu->out && relu->out->storage == layer->saved->storage;
 }
 

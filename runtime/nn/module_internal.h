@@ -59,6 +59,19 @@ typedef struct {
     clrt_tensor *(*forward_epi)(clrt_module *m, clrt_tensor *x, const clrt__epilogue *epi);
     clrt_status (*backward_epi)(clrt_module *m, clrt_tensor *grad_out, clrt_tensor **grad_in,
                                 const clrt__epilogue *epi);
+    /* Capabilities, which fusions ask for instead of a module's kind, so
+     * that any module offering them fuses:
+     * epilogue: nonzero for a module whose forward is this elementwise
+     * epilogue (CLRT__EPI_RELU: a ReLU) and whose backward masks the
+     * gradient by its output; a layer beside it in a Sequential may apply
+     * it in its own kernels instead (fuse.c). */
+    clrt__epi_kind epilogue;
+    /* Optional, for a module whose output has its input's shape: forward
+     * with `residual` (of that shape) added to the output and a ReLU
+     * applied, out = relu(f(x) + residual), in its own output pass; keeps
+     * its state for backward as after forward (whoever fused the ReLU
+     * takes its backward). A residual block's last body layer (residual.c). */
+    clrt_tensor *(*forward_residual)(clrt_module *m, clrt_tensor *x, clrt_tensor *residual);
 } clrt__module_vt;
 
 /* The common part, first member of every kind's struct. */
@@ -162,16 +175,11 @@ void clrt__sequential_describe(const clrt_module *m, char *buf, size_t cap);
 clrt_tensor *clrt__fused_forward(clrt_module *m, int i, clrt_tensor *x, int *ran);
 clrt_tensor *clrt__fused_backward(clrt_module *m, int i, clrt_tensor *grad_out, int want_grad_in,
                                   int *ran, clrt_status *status);
-/* 1 if m is a ReLU module. */
-int clrt__is_relu(const clrt_module *m);
 
-/* BatchNorm2d inside a residual block (batchnorm.c): 1 if m is one, and
- * its forward with the block's shortcut added and the block's ReLU applied
- * in the same pass (out = relu(bn(x) + residual)); m keeps its input for
- * backward as after clrt_module_forward. A new reference, or NULL + error. */
-int clrt__is_batchnorm(const clrt_module *m);
-clrt_tensor *clrt__batchnorm_forward_residual(clrt_module *m, clrt_tensor *x,
-                                              clrt_tensor *residual);
+/* ResNet-18's layers with `width` channels in the first stage instead of
+ * torchvision's 64 (2, 4 and 8 times that in the later ones), for tests on
+ * simulators, where the real widths take hours (resnet.c). */
+clrt_module *clrt__resnet18_width(int in_channels, int classes, clrt_resnet_stem stem, int width);
 
 /* The module for error messages: a layer's full description, a container's
  * kind and size ("Sequential(12 modules)"). Returns buf. */

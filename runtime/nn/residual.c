@@ -6,12 +6,16 @@
  * then the shortcut: so its state names are torchvision's
  * ("conv1.weight", "bn2.running_var", "downsample.1.weight").
  * Forward runs the body like a Sequential (a ReLU fused into the layer
- * before it); a BatchNorm at the end of the body adds the shortcut and
- * applies the block's ReLU in its own output pass. Backward masks the
- * gradient by the output once, runs both branches on it, and sums their
- * input gradients. */
+ * before it); a last body layer that offers forward_residual (BatchNorm)
+ * adds the shortcut and applies the block's ReLU in its own output pass,
+ * when the shortcut has its output's shape. A shortcut that broadcasts to
+ * the body's output (an identity with one channel where the body makes
+ * four) is added as PyTorch adds it, and its gradient is summed back over
+ * the broadcast dims. Backward masks the gradient by the output once,
+ * runs both branches on it, and sums their input gradients. */
 #include "runtime/nn/module_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/ops/reduce/reduce_internal.h"
 
 #include <clrt/ops_elementwise.h>
 #include <stdlib.h>
@@ -22,6 +26,7 @@ typedef struct {
     int n_body;       /* children [0, n_body) are the body */
     int has_shortcut; /* child n_body is the shortcut */
     clrt_tensor *g;   /* the gradient through the block's ReLU */
+    clrt_tensor *gs;  /* the shortcut's gradient summed to its shape, when it broadcast */
 } residual;
 
 static clrt_module *shortcut_of(clrt_module *m)
@@ -30,19 +35,48 @@ static clrt_module *shortcut_of(clrt_module *m)
     return r->has_shortcut ? m->children[r->n_body] : NULL;
 }
 
+static int same_shape(const clrt_tensor *a, const clrt_tensor *b)
+{
+    int same = a->ndim == b->ndim;
+    for (int i = 0; same && i < a->ndim; i++)
+        same = a->shape[i] == b->shape[i];
+    return same;
+}
+
+/* The shortcut's output s must broadcast to the body's y (PyTorch would
+ * also broadcast y to a larger s: refused here, naming the block). */
+static clrt_status check_shortcut(const clrt_module *m, const clrt_tensor *y, const clrt_tensor *s)
+{
+    int ok = s->ndim <= y->ndim;
+    for (int i = 0; ok && i < s->ndim; i++) {
+        int64_t sd = s->shape[s->ndim - 1 - i], yd = y->shape[y->ndim - 1 - i];
+        ok = sd == yd || sd == 1;
+    }
+    char b[256], ys[128], ss[128];
+    return ok ? CLRT_OK
+              : clrt__fail(CLRT_ESHAPE,
+                           "%s: the shortcut's output %s does not broadcast to the body's "
+                           "output %s (the sum must have the body's shape)",
+                           clrt__module_brief(m, b, sizeof b),
+                           clrt_shape_str(s->ndim, s->shape, ss, sizeof ss),
+                           clrt_shape_str(y->ndim, y->shape, ys, sizeof ys));
+}
+
 /* The body's last child on cur, with the shortcut s added and the ReLU
- * applied: in the BatchNorm's pass when it is one, else as a sum and a
- * ReLU of their own. */
+ * applied: in the child's own output pass where it offers that
+ * (forward_residual keeps the shape, so s must have cur's), else as a sum
+ * (broadcasting s) and a ReLU of their own. */
 static clrt_tensor *finish_forward(clrt_module *m, clrt_tensor *cur, clrt_tensor *s)
 {
     clrt_module *last = m->children[((residual *)m)->n_body - 1];
-    if (clrt__is_batchnorm(last))
-        return clrt__batchnorm_forward_residual(last, cur, s);
+    if (last->vt->forward_residual && same_shape(cur, s))
+        return last->vt->forward_residual(last, cur, s);
     clrt_tensor *y = clrt_module_forward(last, cur);
-    clrt_status st =
-        y && clrt__tensor_reuse(&m->out, m->device, CLRT_F32, y->ndim, y->shape) == CLRT_OK
-            ? clrt_add_out(m->out, y, s)
-            : clrt_last_status();
+    clrt_status st = y ? check_shortcut(m, y, s) : clrt_last_status();
+    if (st == CLRT_OK)
+        st = clrt__tensor_reuse(&m->out, m->device, CLRT_F32, y->ndim, y->shape);
+    if (st == CLRT_OK)
+        st = clrt_add_out(m->out, y, s);
     if (st == CLRT_OK)
         st = clrt_f_relu_out(m->out, m->out);
     clrt_tensor_release(y);
@@ -106,8 +140,14 @@ static clrt_status residual_backward(clrt_module *m, clrt_tensor *grad_out, clrt
         st = clrt_module_backward_params(sc, r->g);
     if (st == CLRT_OK && grad_in) {
         st = clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, gb->ndim, gb->shape);
+        clrt_tensor *through = sc ? gs : r->g;           /* the shortcut's gradient */
+        if (st == CLRT_OK && !same_shape(through, gb)) { /* the identity broadcast */
+            st = clrt__tensor_reuse(&r->gs, m->device, CLRT_F32, gb->ndim, gb->shape);
+            st = st == CLRT_OK ? clrt__sum_to_shape(r->gs, through) : st;
+            through = r->gs;
+        }
         if (st == CLRT_OK)
-            st = clrt_add_out(m->grad_in, gb, sc ? gs : r->g);
+            st = clrt_add_out(m->grad_in, gb, through);
         st = clrt__nn_give_grad_in(m, st, grad_in);
     }
     clrt_tensor_release(gb);
@@ -115,9 +155,17 @@ static clrt_status residual_backward(clrt_module *m, clrt_tensor *grad_out, clrt
     return st;
 }
 
-static void residual_free_fields(clrt_module *m) { clrt_tensor_release(((residual *)m)->g); }
+static void residual_free_fields(clrt_module *m)
+{
+    clrt_tensor_release(((residual *)m)->g);
+    clrt_tensor_release(((residual *)m)->gs);
+}
 
-static void residual_clone_fields(clrt_module *copy) { ((residual *)copy)->g = NULL; }
+static void residual_clone_fields(clrt_module *copy)
+{
+    ((residual *)copy)->g = NULL;
+    ((residual *)copy)->gs = NULL;
+}
 
 static const clrt__module_vt residual_vt = {.kind = "BasicBlock",
                                             .forward = residual_forward,

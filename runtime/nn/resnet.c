@@ -53,9 +53,12 @@ static const clrt__module_vt resnet_vt = {.kind = "ResNet",
                                           .backward = clrt__sequential_backward,
                                           .describe = clrt__sequential_describe};
 
+/* ResNet with `blocks` per stage and `width` channels in the first stage
+ * (torchvision's 64; doubled at each later stage). */
 static clrt_module *resnet(int in_channels, int classes, clrt_resnet_stem stem, const int blocks[4],
-                           const char *api)
+                           int width, const char *api)
 {
+    int w1 = width, w2 = 2 * width, w3 = 4 * width, w4 = 8 * width;
     if (in_channels < 1 || classes < 1 ||
         (stem != CLRT_RESNET_IMAGENET && stem != CLRT_RESNET_SMALL)) {
         clrt__fail(CLRT_EINVAL,
@@ -67,17 +70,17 @@ static clrt_module *resnet(int in_channels, int classes, clrt_resnet_stem stem, 
     int small = stem == CLRT_RESNET_SMALL;
     const char *names[12] = {"conv1",  "bn1",    "relu",    "maxpool", "layer1", "layer2",
                              "layer3", "layer4", "avgpool", "flatten", "fc"};
-    clrt_module *mods[12] = {small ? conv(in_channels, 64, 3, 1) : conv(in_channels, 64, 7, 2),
-                             clrt_batchnorm2d(64),
+    clrt_module *mods[12] = {small ? conv(in_channels, w1, 3, 1) : conv(in_channels, w1, 7, 2),
+                             clrt_batchnorm2d(w1),
                              clrt_relu(),
                              small ? NULL : clrt_maxpool2d_padded(3, 2, 1),
-                             layer(64, 64, blocks[0], 1),
-                             layer(64, 128, blocks[1], 2),
-                             layer(128, 256, blocks[2], 2),
-                             layer(256, 512, blocks[3], 2),
+                             layer(w1, w1, blocks[0], 1),
+                             layer(w1, w2, blocks[1], 2),
+                             layer(w2, w3, blocks[2], 2),
+                             layer(w3, w4, blocks[3], 2),
                              clrt_adaptive_avgpool2d(1),
                              clrt_flatten(),
-                             clrt_linear(512, classes)};
+                             clrt_linear(w4, classes)};
     if (small) { /* no max pooling: close the gap it leaves */
         for (int i = 3; i < 10; i++)
             mods[i] = mods[i + 1], names[i] = names[i + 1];
@@ -88,11 +91,21 @@ static clrt_module *resnet(int in_channels, int classes, clrt_resnet_stem stem, 
 clrt_module *clrt_resnet18(int in_channels, int classes, clrt_resnet_stem stem)
 {
     static const int blocks[4] = {2, 2, 2, 2};
-    return resnet(in_channels, classes, stem, blocks, "clrt_resnet18");
+    return resnet(in_channels, classes, stem, blocks, 64, "clrt_resnet18");
+}
+
+clrt_module *clrt__resnet18_width(int in_channels, int classes, clrt_resnet_stem stem, int width)
+{
+    static const int blocks[4] = {2, 2, 2, 2};
+    if (width < 1) {
+        clrt__fail(CLRT_EINVAL, "clrt__resnet18_width: width %d must be >= 1", width);
+        return NULL;
+    }
+    return resnet(in_channels, classes, stem, blocks, width, "clrt__resnet18_width");
 }
 
 clrt_module *clrt_resnet34(int in_channels, int classes, clrt_resnet_stem stem)
 {
     static const int blocks[4] = {3, 4, 6, 3};
-    return resnet(in_channels, classes, stem, blocks, "clrt_resnet34");
+    return resnet(in_channels, classes, stem, blocks, 64, "clrt_resnet34");
 }

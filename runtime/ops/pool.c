@@ -120,7 +120,7 @@ static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, in
  * LOAD16). GPUs (CLRT_CONV_ALGO=vec) have no such ABI. */
 static int row_vector(const clrt_device *d, const pool_dims *pd)
 {
-    if (!clrt__cpu_kernels(d) || pd->K != 2 || pd->stride != 2 || pd->pad || pd->H % 2 ||
+    if (!clrt__cpu_style(d) || pd->K != 2 || pd->stride != 2 || pd->pad || pd->H % 2 ||
         pd->W % 2 || pd->OW < 2)
         return 0;
     int lanes = d->info.kind == CLRT_DEVICE_CPU ? (int)d->vector_width : 16, pv = 8;

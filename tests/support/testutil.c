@@ -267,6 +267,12 @@ static void apply_env(const char *const *env)
 
 int tu_run_child(const char *const *env, unsigned timeout_s, char *out, size_t cap)
 {
+    return tu_run_child_args(env, "child", timeout_s, out, cap);
+}
+
+int tu_run_child_args(const char *const *env, const char *arg, unsigned timeout_s, char *out,
+                      size_t cap)
+{
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
     fflush(stdout);
@@ -280,7 +286,7 @@ int tu_run_child(const char *const *env, unsigned timeout_s, char *out, size_t c
         close(fds[1]);
         apply_env(env);
         alarm(timeout_s);
-        execl("/proc/self/exe", "test-child", "child", (char *)NULL);
+        execl("/proc/self/exe", "test-child", arg, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);

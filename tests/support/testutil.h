@@ -82,6 +82,9 @@ void *tu_nonnull_(void *p, const char *what);
  * out (NUL-terminated, truncated to cap). A child still running after
  * timeout_s seconds is killed by SIGALRM. Returns its wait status. */
 int tu_run_child(const char *const *env, unsigned timeout_s, char *out, size_t cap);
+/* The same with another argument than "child". */
+int tu_run_child_args(const char *const *env, const char *arg, unsigned timeout_s, char *out,
+                      size_t cap);
 
 /* Skipping: a test that cannot apply here (needs root, a tmpfs, another
  * GEMM path, full size) calls tu_skip with the reason, then returns. Such

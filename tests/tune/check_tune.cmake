@@ -8,10 +8,9 @@
 #   cmake -DSMI=<clrt-smi> -DWORK=<folder> -P check_tune.cmake
 
 find_program(TUNER clblast_tuner_xgemm)
-if(NOT TUNER)
-  message("skipped: clblast_tuner_xgemm is not on PATH (Debian's clblast-utils; "
-          "scripts/setup.sh installs it)")
-  return()
+if(NOT TUNER) # configured with the tuners (tests/tune/CMakeLists.txt), run without
+  message(FATAL_ERROR "clblast_tuner_xgemm is not on PATH (Debian's clblast-utils; "
+                      "scripts/setup.sh installs it)")
 endif()
 set(device cpu)
 if(NOT "$ENV{CLRT_TEST_DEVICE}" STREQUAL "")

@@ -54,19 +54,16 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
     return st != CLRT_OK ? st : clrt__cols_to_nchw(d, y, f->bias, f->out, cd, img0, n, f->epi);
 }
 
-/* Runs algorithm algo of the forward pass into out; the direct kernels
- * hand over to im2col when one padded image exceeds the scratch cap. */
+/* Runs algorithm algo (a candidate: clrt__conv_candidates) of the
+ * forward pass into out. */
 static clrt_status forward_with(clrt_device *d, int algo, const char *op, cl_mem out, cl_mem x,
                                 cl_mem w, cl_mem bias, const clrt__conv_dims *cd,
                                 const clrt__epilogue *epi)
 {
     if (algo == CLRT__ALGO_WINO)
         return clrt__conv_wino_forward(d, x, w, bias, out, cd, epi);
-    if (algo == CLRT__ALGO_VEC) {
-        clrt_status st = clrt__conv_vec_forward(d, x, w, bias, out, cd, epi);
-        if (st != CLRT__DECLINED)
-            return st;
-    }
+    if (algo == CLRT__ALGO_VEC)
+        return clrt__conv_vec_forward(d, x, w, bias, out, cd, epi);
     int chunk = clrt__conv_chunk(op, d, cd);
     forward_args f = {out, x, w, bias, cd, epi};
     return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, forward_chunk, &f) : clrt_last_status();
@@ -102,7 +99,9 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     cl_mem mb = bias ? clrt__mem(bias) : NULL;
     int applicable = clrt__conv_candidates(d, cd, CLRT__CONV_FWD);
     forward_trial_args t = {op, clrt__mem(x), clrt__mem(w), mb, cd};
-    int algo = clrt__conv_pick(d, cd, CLRT__CONV_FWD, applicable, forward_trial, &t);
+    int algo = clrt__conv_pick(op, d, cd, CLRT__CONV_FWD, applicable, forward_trial, &t);
+    if (!algo)
+        return clrt_last_status();
     return forward_with(d, algo, op, clrt__mem(out), clrt__mem(x), clrt__mem(w), mb, cd, epi);
 }
 

@@ -136,18 +136,15 @@ static clrt_status weight_chunk(clrt_device *d, void *ctx, int img0, int n)
     return clrt__gemm_whole(d, 0, 1, (size_t)cd->O, ckk, cols, gp, col, beta, b->dst);
 }
 
-/* Runs algorithm algo of the input gradient into gx; the direct kernels
- * hand over to im2col when one padded image exceeds the scratch cap. */
+/* Runs algorithm algo (a candidate: clrt__conv_candidates) of the input
+ * gradient into gx. */
 static clrt_status input_with(clrt_device *d, int algo, const char *op, cl_mem gx, cl_mem gy,
                               cl_mem w, const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
     if (algo == CLRT__ALGO_WINO)
         return clrt__conv_wino_input(d, gy, w, gx, cd, epi);
-    if (algo == CLRT__ALGO_VEC) {
-        clrt_status st = clrt__conv_vec_input(d, gy, w, gx, cd, epi);
-        if (st != CLRT__DECLINED)
-            return st;
-    }
+    if (algo == CLRT__ALGO_VEC)
+        return clrt__conv_vec_input(d, gy, w, gx, cd, epi);
     int chunk = clrt__conv_chunk(op, d, cd);
     backward_args b = {gx, gy, w, cd, 0, epi};
     return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, input_chunk, &b) : clrt_last_status();
@@ -165,7 +162,8 @@ typedef struct {
 } backward_trial_args;
 
 static clrt_status weight_with(clrt_device *d, int algo, const char *op, cl_mem gw, cl_mem gb,
-                               cl_mem gy, cl_mem x, const clrt__conv_dims *cd, int accumulate);
+                               cl_mem gy, cl_mem x, const clrt__conv_dims *cd, int accumulate,
+                               int *bias_done);
 
 static clrt_status backward_trial(clrt_device *d, int algo, void *ctx)
 {
@@ -173,9 +171,11 @@ static clrt_status backward_trial(clrt_device *d, int algo, void *ctx)
     cl_mem dst = clrt__buffer_new(d, t->bytes, "convolution trial output");
     if (!dst)
         return clrt_last_status();
+    int bias_done;
     clrt_status st =
-        t->weight ? weight_with(d, algo, t->op, dst, NULL, t->grad_out, t->src, t->cd, 0)
-                  : input_with(d, algo, t->op, dst, t->grad_out, t->src, t->cd, &CLRT__NO_EPILOGUE);
+        t->weight
+            ? weight_with(d, algo, t->op, dst, NULL, t->grad_out, t->src, t->cd, 0, &bias_done)
+            : input_with(d, algo, t->op, dst, t->grad_out, t->src, t->cd, &CLRT__NO_EPILOGUE);
     clrt__buffer_release(d, dst, t->bytes); /* freed once the trial's commands are done */
     return st;
 }
@@ -197,7 +197,9 @@ clrt_status clrt__conv2d_backward_input_fused_out(clrt_tensor *grad_x, clrt_tens
     int applicable = clrt__conv_candidates(d, &cd, CLRT__CONV_BWD_INPUT);
     backward_trial_args t = {op,  clrt__mem(grad_out),        clrt__mem(weight),
                              &cd, clrt_tensor_nbytes(grad_x), 0};
-    int algo = clrt__conv_pick(d, &cd, CLRT__CONV_BWD_INPUT, applicable, backward_trial, &t);
+    int algo = clrt__conv_pick(op, d, &cd, CLRT__CONV_BWD_INPUT, applicable, backward_trial, &t);
+    if (!algo)
+        return clrt_last_status();
     return input_with(d, algo, op, clrt__mem(grad_x), clrt__mem(grad_out), clrt__mem(weight), &cd,
                       epi);
 }
@@ -295,29 +297,25 @@ clrt_status clrt_f_conv2d_backward_bias_out(clrt_tensor *grad_b, clrt_tensor *gr
     return st != CLRT_OK ? st : bias_into(grad_b, grad_out, accumulate);
 }
 
-/* Runs algorithm algo of the weight gradient (gw (+)= ...); the direct
- * kernels sum the bias gradient into gb too (when not NULL) and return
- * CLRT_OK; the others leave it, returning CLRT__DECLINED on success so the
- * caller sums it. The direct kernels hand over to im2col when one image's
- * copy exceeds the scratch cap. */
+/* Runs algorithm algo (a candidate: clrt__conv_candidates) of the weight
+ * gradient (gw (+)= ...). The direct kernels sum the bias gradient into gb
+ * in the same pass when gb is not NULL; *bias_done says whether they did
+ * (the caller sums it otherwise). */
 static clrt_status weight_with(clrt_device *d, int algo, const char *op, cl_mem gw, cl_mem gb,
-                               cl_mem gy, cl_mem x, const clrt__conv_dims *cd, int accumulate)
+                               cl_mem gy, cl_mem x, const clrt__conv_dims *cd, int accumulate,
+                               int *bias_done)
 {
-    clrt_status st = CLRT__DECLINED;
-    if (algo == CLRT__ALGO_VEC)
-        st = clrt__conv_vec_weight(d, gy, x, gw, gb, cd, accumulate);
-    if (st != CLRT__DECLINED)
-        return st;
-    if (algo == CLRT__ALGO_WINO)
-        st = clrt__conv_wino_weight(d, gy, x, gw, cd, accumulate);
-    else {
-        /* bias_grad adds a chunk's per-image partials in one loop */
-        int chunk =
-            (int)clrt__min_size((size_t)clrt__conv_chunk(op, d, cd), clrt__loop_budget(d) - 8);
-        backward_args b = {gw, gy, x, cd, accumulate, &CLRT__NO_EPILOGUE};
-        st = chunk ? clrt__conv_over_chunks(d, cd->N, chunk, weight_chunk, &b) : clrt_last_status();
+    *bias_done = 0;
+    if (algo == CLRT__ALGO_VEC) {
+        *bias_done = gb != NULL;
+        return clrt__conv_vec_weight(d, gy, x, gw, gb, cd, accumulate);
     }
-    return st == CLRT_OK ? CLRT__DECLINED : st;
+    if (algo == CLRT__ALGO_WINO)
+        return clrt__conv_wino_weight(d, gy, x, gw, cd, accumulate);
+    /* bias_grad adds a chunk's per-image partials in one loop */
+    int chunk = (int)clrt__min_size((size_t)clrt__conv_chunk(op, d, cd), clrt__loop_budget(d) - 8);
+    backward_args b = {gw, gy, x, cd, accumulate, &CLRT__NO_EPILOGUE};
+    return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, weight_chunk, &b) : clrt_last_status();
 }
 
 clrt_status clrt__conv2d_backward_params_out(clrt_tensor *grad_w, clrt_tensor *grad_b,
@@ -341,12 +339,15 @@ clrt_status clrt__conv2d_backward_params_out(clrt_tensor *grad_w, clrt_tensor *g
     int applicable = clrt__conv_candidates(d, &cd, CLRT__CONV_BWD_WEIGHT);
     backward_trial_args t = {op,  clrt__mem(grad_out),        clrt__mem(x),
                              &cd, clrt_tensor_nbytes(grad_w), 1};
-    int algo = clrt__conv_pick(d, &cd, CLRT__CONV_BWD_WEIGHT, applicable, backward_trial, &t);
+    int algo = clrt__conv_pick(op, d, &cd, CLRT__CONV_BWD_WEIGHT, applicable, backward_trial, &t);
+    if (!algo)
+        return clrt_last_status();
+    int bias_done;
     st = weight_with(d, algo, op, clrt__mem(grad_w), grad_b ? clrt__mem(grad_b) : NULL,
-                     clrt__mem(grad_out), clrt__mem(x), &cd, accumulate);
-    if (st != CLRT__DECLINED)
-        return st; /* the direct kernels summed the bias too */
-    return !grad_b ? CLRT_OK : bias_into(grad_b, grad_out, accumulate);
+                     clrt__mem(grad_out), clrt__mem(x), &cd, accumulate, &bias_done);
+    if (st != CLRT_OK || !grad_b || bias_done)
+        return st;
+    return bias_into(grad_b, grad_out, accumulate);
 }
 
 clrt_status clrt_f_conv2d_backward_weight_out(clrt_tensor *grad_w, clrt_tensor *grad_out,

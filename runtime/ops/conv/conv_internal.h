@@ -4,6 +4,7 @@
 #ifndef CLRT_CONV_INTERNAL_H
 #define CLRT_CONV_INTERNAL_H
 
+#include "runtime/device/arch_internal.h"
 #include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/check_internal.h"
 
@@ -60,19 +61,13 @@ clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out
 clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,
                                int img0, int n);
 
-/* Whether d runs the kernels vectorised by hand for CPU devices (the
- * direct convolutions below and pool.c's maxpool2_*): on CPU devices, on
- * every device with CLRT_CONV_ALGO=vec, on none with =im2col. */
-int clrt__cpu_kernels(const clrt_device *d);
-
 /* Direct convolution with kernels vectorised over output channels
- * (conv_vec.c, clkernels/conv_vec.cl), the default on CPU devices for
- * kernels up to 7x7. clrt__conv_vec_ok says whether it applies to cd on d
- * (the input gradient also needs stride 1: clrt__conv_vec_input_ok);
- * CLRT_CONV_ALGO=im2col turns it off, =vec turns it on for any device (for
- * tests and benchmarks). None of them blocks; each holds the workspace
- * itself. Each returns CLRT__DECLINED when one image's scratch copy (in
- * its zero border, or channel-minor) exceeds the scratch cap. */
+ * (conv_vec.c, clkernels/conv_vec.cl), the default on devices of the CPU
+ * style (clrt__cpu_style) for kernels up to 7x7. clrt__conv_vec_ok says
+ * whether it applies to cd on d (the input gradient also needs stride 1:
+ * clrt__conv_vec_input_ok), clrt__conv_vec_fits whether it runs there.
+ * None of them blocks; each holds the workspace itself, and fails with
+ * CLRT_ENOTSUP on a pass that does not fit. */
 int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd);
 int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd);
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
@@ -98,17 +93,16 @@ enum { CLRT__ALGO_IM2COL = 1, CLRT__ALGO_VEC = 2, CLRT__ALGO_WINO = 4 };
 typedef enum { CLRT__CONV_FWD, CLRT__CONV_BWD_INPUT, CLRT__CONV_BWD_WEIGHT } clrt__conv_pass;
 
 /* Whether the direct kernels run this pass of cd within d's loop budget
- * (clrt__loop_budget: llvmpipe ends a work item's loops early); where they
- * do not they are no candidate (they would decline to im2col). 1 on
- * devices without such a limit. */
+ * (clrt__loop_budget: llvmpipe ends a work item's loops early) and with
+ * at least one image's scratch copy within the scratch cap; where they do
+ * not they are no candidate. */
 int clrt__conv_vec_fits(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass);
 /* Whether Winograd's GEMMs keep within d's limit on a GEMM's inner
  * dimension (clrt__gemm_k_fits) for this pass of cd; where they do not it
  * is no candidate. */
 int clrt__conv_wino_fits(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass);
 /* Runs algorithm `algo` of the pass being chosen into scratch outputs (the
- * caller's are not touched); CLRT_OK or an error (CLRT__DECLINED counts as
- * one). */
+ * caller's are not touched); CLRT_OK or an error. */
 typedef clrt_status (*clrt__conv_trial)(clrt_device *d, int algo, void *ctx);
 /* The algorithms (bits) that can run this pass of cd on d: im2col always,
  * the direct kernels where clrt__conv_vec_ok (for the input gradient
@@ -116,14 +110,17 @@ typedef clrt_status (*clrt__conv_trial)(clrt_device *d, int algo, void *ctx);
  * clrt__conv_wino_ok and its GEMMs fit d's limit on k. */
 int clrt__conv_candidates(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass);
 /* The algorithm (one bit of `applicable`) for this pass of cd on d:
- * CLRT_CONV_ALGO's when it forces an applicable one; the only one; for a
- * pass of fewer than 20 million multiply-adds the default (the direct
- * kernels where the device runs the CPU kernels, else im2col); else the
- * one measured fastest with `trial` at the first use of this shape on this
- * device and driver (a warm-up and two timed runs of each candidate), then
- * remembered in memory and in the cache folder. */
-int clrt__conv_pick(clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass, int applicable,
-                    clrt__conv_trial trial, void *ctx);
+ * CLRT_CONV_ALGO's when it forces one (0 + CLRT_ENOTSUP naming op, the
+ * layer and what applies when it does not apply); the only one; for a
+ * pass of fewer multiply-adds than the threshold (20 million, or
+ * CLRT_CONV_MEASURE_MACS) the default (the direct kernels on devices of
+ * the CPU style, else im2col); else the one measured fastest with `trial`
+ * at the first use of this shape on this device and driver (a warm-up and
+ * two timed runs of each candidate), then remembered in memory and in the
+ * cache folder. d->counters count the choices measured, the candidates'
+ * failed runs and the passes each algorithm ran. */
+int clrt__conv_pick(const char *op, clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
+                    int applicable, clrt__conv_trial trial, void *ctx);
 
 /* The scratch cap of conv_launch.c (CLRT_CONV_SCRATCH_BYTES overrides). */
 size_t clrt__conv_scratch_cap(const clrt_device *d);

@@ -48,17 +48,9 @@ typedef struct {
 _Static_assert(sizeof(vec_geom) == 9 * sizeof(cl_int) && offsetof(vec_geom, lanes) == 32,
                "vec_geom must match clkernels/conv_vec.cl");
 
-int clrt__cpu_kernels(const clrt_device *d)
-{
-    clrt__conv_algo algo = clrt__env()->conv_algo;
-    if (algo == CLRT__CONV_IM2COL)
-        return 0;
-    return d->info.kind == CLRT_DEVICE_CPU || algo == CLRT__CONV_VEC;
-}
-
 int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd)
 {
-    return clrt__cpu_kernels(d) && cd->K <= MAX_KSIZE;
+    return clrt__cpu_style(d) && cd->K <= MAX_KSIZE;
 }
 
 int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd)
@@ -270,22 +262,31 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
                         (size_t)n * (size_t)g.OH * (size_t)p->blocks, p->channel_blocks, 0);
 }
 
-/* Runs geometry g's convolution in chunks of images whose padded copies
- * fit the scratch cap; CLRT__DECLINED when not even one image's does, or
- * when the items' loops exceed the device's loop budget (channel loops
- * longer than llvmpipe runs; im2col's loops are short there). */
+/* Images per chunk of a planned forward whose padded copies fit the
+ * scratch cap (all of them when it reads its input in place); 0 when not
+ * even one image's copy does. */
+static size_t forward_chunk_images(const clrt_device *d, const fwd_plan *p)
+{
+    const vec_geom *g = &p->g;
+    size_t image = (size_t)g->C * (size_t)(g->H + 2 * g->pad) * (size_t)(g->W + 2 * g->pad);
+    size_t room = clrt__conv_scratch_cap(d) / sizeof(float);
+    if (!p->copy)
+        return (size_t)g->N;
+    return room > p->spare ? clrt__min_size((room - p->spare) / image, (size_t)g->N) : 0;
+}
+
+/* Runs a planned convolution in chunks of images; the plan must fit
+ * (clrt__conv_vec_fits made it a candidate). */
 static clrt_status run_forward(clrt_device *d, const vec_call *c, vec_geom g)
 {
     fwd_plan p = plan_forward(d, c->cd, c, g);
-    if (!forward_fits(d, &p))
-        return CLRT__DECLINED;
-    size_t image = (size_t)g.C * (size_t)(g.H + 2 * g.pad) * (size_t)(g.W + 2 * g.pad);
-    size_t room = clrt__conv_scratch_cap(d) / sizeof(float);
-    size_t chunk = !p.copy ? (size_t)g.N : room > p.spare ? (room - p.spare) / image : 0;
-    if (chunk < 1)
-        return CLRT__DECLINED;
-    return clrt__conv_over_chunks(d, g.N, chunk < (size_t)g.N ? (int)chunk : g.N, forward_chunk,
-                                  &p);
+    size_t chunk = forward_chunk_images(d, &p);
+    if (!forward_fits(d, &p) || chunk < 1)
+        return clrt__fail(CLRT_ENOTSUP,
+                          "conv2d: the direct kernels cannot run this pass on %s (an image's "
+                          "padded copy above the scratch cap, or loops longer than it runs)",
+                          d->info.name);
+    return clrt__conv_over_chunks(d, g.N, (int)chunk, forward_chunk, &p);
 }
 
 /* The forward's geometry, and the input gradient's: grad_x[h, w] = sum
@@ -528,32 +529,41 @@ static int weight_fits(const clrt_device *d, const clrt__conv_dims *cd, const wg
            (cd->pad <= 0 || pad_cost(&g) <= budget);
 }
 
+/* Images per chunk of a planned weight gradient whose scratch copies
+ * (padded input, or grad_out channel-minor) fit the scratch cap; 0 when
+ * not even one image's do. */
+static size_t weight_chunk_images(const clrt_device *d, const clrt__conv_dims *cd,
+                                  const wgrad_plan *p)
+{
+    size_t padded = (size_t)cd->C * (size_t)(cd->H + 2 * cd->pad) * (size_t)(cd->W + 2 * cd->pad);
+    size_t gt = !p->by_pixel ? (size_t)cd->OH * (size_t)cd->OW * (size_t)p->lanes : 0;
+    size_t image = (cd->pad > 0 && padded > gt ? padded : gt) * sizeof(float);
+    size_t cap = clrt__conv_scratch_cap(d);
+    return image == 0 ? (size_t)cd->N : clrt__min_size(cap / image, (size_t)cd->N);
+}
+
 int clrt__conv_vec_fits(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass)
 {
-    if (clrt__loop_budget(d) == SIZE_MAX)
-        return 1;
     if (pass == CLRT__CONV_BWD_WEIGHT) {
         wgrad_plan p = plan_weight(d, cd);
-        return weight_fits(d, cd, &p);
+        return weight_fits(d, cd, &p) && weight_chunk_images(d, cd, &p) >= 1;
     }
     vec_call c = {cd, NULL, NULL, NULL, NULL, pass == CLRT__CONV_BWD_INPUT, &CLRT__NO_EPILOGUE};
     fwd_plan p =
         plan_forward(d, cd, &c, pass == CLRT__CONV_FWD ? forward_geom(cd) : input_geom(cd));
-    return forward_fits(d, &p);
+    return forward_fits(d, &p) && forward_chunk_images(d, &p) >= 1;
 }
 
 clrt_status clrt__conv_vec_weight(clrt_device *d, cl_mem gy, cl_mem x, cl_mem gw, cl_mem gb,
                                   const clrt__conv_dims *cd, int accumulate)
 {
     weight_args a = {cd, gy, x, gw, gb, accumulate, plan_weight(d, cd)};
-    size_t padded = (size_t)cd->C * (size_t)(cd->H + 2 * cd->pad) * (size_t)(cd->W + 2 * cd->pad);
-    size_t gt = !a.p.by_pixel ? (size_t)cd->OH * (size_t)cd->OW * (size_t)a.p.lanes : 0;
-    size_t image = (cd->pad > 0 && padded > gt ? padded : gt) * sizeof(float);
-    size_t cap = clrt__conv_scratch_cap(d);
-    if (image > cap)
-        return CLRT__DECLINED; /* not even one image fits: im2col chunks finer */
-    if (!weight_fits(d, cd, &a.p))
-        return CLRT__DECLINED; /* loops longer than the device runs */
-    int chunk = image == 0 || cap / image >= (size_t)cd->N ? cd->N : (int)(cap / image);
-    return clrt__conv_over_chunks(d, cd->N, chunk, weight_chunk, &a);
+    size_t chunk = weight_chunk_images(d, cd, &a.p);
+    if (!weight_fits(d, cd, &a.p) || chunk < 1)
+        return clrt__fail(CLRT_ENOTSUP,
+                          "conv2d weight gradient: the direct kernels cannot run it on %s (an "
+                          "image's scratch copy above the scratch cap, or loops longer than it "
+                          "runs)",
+                          d->info.name);
+    return clrt__conv_over_chunks(d, cd->N, (int)chunk, weight_chunk, &a);
 }

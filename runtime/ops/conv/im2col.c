@@ -64,7 +64,7 @@ clrt_status clrt__col2im(clrt_device *d, cl_mem col, cl_mem gx, const clrt__conv
     cl_mem mask = epi->mask ? clrt__mem(epi->mask) : gx; /* unread without a mask */
     clrt__karg args[] = {CLRT__ARG(col), CLRT__ARG(gx), CLRT__ARG(g), CLRT__ARG(kind),
                          CLRT__ARG(mask)};
-    if (clrt__cpu_kernels(d) && rows_cost(cd) <= clrt__loop_budget(d)) /* an item per row */
+    if (clrt__cpu_style(d) && rows_cost(cd) <= clrt__loop_budget(d)) /* an item per row */
         return clrt__run_planes(d, taps_kernel(d, cd, "col2im_rows"), (size_t)cd->H,
                                 (size_t)n * (size_t)cd->C, 5, args);
     return clrt__run_planes(d, taps_kernel(d, cd, "col2im"), (size_t)cd->H * (size_t)cd->W,

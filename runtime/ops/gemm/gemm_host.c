@@ -52,8 +52,8 @@ enum { OP_A, OP_B, OP_C, N_OPS };
  * children). The handler is registered at the first GEMM, after the
  * driver's own exit handlers, so it runs before them; only devices with
  * native kernels get it (calling OpenCL at exit broke Oclgrind, whose
- * handlers had run). At the first GEMM, a process that sees two or more
- * devices running host GEMMs makes them share the cores
+ * handlers had run). At the first GEMM, a process that has opened two or
+ * more devices running host GEMMs makes them share the cores
  * (clrt__host_blas_share_cores). */
 enum { MAX_GEMM_DEVICES = 16 };
 static clrt_device *gemm_devices[MAX_GEMM_DEVICES];
@@ -68,13 +68,15 @@ static void drain_at_exit(void)
     pthread_mutex_unlock(&gemm_devices_lock);
 }
 
-/* How many of the process's devices run GEMMs on the host's BLAS. */
-static int host_blas_devices(void)
+/* How many of the devices the process has opened (put buffers or
+ * kernels on) run GEMMs on the host's BLAS: the devices it uses, not those
+ * it could (two PoCL devices enumerated, one used, keep OpenBLAS's pool). */
+static int host_blas_devices_open(void)
 {
     int n = 0, count = clrt_device_count();
     for (int i = 0; i < count; i++) {
-        const clrt_device *d = clrt_device_at(i);
-        n += d && d->info.gemm_path == CLRT_GEMM_HOST_BLAS;
+        clrt_device *d = clrt_device_at(i);
+        n += d && clrt__device_is_open(d) && d->info.gemm_path == CLRT_GEMM_HOST_BLAS;
     }
     return n;
 }
@@ -88,7 +90,7 @@ static void note_gemm_device(clrt_device *d)
     if (!known && n_gemm_devices < MAX_GEMM_DEVICES) {
         if (n_gemm_devices == 0) {
             atexit(drain_at_exit);
-            if (host_blas_devices() > 1)
+            if (host_blas_devices_open() > 1)
                 clrt__host_blas_share_cores();
         }
         gemm_devices[n_gemm_devices++] = d;

@@ -99,7 +99,8 @@ int clrt_host_blas_restart(char *const argv[])
  * OpenBLAS 0.3.21): 14.8k samples/s with the pool, 28.0k with one thread a
  * GEMM, 26.4k on one device alone. The driver's workers already spread the
  * devices over the cores, so each GEMM keeps to the thread that runs it.
- * Decided once, before the process's first GEMM: OpenBLAS's results depend
+ * Decided once, before the process's first GEMM, from the devices it has
+ * opened by then: OpenBLAS's results depend
  * on its thread count, and the same training on two devices must give the
  * same numbers (clrt-cnn --compare, test_nn_multi). A count the environment
  * sets (OPENBLAS_NUM_THREADS and the like) is left as it is, as is an

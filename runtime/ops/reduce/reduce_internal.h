@@ -21,4 +21,11 @@ typedef enum {
 clrt_status clrt__reduce_into(clrt__reduce_op op, clrt_tensor *x, int64_t outer, int64_t R,
                               int64_t inner, clrt_tensor *out);
 
+/* dst <- src summed over the dims along which dst's shape broadcasts to
+ * src's (leading dims dst lacks, and dims where dst has 1): the gradient
+ * of an operand that a binary op broadcast. Both float32, on one device
+ * (checked by the caller); CLRT_ESHAPE when dst does not broadcast to
+ * src. One reduction per run of summed dims; never blocks. */
+clrt_status clrt__sum_to_shape(clrt_tensor *dst, clrt_tensor *src);
+
 #endif
