@@ -22,6 +22,7 @@
 #include <clrt/device.h>
 #include <clrt/tensor.h>
 #include <clrt/ops.h>
+#include <clrt/autograd.h>
 #include <clrt/nn.h>
 #include <clrt/optim.h>
 #include <clrt/data.h>

@@ -55,8 +55,17 @@ clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim, c
         return clrt_last_status();
     }
     p->name = name;
+    clrt__param_link(p);
     m->nparams++;
     return CLRT_OK;
+}
+
+void clrt__param_link(clrt__param *p)
+{
+    p->value->requires_grad = 1;
+    clrt_tensor_release(p->value->grad);
+    p->value->grad = p->grad;
+    clrt_tensor_retain(p->grad);
 }
 
 clrt_status clrt__module_add_buffer(clrt_module *m, const char *name, int ndim,
@@ -175,7 +184,9 @@ clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x)
 {
     if (clrt__module_check_input("clrt_module_forward", m, x, "input") != CLRT_OK)
         return NULL;
+    int was = clrt_set_grad_enabled(0); /* a layer's own ops are not recorded */
     clrt_tensor *y = m->vt->forward(m, x);
+    clrt_set_grad_enabled(was);
     if (y) {
         clrt__module_keep(&m->out, y);
         if (m->training)
@@ -210,10 +221,12 @@ clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int wa
                         clrt__module_brief(m, desc, sizeof desc),
                         clrt_shape_str(grad_out->ndim, grad_out->shape, a, sizeof a),
                         clrt_shape_str(m->out->ndim, m->out->shape, b, sizeof b));
+    int was = clrt_set_grad_enabled(0);
     if (st == CLRT_OK && epi)
         st = m->vt->backward_epi(m, grad_out, want_grad_in ? &grad_in : NULL, epi);
     else if (st == CLRT_OK)
         st = m->vt->backward(m, grad_out, want_grad_in ? &grad_in : NULL);
+    clrt_set_grad_enabled(was);
     *status = st;
     return grad_in;
 }

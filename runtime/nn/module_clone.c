@@ -23,6 +23,7 @@ static clrt_status clone_state(clrt_module *copy, const clrt_module *m, clrt_dev
             copy->params[i].value ? clrt_zeros(d, CLRT_F32, v->ndim, v->shape) : NULL;
         if (!copy->params[i].grad)
             return clrt_last_status();
+        clrt__param_link(&copy->params[i]);
     }
     for (int i = 0; i < m->nbuffers; i++)
         if (!(copy->buffers[i].value = clrt__tensor_copy_on(m->buffers[i].value, d)))

@@ -6,6 +6,7 @@
 #include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/safetensors_internal.h"
 #include "runtime/tensor/tensor_internal.h"
+#include <clrt/autograd.h>
 #include <clrt/nn.h>
 
 /* One tensor of a module's state: a parameter (with its gradient), or a
@@ -106,6 +107,11 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
  * gradient; its values are left to the caller (see clrt__init_uniform). */
 clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim,
                                    const int64_t *shape);
+
+/* Makes p's value a parameter as nn.Parameter is: a leaf that requires
+ * grad, whose .grad (clrt_tensor_grad, what clrt_backward accumulates
+ * into) is p's gradient tensor. */
+void clrt__param_link(clrt__param *p);
 
 /* Adds a float32 buffer of the given shape on m->device, filled with
  * `value` (enqueued). */

@@ -248,7 +248,7 @@ static clrt_status move_one(move_ctx *mv, clrt_tensor *t)
         mv->copy = c;
         mv->capacity = cap;
     }
-    clrt_tensor *c = clrt_tensor_to(t, mv->to);
+    clrt_tensor *c = clrt__tensor_to(t, mv->to); /* state moves: no history */
     if (!c)
         return clrt_last_status();
     mv->orig[mv->count] = t;

@@ -111,6 +111,7 @@ static clrt__storage *storage_new(clrt_device *d, size_t bytes)
         return NULL;
     }
     atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
     s->dev = d;
     s->bytes = bytes;
     return s;
@@ -181,6 +182,7 @@ clrt_tensor *clrt__alloc_like(const clrt_tensor *t)
 
 clrt_status clrt__fill(clrt_tensor *t, double value)
 {
+    clrt__bump_version(t);
     union {
         float f;
         int32_t i;
@@ -300,6 +302,7 @@ static clrt_status write_host(clrt_tensor *t, const void *data, size_t bytes, in
     clrt_device *d = clrt__dev(t);
     if (need == 0)
         return CLRT_OK;
+    clrt__bump_version(t);
     if (blocking)
         return clrt__write_wait(d, clrt__mem(t), need, data, "copy from host");
     clrt_status st = clrt__write_buffer(d, CLRT__COMPUTE, clrt__mem(t), 0, need, data, NULL, NULL,
@@ -370,6 +373,8 @@ void clrt_tensor_retain(clrt_tensor *t)
 void clrt_tensor_release(clrt_tensor *t)
 {
     if (t && atomic_fetch_sub(&t->refcount, 1) == 1) {
+        clrt__graph_ref_release(t->grad_fn);
+        clrt_tensor_release(t->grad);
         storage_release(t->storage);
         free(t);
     }
@@ -379,10 +384,10 @@ int clrt_tensor_refcount(const clrt_tensor *t) { return t ? atomic_load(&t->refc
 
 clrt_tensor *clrt__tensor_copy_on(clrt_tensor *t, clrt_device *d)
 {
-    return clrt__dev(t) == d ? clrt_tensor_clone(t) : clrt_tensor_to(t, d);
+    return clrt__dev(t) == d ? clrt__clone(t) : clrt__tensor_to(t, d);
 }
 
-clrt_tensor *clrt_tensor_to(clrt_tensor *t, clrt_device *d)
+clrt_tensor *clrt__tensor_to(clrt_tensor *t, clrt_device *d)
 {
     if (!t || !d) {
         clrt__fail(CLRT_EINVAL, "clrt_tensor_to: NULL argument");
@@ -401,7 +406,7 @@ clrt_tensor *clrt_tensor_to(clrt_tensor *t, clrt_device *d)
     return x;
 }
 
-clrt_tensor *clrt_tensor_clone(clrt_tensor *t)
+clrt_tensor *clrt__clone(clrt_tensor *t)
 {
     if (!t) {
         clrt__fail(CLRT_EINVAL, "clrt_tensor_clone: tensor is NULL");
@@ -416,13 +421,13 @@ clrt_tensor *clrt_tensor_clone(clrt_tensor *t)
     return x;
 }
 
-clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shape)
+clrt_tensor *clrt__view(const char *op, clrt_tensor *t, int ndim, const int64_t *shape)
 {
     int64_t dims[CLRT_MAX_DIMS], known = 1, numel = 0;
     int infer = -1;
     char a[128], b[128];
     if (!t || ndim < 0 || ndim > CLRT_MAX_DIMS || (ndim > 0 && !shape)) {
-        clrt__fail(CLRT_EINVAL, "clrt_reshape: NULL tensor or bad ndim %d", ndim);
+        clrt__fail(CLRT_EINVAL, "%s: NULL tensor or bad ndim %d", op, ndim);
         return NULL;
     }
     for (int i = 0; i < ndim; i++) {
@@ -430,8 +435,8 @@ clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shape)
         if (shape[i] == -1 && infer < 0)
             infer = i;
         else if (shape[i] < 0) {
-            clrt__fail(CLRT_EINVAL, "clrt_reshape: bad size %lld in dimension %d",
-                       (long long)shape[i], i);
+            clrt__fail(CLRT_EINVAL, "%s: bad size %lld in dimension %d", op, (long long)shape[i],
+                       i);
             return NULL;
         } else
             known = shape[i] && known > INT64_MAX / shape[i] ? INT64_MAX : known * shape[i];
@@ -441,10 +446,10 @@ clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shape)
     int bad_infer = infer >= 0 && (known == 0 || t->numel % known != 0);
     if (infer >= 0 && !bad_infer)
         dims[infer] = t->numel / known;
-    if (!bad_infer && check_shape("clrt_reshape", t->dtype, ndim, dims, &numel) != CLRT_OK)
+    if (!bad_infer && check_shape(op, t->dtype, ndim, dims, &numel) != CLRT_OK)
         return NULL;
     if (bad_infer || numel != t->numel) {
-        clrt__fail(CLRT_ESHAPE, "clrt_reshape: cannot view shape %s (%lld elements) as %s",
+        clrt__fail(CLRT_ESHAPE, "%s: cannot view shape %s (%lld elements) as %s", op,
                    clrt_shape_str(t->ndim, t->shape, a, sizeof a), (long long)t->numel,
                    clrt_shape_str(ndim, shape, b, sizeof b));
         return NULL;
@@ -453,18 +458,4 @@ clrt_tensor *clrt_reshape(clrt_tensor *t, int ndim, const int64_t *shape)
     if (x)
         atomic_fetch_add(&t->storage->refcount, 1);
     return x;
-}
-
-clrt_tensor *clrt_tensor_flatten(clrt_tensor *t)
-{
-    if (!t || t->ndim < 1) {
-        clrt__fail(CLRT_EINVAL, "clrt_tensor_flatten: needs a tensor with at least one dimension");
-        return NULL;
-    }
-    int64_t shape[2] = {t->shape[0], -1};
-    if (t->shape[0] == 0)
-        shape[1] = 0;
-    else
-        shape[1] = t->numel / t->shape[0];
-    return clrt_reshape(t, 2, shape);
 }

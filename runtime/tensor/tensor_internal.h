@@ -6,13 +6,26 @@
 #include <clrt/tensor.h>
 #include <stdatomic.h>
 
-/* A device buffer, shared by a tensor and its reshaped views. */
+/* A device buffer, shared by a tensor and its reshaped views. `version`
+ * counts the writes into it through the ops that write into a given
+ * tensor (_out and in-place forms, fills, copies, uploads): autograd
+ * records it when it saves a tensor for backward and refuses a backward
+ * that would read values written since. */
 typedef struct {
     atomic_int refcount;
     clrt_device *dev;
     cl_mem mem;
     size_t bytes;
+    atomic_uint version;
 } clrt__storage;
+
+/* What a tensor knows of the autograd graph that made it: a counted
+ * reference to a node of runtime/autograd, which the tensor layer only
+ * releases (destroy runs when the last reference goes). */
+typedef struct clrt__graph_ref {
+    atomic_int refcount;
+    void (*destroy)(struct clrt__graph_ref *r);
+} clrt__graph_ref;
 
 struct clrt_tensor {
     atomic_int refcount;
@@ -21,7 +34,46 @@ struct clrt_tensor {
     int ndim;
     int64_t shape[CLRT_MAX_DIMS];
     int64_t numel;
+    /* autograd (include/clrt/autograd.h): */
+    int requires_grad;        /* a leaf that wants a gradient, or a result computed from one */
+    clrt_tensor *grad;        /* a leaf's accumulated gradient (owned), or NULL */
+    clrt__graph_ref *grad_fn; /* the node that computed it (owned), NULL for a leaf */
+    int output_nr;            /* which of grad_fn's outputs it is */
 };
+
+static inline void clrt__graph_ref_retain(clrt__graph_ref *r)
+{
+    if (r)
+        atomic_fetch_add(&r->refcount, 1);
+}
+
+static inline void clrt__graph_ref_release(clrt__graph_ref *r)
+{
+    if (r && atomic_fetch_sub(&r->refcount, 1) == 1)
+        r->destroy(r);
+}
+
+/* A new tensor of another shape with t's numel over t's storage (no copy,
+ * no autograd history: the caller records one if it must). NULL + error
+ * naming op when the element counts differ. */
+clrt_tensor *clrt__view(const char *op, clrt_tensor *t, int ndim, const int64_t *shape);
+
+/* Marks a write into t's storage (see clrt__storage.version). */
+static inline void clrt__bump_version(clrt_tensor *t)
+{
+    if (t)
+        atomic_fetch_add(&t->storage->version, 1);
+}
+
+/* Grad mode (autograd.h's clrt_set_grad_enabled): per thread. Whether an
+ * op with these inputs must be recorded: grad mode on and one of the n
+ * tensors (NULLs skipped) requires grad. */
+int clrt__grad_wanted(int n, clrt_tensor *const *ts);
+/* The refusal of a form autograd does not record (_out, in-place) when
+ * grad mode is on and one of the n tensors requires grad: CLRT_EINVAL
+ * naming op and the tensor's argument name (names[i]); CLRT_OK otherwise. */
+clrt_status clrt__check_unrecorded(const char *op, int n, clrt_tensor *const *ts,
+                                   const char *const *names);
 
 /* The tensor's buffer (never NULL for a live tensor; a zero-size tensor
  * still has a 1-element buffer so kernels can take it). */
@@ -57,5 +109,9 @@ clrt_status clrt__fill(clrt_tensor *t, double value);
 /* A fresh copy of t on d, also when t already lives there (clrt_tensor_to
  * then returns t itself). NULL + error. */
 clrt_tensor *clrt__tensor_copy_on(clrt_tensor *t, clrt_device *d);
+/* clrt_tensor_to and clrt_tensor_clone without autograd history (the
+ * public calls record it, runtime/autograd). */
+clrt_tensor *clrt__tensor_to(clrt_tensor *t, clrt_device *d);
+clrt_tensor *clrt__clone(clrt_tensor *t);
 
 #endif

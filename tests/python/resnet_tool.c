@@ -65,9 +65,11 @@ static int grads_into_params(clrt_module *m)
 {
     clrt_tensor *p[MAX_PARAMS], *g[MAX_PARAMS];
     int n = clrt_module_parameters(m, NULL, p, g, MAX_PARAMS);
+    int was = clrt_set_grad_enabled(0); /* parameters are written in place */
     for (int i = 0; i < n; i++)
         if (clrt_copy_(p[i], g[i]) != CLRT_OK)
             return fail("copying gradients");
+    clrt_set_grad_enabled(was);
     return n < 0 ? fail("parameters") : 0;
 }
 

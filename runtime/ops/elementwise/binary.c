@@ -1,6 +1,8 @@
-/* Public binary ops: add, sub, mul, div as new tensors, _out forms and in
- * place, with their argument checks (the launches: binary_launch.c). */
+/* Binary ops: add, sub, mul, div as ops of the table (new tensors: their
+ * gradients in binary_grad.c), _out forms and in place, with their
+ * argument checks (the launches: binary_launch.c). */
 #include "runtime/ops/elementwise/binary_internal.h"
+#include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>
@@ -35,6 +37,15 @@ static clrt_tensor *binary_new(clrt__binary_op op, const char *api, clrt_tensor 
     return out;
 }
 
+/* The unrecorded forms refuse arguments that require grad (grad mode on). */
+static clrt_status check_unrecorded(const char *api, clrt_tensor *a, clrt_tensor *b,
+                                    clrt_tensor *out)
+{
+    clrt_tensor *ts[3] = {a, b, out};
+    static const char *const names[3] = {"a", "b", "out"};
+    return clrt__check_unrecorded(api, 3, ts, names);
+}
+
 static clrt_status binary_out(clrt__binary_op op, const char *api, clrt_tensor *out, clrt_tensor *a,
                               clrt_tensor *b)
 {
@@ -42,10 +53,15 @@ static clrt_status binary_out(clrt__binary_op op, const char *api, clrt_tensor *
     int ndim = 0;
     clrt_status st = check_inputs(api, a, b, out, 1);
     if (st == CLRT_OK)
+        st = check_unrecorded(api, a, b, out);
+    if (st == CLRT_OK)
         st = clrt__broadcast_shape(api, a, b, &ndim, shape);
     if (st == CLRT_OK)
         st = clrt__check_out(api, out, a->dtype, ndim, shape);
-    return st != CLRT_OK ? st : clrt__binary_into(op, a, b, out);
+    if (st != CLRT_OK)
+        return st;
+    clrt__bump_version(out);
+    return clrt__binary_into(op, a, b, out);
 }
 
 static clrt_status binary_inplace(clrt__binary_op op, const char *api, clrt_tensor *a,
@@ -55,6 +71,8 @@ static clrt_status binary_inplace(clrt__binary_op op, const char *api, clrt_tens
     int ndim = 0;
     char sa[128], sb[128];
     clrt_status st = check_inputs(api, a, b, NULL, 0);
+    if (st == CLRT_OK)
+        st = check_unrecorded(api, a, b, NULL);
     if (st == CLRT_OK)
         st = clrt__broadcast_shape(api, a, b, &ndim, shape);
     if (st != CLRT_OK)
@@ -68,24 +86,29 @@ static clrt_status binary_inplace(clrt__binary_op op, const char *api, clrt_tens
                           "never changes a's shape)",
                           api, clrt_shape_str(b->ndim, b->shape, sb, sizeof sb),
                           clrt_shape_str(a->ndim, a->shape, sa, sizeof sa));
+    clrt__bump_version(a);
     return clrt__binary_into(op, a, b, a);
 }
 
-#define DEFINE_BINARY_API(op, OP)                                                 \
-    clrt_tensor *clrt_##op(clrt_tensor *a, clrt_tensor *b)                        \
-    {                                                                             \
-        return binary_new(CLRT__##OP, "clrt_" #op, a, b);                         \
-    }                                                                             \
-    clrt_status clrt_##op##_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b) \
-    {                                                                             \
-        return binary_out(CLRT__##OP, "clrt_" #op "_out", out, a, b);             \
-    }                                                                             \
-    clrt_status clrt_##op##_(clrt_tensor *a, clrt_tensor *b)                      \
-    {                                                                             \
-        return binary_inplace(CLRT__##OP, "clrt_" #op "_", a, b);                 \
+#define DEFINE_BINARY(op, OP, SAVE)                                                          \
+    static clrt_tensor *op##_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a, \
+                                     int keep, clrt_tensor **extra)                          \
+    {                                                                                        \
+        (void)n, (void)a, (void)keep, (void)extra;                                           \
+        return binary_new(CLRT__##OP, "clrt_" #op, in[0], in[1]);                            \
+    }                                                                                        \
+    const clrt__op_def clrt__op_##op = {"clrt_" #op, 2, SAVE, op##_forward,                  \
+                                        clrt__##op##_backward};                              \
+    clrt_status clrt_##op##_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b)            \
+    {                                                                                        \
+        return binary_out(CLRT__##OP, "clrt_" #op "_out", out, a, b);                        \
+    }                                                                                        \
+    clrt_status clrt_##op##_(clrt_tensor *a, clrt_tensor *b)                                 \
+    {                                                                                        \
+        return binary_inplace(CLRT__##OP, "clrt_" #op "_", a, b);                            \
     }
 
-DEFINE_BINARY_API(add, ADD)
-DEFINE_BINARY_API(sub, SUB)
-DEFINE_BINARY_API(mul, MUL)
-DEFINE_BINARY_API(div, DIV)
+DEFINE_BINARY(add, ADD, 0)
+DEFINE_BINARY(sub, SUB, 0)
+DEFINE_BINARY(mul, MUL, CLRT__SAVE_IN(0) | CLRT__SAVE_IN(1))
+DEFINE_BINARY(div, DIV, CLRT__SAVE_IN(1) | CLRT__SAVE_OUT)

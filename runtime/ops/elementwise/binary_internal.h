@@ -14,4 +14,14 @@ typedef enum { CLRT__ADD, CLRT__SUB, CLRT__MUL, CLRT__DIV } clrt__binary_op;
  * shape). Arguments already checked. */
 clrt_status clrt__binary_into(clrt__binary_op op, clrt_tensor *a, clrt_tensor *b, clrt_tensor *out);
 
+/* out = x broadcast to out's shape (x's shape broadcasts to it). */
+clrt_status clrt__expand_into(clrt_tensor *x, clrt_tensor *out);
+
+/* The binary ops' backward rules (binary_grad.c), for their defs. */
+#include "runtime/ops/op_table.h"
+clrt_status clrt__add_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+clrt_status clrt__sub_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+clrt_status clrt__mul_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+clrt_status clrt__div_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+
 #endif

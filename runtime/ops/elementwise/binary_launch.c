@@ -228,3 +228,11 @@ clrt_status clrt__binary_into(clrt__binary_op op, clrt_tensor *a, clrt_tensor *b
         st = run_bnd(d, names, out->dtype, ma, mb, mo, &p, n);
     return st != CLRT__DECLINED ? st : run_bcast(d, names, out->dtype, ma, mb, mo, &p, n);
 }
+
+clrt_status clrt__expand_into(clrt_tensor *x, clrt_tensor *out)
+{
+    clrt_tensor *zero = clrt_zeros(clrt__dev(out), CLRT_F32, 0, NULL);
+    clrt_status st = zero ? clrt__binary_into(CLRT__ADD, x, zero, out) : clrt_last_status();
+    clrt_tensor_release(zero);
+    return st;
+}

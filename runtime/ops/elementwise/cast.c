@@ -1,5 +1,6 @@
-/* Whole-tensor fill, same-device copy and dtype casts (kernels in
- * clkernels/cast.cl). */
+/* Whole-tensor fill, same-device copy and dtype casts (a cast is an op of
+ * the table; kernels in clkernels/cast.cl). */
+#include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
 #include "runtime/device/command_internal.h"
 
@@ -31,7 +32,10 @@ clrt_status clrt_fill_(clrt_tensor *t, double value)
 {
     if (!t)
         return clrt__fail(CLRT_EINVAL, "clrt_fill_: tensor is NULL");
+    static const char *const names[1] = {"t"};
     clrt_status st = check_fill_value(t, value);
+    if (st == CLRT_OK)
+        st = clrt__check_unrecorded("clrt_fill_", 1, &t, names);
     if (st != CLRT_OK)
         return st;
     return clrt__fill(t, t->dtype == CLRT_F32 ? value : trunc(value));
@@ -47,6 +51,12 @@ clrt_status clrt_copy_(clrt_tensor *dst, clrt_tensor *src)
                         clrt_dtype_str(dst->dtype), clrt_dtype_str(src->dtype));
     if (st == CLRT_OK)
         st = clrt__check_same_shape(api, dst, src);
+    clrt_tensor *ts[2] = {dst, src};
+    static const char *const names[2] = {"dst", "src"};
+    if (st == CLRT_OK)
+        st = clrt__check_unrecorded(api, 2, ts, names);
+    if (st == CLRT_OK)
+        clrt__bump_version(dst);
     if (st != CLRT_OK)
         return st;
     size_t bytes = clrt_tensor_nbytes(src);
@@ -57,8 +67,13 @@ clrt_status clrt_copy_(clrt_tensor *dst, clrt_tensor *src)
                              "clrt_copy_");
 }
 
-clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to)
+/* attrs i[0]: the target dtype. */
+static clrt_tensor *cast_forward(int n_in, clrt_tensor *const *in, const clrt__op_attrs *a,
+                                 int keep, clrt_tensor **extra)
 {
+    (void)n_in, (void)keep, (void)extra;
+    clrt_tensor *t = in[0];
+    clrt_dtype to = (clrt_dtype)a->i[0];
     if (!t) {
         clrt__fail(CLRT_EINVAL, "clrt_cast: tensor is NULL");
         return NULL;
@@ -68,7 +83,7 @@ clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to)
         return NULL;
     }
     if (to == t->dtype)
-        return clrt_tensor_clone(t);
+        return clrt__clone(t);
     clrt_tensor *out = clrt__alloc(clrt__dev(t), to, t->ndim, t->shape);
     if (!out)
         return NULL;
@@ -82,3 +97,14 @@ clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to)
     }
     return out;
 }
+
+/* Recorded only float32 to float32 (a copy): the gradient passes. */
+static clrt_status cast_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
+{
+    (void)c;
+    clrt_tensor_retain(g);
+    grad_in[0] = g;
+    return CLRT_OK;
+}
+
+const clrt__op_def clrt__op_cast = {"clrt_cast", 1, 0, cast_forward, cast_backward};

@@ -1,6 +1,6 @@
 /* clrt_transpose: a contiguous copy with two dims swapped, any dtype
  * (kernels in clkernels/transpose.cl). */
-#include "runtime/tensor/tensor_internal.h"
+#include "runtime/ops/ops_internal.h"
 
 #include <clrt/ops_elementwise.h>
 
@@ -73,8 +73,13 @@ static int wrap_dim(int dim, int ndim)
     return dim < 0 ? dim + n : dim;
 }
 
-clrt_tensor *clrt_transpose(clrt_tensor *x, int dim0, int dim1)
+/* attrs i[0], i[1]: the dims. */
+static clrt_tensor *transpose_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a,
+                                      int keep, clrt_tensor **extra)
 {
+    (void)n, (void)keep, (void)extra;
+    clrt_tensor *x = in[0];
+    int dim0 = (int)a->i[0], dim1 = (int)a->i[1];
     char s[128];
     if (!x) {
         clrt__fail(CLRT_EINVAL, "clrt_transpose: x is NULL");
@@ -87,7 +92,7 @@ clrt_tensor *clrt_transpose(clrt_tensor *x, int dim0, int dim1)
         return NULL;
     }
     if (d0 == d1 || x->ndim == 0)
-        return clrt_tensor_clone(x);
+        return clrt__clone(x);
     if (d0 > d1) {
         int t = d0;
         d0 = d1;
@@ -110,3 +115,14 @@ clrt_tensor *clrt_transpose(clrt_tensor *x, int dim0, int dim1)
     }
     return out;
 }
+
+/* The transpose of the gradient by the same dims. */
+static clrt_status transpose_backward(const clrt__grad_ctx *c, clrt_tensor *g,
+                                      clrt_tensor **grad_in)
+{
+    grad_in[0] = clrt__transpose(g, (int)c->attrs->i[0], (int)c->attrs->i[1]);
+    return grad_in[0] ? CLRT_OK : clrt_last_status();
+}
+
+const clrt__op_def clrt__op_transpose = {"clrt_transpose", 1, 0, transpose_forward,
+                                         transpose_backward};

@@ -1,6 +1,7 @@
-/* Unary float32 ops: neg, exp, log, sqrt, relu, sigmoid, tanh as new
- * tensors, _out forms and (for the activations) in place. Kernels in
- * clkernels/unary.cl. */
+/* Unary float32 ops: neg, exp, log, sqrt, relu, sigmoid, tanh as ops of
+ * the table (new tensors; gradients in unary_grad.c), _out forms and (for
+ * the activations) in place. Kernels in clkernels/unary.cl. */
+#include "runtime/ops/elementwise/unary_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>
@@ -35,38 +36,59 @@ static clrt_tensor *unary_new(unary_op op, const char *api, clrt_tensor *x)
 static clrt_status unary_out(unary_op op, const char *api, clrt_tensor *out, clrt_tensor *x)
 {
     clrt__arg args[] = {{"x", x, 0}, {"out", out, 0}};
+    clrt_tensor *ts[2] = {x, out};
+    static const char *const names[2] = {"x", "out"};
     clrt_status st = clrt__check_args(api, 2, args);
     if (st == CLRT_OK)
         st = clrt__check_dtype(api, "x", x, CLRT_F32);
     if (st == CLRT_OK)
         st = clrt__check_out(api, out, CLRT_F32, x->ndim, x->shape);
-    return st != CLRT_OK ? st : unary_into(op, x, out);
+    if (st == CLRT_OK)
+        st = clrt__check_unrecorded(api, 2, ts, names);
+    if (st != CLRT_OK)
+        return st;
+    clrt__bump_version(out);
+    return unary_into(op, x, out);
 }
 
 static clrt_status unary_inplace(unary_op op, const char *api, clrt_tensor *x)
 {
+    static const char *const names[1] = {"x"};
     clrt_status st = clrt__check_dtype(api, "x", x, CLRT_F32);
-    return st != CLRT_OK ? st : unary_into(op, x, x);
+    if (st == CLRT_OK)
+        st = clrt__check_unrecorded(api, 1, &x, names);
+    if (st != CLRT_OK)
+        return st;
+    clrt__bump_version(x);
+    return unary_into(op, x, x);
 }
 
-/* api: the public name (clrt_neg; activations are functional ops, clrt_f_relu). */
-#define DEFINE_UNARY_API(api, op)                                       \
-    clrt_tensor *api(clrt_tensor *x) { return unary_new(op, #api, x); } \
-    clrt_status api##_out(clrt_tensor *out, clrt_tensor *x)             \
-    {                                                                   \
-        return unary_out(op, #api "_out", out, x);                      \
+/* name: the public call's without "clrt_" (activations are functional
+ * ops: f_relu); def clrt__op_<def>, saving what its rule reads. */
+#define DEFINE_UNARY(def, name, op, save)                                                     \
+    static clrt_tensor *def##_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a, \
+                                      int keep, clrt_tensor **extra)                          \
+    {                                                                                         \
+        (void)n, (void)a, (void)keep, (void)extra;                                            \
+        return unary_new(op, "clrt_" #name, in[0]);                                           \
+    }                                                                                         \
+    const clrt__op_def clrt__op_##def = {"clrt_" #name, 1, save, def##_forward,               \
+                                         clrt__##def##_backward};                             \
+    clrt_status clrt_##name##_out(clrt_tensor *out, clrt_tensor *x)                           \
+    {                                                                                         \
+        return unary_out(op, "clrt_" #name "_out", out, x);                                   \
     }
 
-#define DEFINE_UNARY_INPLACE(api, op) \
-    clrt_status api##_(clrt_tensor *x) { return unary_inplace(op, #api "_", x); }
+#define DEFINE_UNARY_INPLACE(name, op) \
+    clrt_status clrt_##name##_(clrt_tensor *x) { return unary_inplace(op, "clrt_" #name "_", x); }
 
-DEFINE_UNARY_API(clrt_neg, NEG)
-DEFINE_UNARY_API(clrt_exp, EXP)
-DEFINE_UNARY_API(clrt_log, LOG)
-DEFINE_UNARY_API(clrt_sqrt, SQRT)
-DEFINE_UNARY_API(clrt_f_relu, RELU)
-DEFINE_UNARY_API(clrt_f_sigmoid, SIGMOID)
-DEFINE_UNARY_API(clrt_f_tanh, TANH)
-DEFINE_UNARY_INPLACE(clrt_f_relu, RELU)
-DEFINE_UNARY_INPLACE(clrt_f_sigmoid, SIGMOID)
-DEFINE_UNARY_INPLACE(clrt_f_tanh, TANH)
+DEFINE_UNARY(neg, neg, NEG, 0)
+DEFINE_UNARY(exp, exp, EXP, CLRT__SAVE_OUT)
+DEFINE_UNARY(log, log, LOG, CLRT__SAVE_IN(0))
+DEFINE_UNARY(sqrt, sqrt, SQRT, CLRT__SAVE_OUT)
+DEFINE_UNARY(relu, f_relu, RELU, CLRT__SAVE_OUT)
+DEFINE_UNARY(sigmoid, f_sigmoid, SIGMOID, CLRT__SAVE_OUT)
+DEFINE_UNARY(tanh, f_tanh, TANH, CLRT__SAVE_OUT)
+DEFINE_UNARY_INPLACE(f_relu, RELU)
+DEFINE_UNARY_INPLACE(f_sigmoid, SIGMOID)
+DEFINE_UNARY_INPLACE(f_tanh, TANH)

@@ -1,6 +1,7 @@
 /* Activation gradients: grad_in = grad_out * f'(.), for relu (from its
- * input or output), sigmoid and tanh (from their outputs). Kernels in
- * clkernels/unary.cl. */
+ * input or output), sigmoid and tanh (from their outputs): what the
+ * explicit backward of layers and the ops' autograd rules call; not
+ * recorded themselves. Kernels in clkernels/unary.cl. */
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>
@@ -17,7 +18,9 @@ static clrt_status check_inputs(const char *api, const char *t_name, clrt_tensor
         st = clrt__check_dtype(api, t_name, t, CLRT_F32);
     if (st == CLRT_OK)
         st = clrt__check_same_shape(api, grad_out, t);
-    return st;
+    clrt_tensor *ts[2] = {grad_out, t};
+    const char *names[2] = {"grad_out", t_name};
+    return st != CLRT_OK ? st : clrt__check_unrecorded(api, 2, ts, names);
 }
 
 static clrt_status backward_into(const char *kernel, clrt_tensor *grad_out, clrt_tensor *t,
@@ -51,7 +54,10 @@ static clrt_status backward_out(const char *kernel, const char *api, const char 
         st = clrt__check_args(api, 2, args);
     if (st == CLRT_OK)
         st = clrt__check_out(api, grad_in, CLRT_F32, t->ndim, t->shape);
-    return st != CLRT_OK ? st : backward_into(kernel, grad_out, t, grad_in);
+    if (st != CLRT_OK)
+        return st;
+    clrt__bump_version(grad_in);
+    return backward_into(kernel, grad_out, t, grad_in);
 }
 
 #define DEFINE_BACKWARD_API(name, t)                                                              \

@@ -1,5 +1,6 @@
-/* Scalar arithmetic on float32 tensors (a + s, a * s, in place or not) and
- * axpy (y += alpha * x). Kernels in clkernels/unary.cl. */
+/* Scalar arithmetic on float32 tensors (a + s, a * s: ops of the table;
+ * in place) and axpy (y += alpha * x). Kernels in clkernels/unary.cl. */
+#include "runtime/ops/elementwise/unary_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>
@@ -27,19 +28,35 @@ static clrt_tensor *scalar_new(const char *kernel, const char *api, clrt_tensor 
 
 static clrt_status scalar_inplace(const char *kernel, const char *api, clrt_tensor *x, double s)
 {
+    static const char *const names[1] = {"a"};
     clrt_status st = clrt__check_dtype(api, "a", x, CLRT_F32);
-    return st != CLRT_OK ? st : scalar_into(kernel, x, x, s);
+    if (st == CLRT_OK)
+        st = clrt__check_unrecorded(api, 1, &x, names);
+    if (st != CLRT_OK)
+        return st;
+    clrt__bump_version(x);
+    return scalar_into(kernel, x, x, s);
 }
 
-clrt_tensor *clrt_add_scalar(clrt_tensor *a, double s)
+/* attrs f[0]: the scalar. */
+static clrt_tensor *add_scalar_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a,
+                                       int keep, clrt_tensor **extra)
 {
-    return scalar_new("add_scalar_f32", "clrt_add_scalar", a, s);
+    (void)n, (void)keep, (void)extra;
+    return scalar_new("add_scalar_f32", "clrt_add_scalar", in[0], a->f[0]);
 }
 
-clrt_tensor *clrt_mul_scalar(clrt_tensor *a, double s)
+static clrt_tensor *mul_scalar_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a,
+                                       int keep, clrt_tensor **extra)
 {
-    return scalar_new("mul_scalar_f32", "clrt_mul_scalar", a, s);
+    (void)n, (void)keep, (void)extra;
+    return scalar_new("mul_scalar_f32", "clrt_mul_scalar", in[0], a->f[0]);
 }
+
+const clrt__op_def clrt__op_add_scalar = {"clrt_add_scalar", 1, 0, add_scalar_forward,
+                                          clrt__add_scalar_backward};
+const clrt__op_def clrt__op_mul_scalar = {"clrt_mul_scalar", 1, 0, mul_scalar_forward,
+                                          clrt__mul_scalar_backward};
 
 clrt_status clrt_add_scalar_(clrt_tensor *a, double s)
 {
@@ -62,8 +79,13 @@ clrt_status clrt_axpy_(clrt_tensor *y, double alpha, clrt_tensor *x)
         st = clrt__check_dtype(api, "x", x, CLRT_F32);
     if (st == CLRT_OK)
         st = clrt__check_same_shape(api, y, x);
+    clrt_tensor *ts[2] = {y, x};
+    static const char *const names[2] = {"y", "x"};
+    if (st == CLRT_OK)
+        st = clrt__check_unrecorded(api, 2, ts, names);
     if (st != CLRT_OK)
         return st;
+    clrt__bump_version(y);
     cl_mem my = clrt__mem(y), mx = clrt__mem(x);
     cl_ulong n = (cl_ulong)y->numel;
     cl_float a = (cl_float)alpha;

@@ -1,6 +1,8 @@
-/* Public matrix products on tensors: clrt_matmul, clrt_matmul_out,
- * clrt_gemm. Checks the tensors, then hands buffers to clrt__gemm. */
+/* Matrix products on tensors: clrt_matmul (an op of the table; its
+ * gradient in gemm_grad.c), clrt_matmul_out, clrt_gemm. Checks the
+ * tensors, then hands buffers to clrt__gemm. */
 #include "runtime/ops/gemm/gemm_internal.h"
+#include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_gemm.h>
@@ -136,13 +138,19 @@ static clrt_status gemm_into(const char *op, const char *c_name, clrt_tensor *c,
                              float alpha, clrt_tensor *a, clrt_tensor *b, float beta)
 {
     gemm_plan p;
+    clrt_tensor *ts[3] = {a, b, c};
+    const char *names[3] = {"a", "b", c_name};
     clrt_status s = check_inputs(op, c, c_name, a, b);
     if (s == CLRT_OK)
         s = make_plan(op, a, ta, b, tb, &p);
     if (s == CLRT_OK)
         s = check_out(op, c_name, c, a, b, &p);
     if (s == CLRT_OK)
+        s = clrt__check_unrecorded(op, 3, ts, names);
+    if (s == CLRT_OK) {
+        clrt__bump_version(c);
         s = run(c, ta, tb, alpha, a, b, beta, &p);
+    }
     return s;
 }
 
@@ -183,8 +191,11 @@ static clrt_status check_result_size(const clrt_tensor *a, const clrt_tensor *b,
                       (unsigned long long)in->max_alloc_bytes);
 }
 
-clrt_tensor *clrt_matmul(clrt_tensor *a, clrt_tensor *b)
+static clrt_tensor *matmul_forward(int n_in, clrt_tensor *const *in, const clrt__op_attrs *attrs,
+                                   int keep, clrt_tensor **extra)
 {
+    (void)n_in, (void)attrs, (void)keep, (void)extra;
+    clrt_tensor *a = in[0], *b = in[1];
     gemm_plan p;
     int64_t shape[3];
     if (check_inputs("clrt_matmul", NULL, NULL, a, b) != CLRT_OK ||
@@ -200,3 +211,6 @@ clrt_tensor *clrt_matmul(clrt_tensor *a, clrt_tensor *b)
     }
     return out;
 }
+
+const clrt__op_def clrt__op_matmul = {"clrt_matmul", 2, CLRT__SAVE_IN(0) | CLRT__SAVE_IN(1),
+                                      matmul_forward, clrt__matmul_backward};

@@ -66,4 +66,8 @@ void clrt__host_blas_warn_once(void);
  * alone (host_blas.c says why and when not). */
 void clrt__host_blas_share_cores(void);
 
+/* clrt_matmul's backward rule (gemm_grad.c). */
+#include "runtime/ops/op_table.h"
+clrt_status clrt__matmul_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+
 #endif

@@ -1,5 +1,8 @@
-/* Public reductions: over all elements (0-dim results) and over one dim. */
+/* Reductions over all elements (0-dim results) and over one dim: sum,
+ * mean and norm as ops of the table (gradients in reduce_grad.c); max and
+ * argmax, and the _out form, unrecorded. */
 #include "runtime/tensor/check_internal.h"
+#include "runtime/ops/ops_internal.h"
 #include "runtime/ops/reduce/reduce_internal.h"
 
 #include <clrt/ops_reduce.h>
@@ -41,10 +44,7 @@ static clrt_tensor *reduce_all(clrt__reduce_op op, const char *api, clrt_tensor 
     return out;
 }
 
-clrt_tensor *clrt_sum(clrt_tensor *x) { return reduce_all(CLRT__REDUCE_SUM, "clrt_sum", x); }
-clrt_tensor *clrt_mean(clrt_tensor *x) { return reduce_all(CLRT__REDUCE_MEAN, "clrt_mean", x); }
 clrt_tensor *clrt_max(clrt_tensor *x) { return reduce_all(CLRT__REDUCE_MAX, "clrt_max", x); }
-clrt_tensor *clrt_norm(clrt_tensor *x) { return reduce_all(CLRT__REDUCE_NORM, "clrt_norm", x); }
 clrt_tensor *clrt_argmax(clrt_tensor *x)
 {
     return reduce_all(CLRT__REDUCE_ARGMAX, "clrt_argmax", x);
@@ -96,16 +96,6 @@ static clrt_tensor *reduce_dim(clrt__reduce_op op, const char *api, clrt_tensor 
     return out;
 }
 
-clrt_tensor *clrt_sum_dim(clrt_tensor *x, int dim, int keepdim)
-{
-    return reduce_dim(CLRT__REDUCE_SUM, "clrt_sum_dim", x, dim, keepdim);
-}
-
-clrt_tensor *clrt_mean_dim(clrt_tensor *x, int dim, int keepdim)
-{
-    return reduce_dim(CLRT__REDUCE_MEAN, "clrt_mean_dim", x, dim, keepdim);
-}
-
 clrt_tensor *clrt_max_dim(clrt_tensor *x, int dim, int keepdim)
 {
     return reduce_dim(CLRT__REDUCE_MAX, "clrt_max_dim", x, dim, keepdim);
@@ -128,5 +118,39 @@ clrt_status clrt_sum_dim_out(clrt_tensor *out, clrt_tensor *x, int dim, int keep
         st = layout_of(api, x, dim, keepdim, &l);
     if (st == CLRT_OK)
         st = clrt__check_out(api, out, CLRT_F32, l.ndim, l.shape);
-    return st != CLRT_OK ? st : clrt__reduce_into(CLRT__REDUCE_SUM, x, l.outer, l.R, l.inner, out);
+    clrt_tensor *ts[2] = {x, out};
+    static const char *const names[2] = {"x", "out"};
+    if (st == CLRT_OK)
+        st = clrt__check_unrecorded(api, 2, ts, names);
+    if (st != CLRT_OK)
+        return st;
+    clrt__bump_version(out);
+    return clrt__reduce_into(CLRT__REDUCE_SUM, x, l.outer, l.R, l.inner, out);
 }
+
+/* The ops of the table: over all elements, and over dim i[0] (keepdim
+ * i[1]). */
+#define DEFINE_REDUCE_ALL(name, OP, save)                                                      \
+    static clrt_tensor *name##_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a, \
+                                       int keep, clrt_tensor **extra)                          \
+    {                                                                                          \
+        (void)n, (void)a, (void)keep, (void)extra;                                             \
+        return reduce_all(OP, "clrt_" #name, in[0]);                                           \
+    }                                                                                          \
+    const clrt__op_def clrt__op_##name = {"clrt_" #name, 1, save, name##_forward,              \
+                                          clrt__##name##_backward};
+#define DEFINE_REDUCE_DIM(name, OP)                                                            \
+    static clrt_tensor *name##_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a, \
+                                       int keep, clrt_tensor **extra)                          \
+    {                                                                                          \
+        (void)n, (void)keep, (void)extra;                                                      \
+        return reduce_dim(OP, "clrt_" #name, in[0], (int)a->i[0], (int)a->i[1]);               \
+    }                                                                                          \
+    const clrt__op_def clrt__op_##name = {"clrt_" #name, 1, 0, name##_forward,                 \
+                                          clrt__##name##_backward};
+
+DEFINE_REDUCE_ALL(sum, CLRT__REDUCE_SUM, 0)
+DEFINE_REDUCE_ALL(mean, CLRT__REDUCE_MEAN, 0)
+DEFINE_REDUCE_ALL(norm, CLRT__REDUCE_NORM, CLRT__SAVE_IN(0) | CLRT__SAVE_OUT)
+DEFINE_REDUCE_DIM(sum_dim, CLRT__REDUCE_SUM)
+DEFINE_REDUCE_DIM(mean_dim, CLRT__REDUCE_MEAN)

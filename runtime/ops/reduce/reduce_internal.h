@@ -28,4 +28,12 @@ clrt_status clrt__reduce_into(clrt__reduce_op op, clrt_tensor *x, int64_t outer,
  * src. One reduction per run of summed dims; never blocks. */
 clrt_status clrt__sum_to_shape(clrt_tensor *dst, clrt_tensor *src);
 
+/* The reductions' backward rules (reduce_grad.c), for their defs. */
+#include "runtime/ops/op_table.h"
+clrt_status clrt__sum_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+clrt_status clrt__mean_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+clrt_status clrt__norm_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+clrt_status clrt__sum_dim_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+clrt_status clrt__mean_dim_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+
 #endif

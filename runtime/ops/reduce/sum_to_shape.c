@@ -1,6 +1,7 @@
 /* The sum of a broadcast result over the dims its operand was broadcast
  * along (reduce_internal.h): the gradient of a broadcast operand. */
 #include "runtime/ops/reduce/reduce_internal.h"
+#include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>
@@ -68,4 +69,21 @@ clrt_status clrt__sum_to_shape(clrt_tensor *dst, clrt_tensor *src)
     }
     clrt_tensor_release(cur);
     return st;
+}
+
+clrt_tensor *clrt__sum_to(clrt_tensor *g, int ndim, const int64_t *shape)
+{
+    int same = g->ndim == ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = g->shape[i] == shape[i];
+    if (same) { /* nothing to sum: g itself (rules hand out new references) */
+        clrt_tensor_retain(g);
+        return g;
+    }
+    clrt_tensor *out = clrt__alloc(clrt__dev(g), CLRT_F32, ndim, shape);
+    if (out && clrt__sum_to_shape(out, g) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    return out;
 }

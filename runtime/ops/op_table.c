@@ -1,0 +1,33 @@
+/* The table of every differentiable op (op_table.h), and the unrecorded
+ * call that backward rules compose (ops_internal.h). */
+#include "runtime/ops/ops_internal.h"
+
+#include <string.h>
+
+const clrt__op_def *const clrt__op_table[] = {
+    /* elementwise */
+    &clrt__op_add, &clrt__op_sub, &clrt__op_mul, &clrt__op_div, &clrt__op_add_scalar,
+    &clrt__op_mul_scalar, &clrt__op_neg, &clrt__op_exp, &clrt__op_log, &clrt__op_sqrt,
+    &clrt__op_relu, &clrt__op_sigmoid, &clrt__op_tanh,
+    /* shapes and copies */
+    &clrt__op_reshape, &clrt__op_clone, &clrt__op_to, &clrt__op_cast, &clrt__op_transpose,
+    /* reductions */
+    &clrt__op_sum, &clrt__op_mean, &clrt__op_sum_dim, &clrt__op_mean_dim, &clrt__op_norm,
+    /* products */
+    &clrt__op_matmul, NULL};
+
+const clrt__op_def *clrt__op_find(const char *name)
+{
+    for (int i = 0; clrt__op_table[i]; i++)
+        if (strcmp(clrt__op_table[i]->name, name) == 0)
+            return clrt__op_table[i];
+    return NULL;
+}
+
+clrt_tensor *clrt__call(const clrt__op_def *def, int n, clrt_tensor *const *in,
+                        const clrt__op_attrs *a)
+{
+    static const clrt__op_attrs none = {{0}, 0, {0, 0}, NULL};
+    clrt_tensor *extra[CLRT__OP_MAX_EXTRA] = {NULL};
+    return def->forward(n, in, a ? a : &none, 0, extra);
+}

@@ -1,0 +1,76 @@
+/* The ops of the table as unrecorded internal calls: what backward rules
+ * (and other ops) compose. Each returns a new reference, or NULL + error,
+ * like the public call of the same name, and never records (rules run
+ * with grad mode off; these skip the dispatcher altogether). */
+#ifndef CLRT_OPS_INTERNAL_H
+#define CLRT_OPS_INTERNAL_H
+
+#include "runtime/ops/op_table.h"
+
+/* Every def of the table (in its family's file). */
+extern const clrt__op_def clrt__op_add, clrt__op_sub, clrt__op_mul, clrt__op_div,
+    clrt__op_add_scalar, clrt__op_mul_scalar, clrt__op_neg, clrt__op_exp, clrt__op_log,
+    clrt__op_sqrt, clrt__op_relu, clrt__op_sigmoid, clrt__op_tanh;
+extern const clrt__op_def clrt__op_reshape, clrt__op_clone, clrt__op_to, clrt__op_cast,
+    clrt__op_transpose;
+extern const clrt__op_def clrt__op_sum, clrt__op_mean, clrt__op_sum_dim, clrt__op_mean_dim,
+    clrt__op_norm;
+extern const clrt__op_def clrt__op_matmul;
+
+/* def's forward on n inputs, unrecorded; a may be NULL. */
+clrt_tensor *clrt__call(const clrt__op_def *def, int n, clrt_tensor *const *in,
+                        const clrt__op_attrs *a);
+
+static inline clrt_tensor *clrt__call1(const clrt__op_def *def, clrt_tensor *x,
+                                       const clrt__op_attrs *a)
+{
+    return clrt__call(def, 1, &x, a);
+}
+
+static inline clrt_tensor *clrt__call2(const clrt__op_def *def, clrt_tensor *x, clrt_tensor *y,
+                                       const clrt__op_attrs *a)
+{
+    clrt_tensor *in[2] = {x, y};
+    return clrt__call(def, 2, in, a);
+}
+
+static inline clrt_tensor *clrt__add(clrt_tensor *a, clrt_tensor *b)
+{
+    return clrt__call2(&clrt__op_add, a, b, NULL);
+}
+static inline clrt_tensor *clrt__sub(clrt_tensor *a, clrt_tensor *b)
+{
+    return clrt__call2(&clrt__op_sub, a, b, NULL);
+}
+static inline clrt_tensor *clrt__mul(clrt_tensor *a, clrt_tensor *b)
+{
+    return clrt__call2(&clrt__op_mul, a, b, NULL);
+}
+static inline clrt_tensor *clrt__div(clrt_tensor *a, clrt_tensor *b)
+{
+    return clrt__call2(&clrt__op_div, a, b, NULL);
+}
+static inline clrt_tensor *clrt__mul_scalar(clrt_tensor *x, double s)
+{
+    clrt__op_attrs a = {.f = {s, 0}};
+    return clrt__call1(&clrt__op_mul_scalar, x, &a);
+}
+static inline clrt_tensor *clrt__matmul(clrt_tensor *a, clrt_tensor *b)
+{
+    return clrt__call2(&clrt__op_matmul, a, b, NULL);
+}
+static inline clrt_tensor *clrt__transpose(clrt_tensor *x, int d0, int d1)
+{
+    clrt__op_attrs a = {.i = {d0, d1}, .ni = 2};
+    return clrt__call1(&clrt__op_transpose, x, &a);
+}
+
+/* A new float32 tensor of (ndim, shape) holding g summed over the dims
+ * along which that shape broadcasts to g's (the gradient of a broadcast
+ * operand); a copy when none. NULL + error. */
+clrt_tensor *clrt__sum_to(clrt_tensor *g, int ndim, const int64_t *shape);
+
+/* Releases the n tensors (NULLs skipped) and returns st: a rule's exit. */
+clrt_status clrt__drop(clrt_status st, int n, ...);
+
+#endif
