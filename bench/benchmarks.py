@@ -16,6 +16,7 @@ import statistics
 import sys
 
 import flops
+import nvptx_section
 
 TARGETS = {"matmul_128": 0.9, "transfer_1mib": 0.8, "launch_new": 1.2, "launch_fixed": 1.5}
 
@@ -747,7 +748,11 @@ def main():
     scaling = load(a.results, "scaling.txt")
     if scaling:
         sections.append(section_scaling(scaling))
-    for s in sections + [section_transfer(tr), section_launch(la), section_gpu(a.gpu)]:
+    tail = [section_transfer(tr), section_launch(la)]
+    nvptx = nvptx_section.section(a.results)
+    if nvptx:
+        tail.append(nvptx)
+    for s in sections + tail + [section_gpu(a.gpu)]:
         print(s + "\n")
 
 

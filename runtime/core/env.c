@@ -159,6 +159,7 @@ static void read_all(void)
     settings.kernel_dir = existing_folder("CLRT_KERNEL_DIR", "an existing folder of .cl files");
     settings.pocl_devices = nonempty("POCL_DEVICES");
     settings.trace_path = nonempty("CLRT_TRACE");
+    settings.program_log = nonempty("CLRT_PROGRAM_LOG");
 }
 
 const clrt__settings *clrt__env(void)

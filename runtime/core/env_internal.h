@@ -51,6 +51,8 @@ typedef struct {
     const char *kernel_dir;          /* CLRT_KERNEL_DIR: .cl files from disk; NULL: embedded */
     const char *pocl_devices;        /* POCL_DEVICES (PoCL's), named in errors only; NULL: unset */
     const char *trace_path;          /* CLRT_TRACE: write a profiler trace there; NULL: unset */
+    const char *program_log;         /* CLRT_PROGRAM_LOG: append each program built and each
+                                        launch shape there (device/program_log.c); NULL: unset */
 } clrt__settings;
 
 /* The settings, read on the first call; never NULL. Thread-safe. */

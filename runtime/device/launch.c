@@ -2,6 +2,7 @@
  * queries (launch_internal.h). */
 #include "runtime/device/launch_internal.h"
 #include "runtime/device/idle_internal.h"
+#include "runtime/device/program_log_internal.h"
 
 #include <stdio.h>
 
@@ -49,9 +50,19 @@ static const char *kernel_name(cl_kernel k, char *name, size_t cap)
     return name;
 }
 
-/* clrt__launch with a global work offset (may be NULL). */
+/* The bytes of the __local arguments among args. */
+static size_t local_arg_bytes(int n, const clrt__karg *args)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += args[i].value ? 0 : args[i].size;
+    return bytes;
+}
+
+/* clrt__launch with a global work offset (may be NULL); local_bytes (the
+ * __local arguments) only goes to CLRT_PROGRAM_LOG. */
 static clrt_status launch_at(clrt_device *d, cl_kernel k, cl_uint dims, const size_t *offset,
-                             const size_t *global, const size_t *local)
+                             const size_t *global, const size_t *local, size_t local_bytes)
 {
     for (cl_uint i = 0; i < dims; i++)
         if (global[i] == 0)
@@ -67,6 +78,7 @@ static clrt_status launch_at(clrt_device *d, cl_kernel k, cl_uint dims, const si
         return clrt__fail(st, "launching kernel %s on %s: %s", kernel_name(k, name, sizeof name),
                           d->info.name, clrt_last_error());
     }
+    clrt__program_log_launch(d, k, dims, local, local_bytes);
     return CLRT_OK;
 }
 
@@ -76,7 +88,7 @@ clrt_status clrt__launch(clrt_device *d, cl_kernel k, int nargs, const clrt__kar
     pthread_mutex_lock(&d->launch_lock); /* launch_internal.h says why */
     clrt_status st = set_args(k, nargs, args);
     if (st == CLRT_OK)
-        st = launch_at(d, k, dims, NULL, global, local);
+        st = launch_at(d, k, dims, NULL, global, local, local_arg_bytes(nargs, args));
     pthread_mutex_unlock(&d->launch_lock);
     return st;
 }
@@ -116,7 +128,8 @@ static size_t preferred_multiple(clrt_device *d, cl_kernel k)
     return m;
 }
 
-static clrt_status enqueue_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes)
+static clrt_status enqueue_planes(clrt_device *d, cl_kernel k, size_t items, size_t planes,
+                                  size_t local_bytes)
 {
     size_t wg = clrt__wg_size(d, k), mult = preferred_multiple(d, k);
     if (mult > wg)
@@ -138,7 +151,7 @@ static clrt_status enqueue_planes(clrt_device *d, cl_kernel k, size_t items, siz
         size_t n = clrt__min_size(planes - first, per_launch);
         size_t offset[2] = {0, first}, local[2] = {l0, l1};
         size_t global[2] = {clrt__round_up(items, l0), clrt__round_up(n, l1)};
-        st = launch_at(d, k, 2, first ? offset : NULL, global, local);
+        st = launch_at(d, k, 2, first ? offset : NULL, global, local, local_bytes);
     }
     return st;
 }
@@ -153,7 +166,7 @@ clrt_status clrt__run_planes(clrt_device *d, cl_kernel k, size_t items, size_t p
     pthread_mutex_lock(&d->launch_lock);
     clrt_status st = set_args(k, nargs, args);
     if (st == CLRT_OK)
-        st = enqueue_planes(d, k, items, planes);
+        st = enqueue_planes(d, k, items, planes, local_arg_bytes(nargs, args));
     pthread_mutex_unlock(&d->launch_lock);
     return st;
 }

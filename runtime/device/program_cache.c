@@ -7,6 +7,7 @@
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/env_internal.h"
 #include "runtime/device/cache_internal.h"
+#include "runtime/device/program_log_internal.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -184,6 +185,7 @@ static clrt__program *find_or_build(clrt_device *d, const char *family, const ch
     p->program = prog;
     p->next = d->programs;
     d->programs = p;
+    clrt__program_log_build(d, family, options);
     return p;
 }
 
@@ -213,6 +215,21 @@ static cl_kernel find_or_create_kernel(clrt__program *p, const char *name)
     p->kernel_names[p->n_kernels] = dup;
     p->kernels[p->n_kernels++] = k;
     return k;
+}
+
+int clrt__kernel_origin(clrt_device *d, cl_kernel k, const char **family, const char **options)
+{
+    int found = 0;
+    pthread_mutex_lock(&d->lock);
+    for (clrt__program *p = d->programs; p && !found; p = p->next)
+        for (int i = 0; i < p->n_kernels && !found; i++)
+            if (p->kernels[i] == k) {
+                *family = p->family;
+                *options = p->options;
+                found = 1;
+            }
+    pthread_mutex_unlock(&d->lock);
+    return found;
 }
 
 cl_kernel clrt__kernel(clrt_device *d, const char *family, const char *options, const char *name)
