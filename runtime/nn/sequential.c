@@ -5,6 +5,7 @@
 #include "runtime/nn/module_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/lookup_internal.h"
+#include "runtime/core/text_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -84,14 +85,24 @@ static clrt_status check_children(const char *op, int n, clrt_module **mods)
 }
 
 /* Child i's name is a module attribute's: non-empty, without dots (which
- * separate the parts of a state name). */
+ * separate the parts of a state name), and UTF-8, since state names go into
+ * safetensors headers (JSON), which PyTorch's reader refuses otherwise. */
 static clrt_status check_name(int i, const char *name)
 {
+    char shown[96];
     if (!name || !name[0] || strchr(name, '.'))
         return clrt__fail(CLRT_EINVAL,
                           "clrt_sequential_named: child %d's name '%s' must be non-empty "
                           "and without dots",
                           i, name ? name : "(null)");
+    long at = clrt__utf8_bad_at(name, strlen(name));
+    if (at >= 0)
+        return clrt__fail(CLRT_EINVAL,
+                          "clrt_sequential_named: child %d's name '%s' is not UTF-8 (byte 0x%02x "
+                          "at offset %ld): state names go into safetensors files, whose JSON "
+                          "header PyTorch's reader refuses unless it is UTF-8",
+                          i, clrt__text_shown(name, shown, sizeof shown), (unsigned char)name[at],
+                          at);
     return CLRT_OK;
 }
 

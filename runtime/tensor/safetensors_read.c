@@ -6,6 +6,7 @@
  * memory a load takes. Names go into a hash index as they are read, so a
  * header of n tensors costs O(n) (the 100 MiB cap admits ~1.9 M). */
 #include "runtime/tensor/safetensors_internal.h"
+#include "runtime/core/text_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -134,6 +135,11 @@ static int escape(json *j, char *out, size_t cap, size_t *n)
         u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
     } else if (u >= 0xDC00 && u < 0xE000) {
         return bad(j, "unpaired surrogate in a string");
+    } else if (u == 0) {
+        /* Kept, it would end the C string there: "a\u0000b" would load as
+         * "a" (or be reported as a duplicate of it). */
+        return bad(j, "\\u0000 (NUL) in a string: clrt's names and metadata are C strings, "
+                      "which cannot hold it");
     }
     return put_utf8(j, u, out, cap, n);
 }
@@ -460,6 +466,12 @@ static clrt_status parse_parts(const char *path, clrt__st_file *f, const char *h
 {
     json j = {path, h, h, h + n, CLRT_OK};
     uint64_t *offs = NULL;
+    long at = clrt__utf8_bad_at(h, (size_t)n);
+    if (at >= 0)
+        return clrt__fail(CLRT_EFORMAT,
+                          "%s: safetensors header, byte %ld: 0x%02x is not UTF-8 (the format's "
+                          "header is UTF-8 JSON; PyTorch's reader refuses it too)",
+                          path, at, (unsigned char)h[at]);
     if (!parse_header(&j, f, &offs)) {
         free(offs);
         return j.st;
