@@ -89,11 +89,14 @@ run_stage() {
   rc=$?
   set -e
   sleep 0.2 # let tee finish
-  local status=ok
+  local status=ok reason=
   ((rc == 124)) && status="timed out"
   ((rc != 0 && rc != 124)) && status="failed (exit $rc)"
+  # Why, for the report: the last line the stage printed.
+  ((rc != 0)) && reason=$(grep -v '^[[:space:]]*$' "$work/logs/$s.log" | tail -n 1 | cut -c1-300)
   printf 'status %s\nseconds %s\nfinished %s\n' "$status" "$(($(date +%s) - start))" \
     "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$work/raw/stage-$s.txt"
+  [[ -z $reason ]] || printf 'reason %s\n' "$reason" >> "$work/raw/stage-$s.txt"
   say "stage $s: $status in $(($(date +%s) - start)) s"
   write_report
   return 0

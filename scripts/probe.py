@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Replays issue 25's list of defects against the library and its programs
-and says, for each probe, whether it is clean or still a defect.
+"""Replays issue 25's list of defects (and issue 36's, items numbered 36.N)
+against the library and its programs and says, for each probe, whether it
+is clean or still a defect.
 
 Each probe is one reproduction from the issue (its item number first):
 saves over what is not a regular file, output paths checked late, resumes
@@ -133,8 +134,10 @@ class Ctx:
         e.update(env or {})
         return run([self.cnn, *COMMON, *args], env=e, **kw)
 
-    def api_run(self, name, **kw):
-        return run([self.api, name], env=self.env, **kw)
+    def api_run(self, name, env=None, **kw):
+        e = dict(self.env)
+        e.update(env or {})
+        return run([self.api, name], env=e, **kw)
 
     def killed_at_rename(self, n, after, suffix, *args):
         """clrt-cnn killed at the n-th rename onto a path ending in suffix."""
@@ -584,8 +587,8 @@ def big_kernel_file(c):
 
 # --- 7, 8. Crashes and silent wrong answers from the API -------------------
 
-def api_probe(c, name):
-    r = c.api_run(name, timeout=60)
+def api_probe(c, name, env=None, timeout=60):
+    r = c.api_run(name, env=env, timeout=timeout)
     if r.timed_out:
         return "timed out"
     if r.rc < 0:
@@ -629,14 +632,62 @@ def kernel_dir_empty(c):
     return kernel_dir_run(c, c.dir())
 
 
+# --- issue 36 -----------------------------------------------------------------
+# 36.6 loads quadratic in the number of tensors, 36.7 CLBlast parameters far
+# beyond CLBlast's constraints, 36.9 names that are not UTF-8 (probe_api's
+# subcommands, tests/probe/probe_api36.c); 36.10 to 36.13 the GPU report's
+# scripts, through the checks of tests/gpu_report/check_gpu_report.py (they
+# make their own packages; setup.sh needs a C compiler and CMake).
+
+for _item, _name, _desc, _timeout in [
+        ("36.6", "load-many-tensors", "a safetensors file of 160k tensors loads (was 60 s)", 60),
+        ("36.6", "checkpoint-many-tensors",
+         "a checkpoint of 40k parameters loads as --resume loads it (was 31.7 s)", 120),
+        ("36.9", "child-name-not-utf8", "a child name that is not UTF-8 ('\\xff')", 60),
+        ("36.9", "safetensors-nul-name", "a tensor name with \\u0000 in a file", 60)]:
+    probe(_item, _desc)(lambda c, n=_name, t=_timeout: api_probe(c, n, timeout=t))
+
+
+@probe("36.7", "clrt_clblast_tuning_store and _override with MWG=4294967296")
+def clblast_huge_mwg(c):
+    # A cache folder of its own: a store that took the values would poison
+    # the CLBlast GEMMs of later probes.
+    return api_probe(c, "clblast-huge-mwg", env={"CLRT_CACHE_DIR": c.dir()})
+
+
+def gpu_report_check(c, name):
+    """One check of tests/gpu_report/check_gpu_report.py in a fresh folder:
+    None when it passes, else its complaint."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "gpu_report"))
+    import check_gpu_report as gr
+    gr.VERBOSE = False
+    if not shutil.which("cc") and not os.environ.get("CC"):
+        raise Skip("setup.sh needs a C compiler")
+    try:
+        getattr(gr, name)(c.dir())
+    except gr.Failed as e:
+        return str(e).splitlines()[0][:300]
+    return None
+
+
+for _item, _check, _desc in [
+        ("36.10", "check_setup_unset_ld_path", "gpu_report/setup.sh with LD_LIBRARY_PATH unset"),
+        ("36.11", "check_setup_spaces", "gpu_report/setup.sh with a prefix holding spaces"),
+        ("36.12", "check_undeb", "undeb.py with members and links leaving the prefix"),
+        ("36.13", "check_undeb_truncated", "undeb.py with a truncated .deb"),
+        ("36.13", "check_setup_errors", "gpu_report/setup.sh --debs /nonexistent, a broken .deb"),
+        ("36.13", "check_report", "the report after setup failed: a reason, no 'None'")]:
+    probe(_item, _desc)(lambda c, n=_check: gpu_report_check(c, n))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--only", help="run the probes whose name contains this")
+    ap.add_argument("--only", help="run the probes whose 'ITEM. NAME' contains this (e.g. 36.)")
     ap.add_argument("--list", action="store_true", help="list the probes")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     a = ap.parse_args()
-    chosen = [p for p in PROBES if not a.only or a.only in p[1]]
+    chosen = [p for p in PROBES if not a.only or a.only in f"{p[0]}. {p[1]}"]
     if a.list:
         for item, name, _ in chosen:
             print(f"{item}. {name}")

@@ -177,7 +177,16 @@ static const bad_case bad_cases[] = {
      CLRT_EFORMAT, "leaves a hole"},
     {"data after the last tensor", "{" W "," B "}", OWN, 40, CLRT_EFORMAT,
      "8 bytes of data after the last tensor"},
-    {"duplicate name", "{" W "," W "," B "}", OWN, 32, CLRT_EFORMAT, "duplicate tensor name"},
+    {"duplicate name", "{" W "," W "," B "}", OWN, 32, CLRT_EFORMAT,
+     "duplicate tensor name 'weight'"},
+    /* Issue 36: a NUL ended the C string ("weight\u0000x" was a duplicate
+     * of "weight"); raw bytes that are not UTF-8 were taken as a name. */
+    {"NUL escape in a name",
+     "{" W "," B ",\"weight\\u0000x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[32,36]}}",
+     OWN, 36, CLRT_EFORMAT, "\\u0000 (NUL) in a string"},
+    {"name not UTF-8",
+     "{" W "," B ",\"\xff\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[32,36]}}", OWN, 36,
+     CLRT_EFORMAT, "0xff is not UTF-8"},
     {"unknown key",
      "{" W ",\"bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[24,32],\"x\":1}}", OWN, 32,
      CLRT_EFORMAT, "unknown key"},

@@ -2,9 +2,13 @@
  * with clrt_clblast_tuning_store (as clrt-smi --tune stores its tuners'
  * best) are found in the cache folder by a later process and handed to
  * CLBlast at its first CLBlast GEMM, whose products still match a float64
- * reference; stored parameters CLBlast cannot build, names it refuses and
- * a corrupt record fail that GEMM and the next with an error naming them
- * and the way out; CLRT_CLBLAST_TUNED=0 leaves them unused; a caller's
+ * reference; values beyond CLBlast's constraints or the device's limits
+ * are refused at the store and at the override (issue 36: MWG=4294967296
+ * was taken, and every later GEMM spun in LLVM for over a minute); a
+ * record holding them, names CLBlast refuses and a corrupt record fail
+ * that GEMM and the next with an error naming them and the way out,
+ * building nothing; a CLBlast GEMM that fails names the stored parameters
+ * in use; CLRT_CLBLAST_TUNED=0 leaves them unused; a caller's
  * clrt_clblast_override wins over them. tests/tune/ runs clrt-smi --tune
  * itself, with CLBlast's tuners.
  *
@@ -31,15 +35,15 @@
 #include <unistd.h>
 
 /* Valid settings away from CLBlast's own, for each of its GEMM kernels;
- * BAD_BUILD names only known parameters, but CLBlast's kernel has no
- * 3-wide vectors (VWM), so it fails to build with them. */
+ * HUGE_MWG, issue 36's: known names, a tile of 2^32 (LLVM spun on it for
+ * minutes at every GEMM). */
 #define XGEMM                                                                                      \
     "GEMMK=0 KREG=1 KWG=16 KWI=2 MDIMA=8 MDIMC=8 MWG=32 NDIMB=8 NDIMC=8 NWG=32 PRECISION=32 SA=0 " \
     "SB=0 STRM=1 STRN=0 VWM=2 VWN=2"
 #define XGEMM_DIRECT "KWID=2 MDIMAD=8 MDIMCD=8 NDIMBD=8 NDIMCD=8 PADA=1 PADB=0 VWMD=2 VWND=1 WGD=16"
-#define BAD_BUILD                                                                                  \
-    "GEMMK=0 KREG=1 KWG=16 KWI=2 MDIMA=8 MDIMC=8 MWG=24 NDIMB=8 NDIMC=8 NWG=32 PRECISION=32 SA=0 " \
-    "SB=0 STRM=0 STRN=0 VWM=3 VWN=2"
+#define HUGE_MWG                                                                                   \
+    "GEMMK=0 KREG=1 KWG=16 KWI=2 MDIMA=8 MDIMC=8 MWG=4294967296 NDIMB=8 NDIMC=8 NWG=32 SA=0 SB=0 " \
+    "STRM=0 STRN=0 VWM=2 VWN=2"
 
 static uint64_t rng;
 
@@ -123,6 +127,16 @@ static int child_main(void)
         printf("setup error: %s\n", clrt_last_error());
         return 1;
     }
+    /* CLRT_TEST_BREAK=1: CLBlast's copy kernel, built in one program with
+     * its GEMM kernels, gets a vector width it has no code for (clrt checks
+     * only Xgemm's and XgemmDirect's values), so the GEMM program fails to
+     * build. */
+    if (getenv("CLRT_TEST_BREAK") &&
+        clrt_clblast_override(d, "Copy", "COPY_DIMX=8 COPY_DIMY=8 COPY_VW=3 COPY_WPT=1") !=
+            CLRT_OK) {
+        printf("setup error: %s\n", clrt_last_error());
+        return 1;
+    }
     int ok = product_matches(d, 7, 31, 13); /* the first GEMM: XgemmDirect at this size */
     printf("tuning %s\n", clrt_clblast_tuning_str(clrt_clblast_tuning_of(d)));
     ok = ok && product_matches(d, 65, 17, 33);
@@ -185,20 +199,19 @@ START_TEST(stored_parameters_apply_in_a_later_process)
 }
 END_TEST
 
-/* CLBlast takes the names, then cannot build its kernel with the values:
- * the GEMM's error names them, so they were the ones CLBlast built. */
-START_TEST(stored_parameters_that_do_not_build_are_named)
+/* A CLBlast GEMM that fails (its program does not build) names the stored
+ * parameters it was built with. */
+START_TEST(failed_gemm_names_the_stored_parameters)
 {
     own_cache_folder("build");
     clrt_device *d = tu_device();
-    TU_OK(clrt_clblast_tuning_store(d, "Xgemm", BAD_BUILD));
-    const char *out = later_process(NULL, 0);
+    TU_OK(clrt_clblast_tuning_store(d, "Xgemm", XGEMM));
+    const char *env[] = {"CLRT_TEST_BREAK=1", NULL};
+    const char *out = later_process(env, 0);
     assert_has(out, "gemm error (m=7 k=31 n=13): CLBlast SGEMM");
     assert_has(out, "with clrt's stored parameters");
-    assert_has(out, "Xgemm '" BAD_BUILD "'");
+    assert_has(out, "Xgemm '" XGEMM "'");
     assert_has(out, "CLRT_CLBLAST_TUNED=0");
-    /* A program's own parameters for the kernel win over stored ones. */
-    later_process_matches("CLRT_TEST_OVERRIDE=1", "built-in");
 }
 END_TEST
 
@@ -218,6 +231,105 @@ static void assert_gemms_fail(clrt_device *d, const char *record_text, const cha
     tu_assert_error(CLRT_EINVAL, record_text, problem, NULL);
     clrt_tensor_release(a);
 }
+
+/* Values beyond CLBlast's constraints or the device's limits (issue 36):
+ * each refused at the store (nothing stored, nothing handed over) and at
+ * the override, naming the problem; CLBlast's own parameters stay, and a
+ * GEMM after them runs at once. */
+static const struct {
+    const char *kernel, *params, *problem;
+    uint64_t local_mem; /* the case applies to devices with less local memory; 0: all */
+} bad_values[] = {
+    {"Xgemm", HUGE_MWG, "MWG=4294967296 is not from 1 to 256", 0},
+    {"Xgemm",
+     "GEMMK=0 KREG=1 KWG=16 KWI=2 MDIMA=8 MDIMC=8 MWG=-1 NDIMB=8 NDIMC=8 NWG=32 SA=0 SB=0 STRM=0 "
+     "STRN=0 VWM=2 VWN=2",
+     "MWG=18446744073709551615 is not from 1 to 256", 0},
+    {"Xgemm", /* a vector width CLBlast's kernel has no code for */
+     "GEMMK=0 KREG=1 KWG=16 KWI=2 MDIMA=8 MDIMC=8 MWG=24 NDIMB=8 NDIMC=8 NWG=32 SA=0 SB=0 STRM=0 "
+     "STRN=0 VWM=3 VWN=2",
+     "VWM=3 is not a vector width CLBlast's kernel has", 0},
+    {"Xgemm",
+     "GEMMK=0 KREG=1 KWG=16 KWI=3 MDIMA=8 MDIMC=8 MWG=32 NDIMB=8 NDIMC=8 NWG=32 SA=0 SB=0 STRM=0 "
+     "STRN=0 VWM=2 VWN=2",
+     "KWG=16 is not a multiple of KWI (3)", 0},
+    {"Xgemm",
+     "GEMMK=0 KREG=1 KWG=16 KWI=2 MDIMA=8 MDIMC=16 MWG=32 NDIMB=8 NDIMC=8 NWG=32 SA=0 SB=0 STRM=0 "
+     "STRN=0 VWM=4 VWN=2",
+     "MWG=32 is not a multiple of MDIMC x VWM (64)", 0},
+    {"Xgemm",
+     "GEMMK=0 KREG=1 KWG=4 KWI=2 MDIMA=8 MDIMC=8 MWG=32 NDIMB=8 NDIMC=8 NWG=32 SA=0 SB=0 STRM=0 "
+     "STRN=0 VWM=2 VWN=2",
+     "KWG=4 is not a multiple of KDIMA = MDIMC x NDIMC / MDIMA (8)", 0},
+    {"Xgemm",
+     "GEMMK=2 KREG=1 KWG=16 KWI=2 MDIMA=8 MDIMC=8 MWG=32 NDIMB=8 NDIMC=8 NWG=32 SA=0 SB=0 STRM=0 "
+     "STRN=0 VWM=2 VWN=2",
+     "GEMMK=2 is not from 0 to 1", 0},
+    {"Xgemm",
+     "GEMMK=0 KREG=1 KWG=256 KWI=2 MDIMA=1 MDIMC=1 MWG=256 NDIMB=1 NDIMC=1 NWG=256 SA=0 SB=0 "
+     "STRM=0 STRN=0 VWM=1 VWN=1",
+     "a work item would hold 256 x 256 outputs", 0},
+    {"Xgemm",
+     "GEMMK=0 KREG=1 KWG=256 KWI=2 MDIMA=256 MDIMC=256 MWG=256 NDIMB=256 NDIMC=256 NWG=256 SA=0 "
+     "SB=0 STRM=0 STRN=0 VWM=1 VWN=1",
+     "a work group of MDIMC x NDIMC = 65536 items is over the device's", 0},
+    {"Xgemm",
+     "GEMMK=0 KREG=1 KWG=256 KWI=2 MDIMA=16 MDIMC=16 MWG=256 NDIMB=16 NDIMC=16 NWG=256 SA=1 SB=1 "
+     "STRM=0 STRN=0 VWM=1 VWN=1",
+     "the kernel would need 524288 bytes of local memory", 524288},
+    {"XgemmDirect",
+     "KWID=2 MDIMAD=8 MDIMCD=8 NDIMBD=8 NDIMCD=8 PADA=1 PADB=0 VWMD=2 VWND=1 WGD=4096",
+     "WGD=4096 is not from 1 to 256", 0},
+    {"XgemmDirect", "KWID=2 MDIMAD=8 MDIMCD=8 NDIMBD=8 NDIMCD=8 PADA=1 PADB=0 VWMD=5 VWND=1 WGD=16",
+     "VWMD=5 is not a vector width", 0},
+    {"XgemmDirect",
+     "KWID=2 MDIMAD=8 MDIMCD=8 NDIMBD=8 NDIMCD=8 PADA=99 PADB=0 VWMD=2 VWND=1 WGD=16",
+     "PADA=99 is not from 0 to 16", 0},
+    {"XgemmDirect", "KWID=2 MDIMAD=8 MDIMCD=8 NDIMBD=8 NDIMCD=8 PADA=1 PADB=0 VWMD=2 VWND=1 WGD=24",
+     "WGD=24 is not a multiple of MDIMCD x VWMD (16)", 0},
+    {"XgemmDirect",
+     "KWID=2 MDIMAD=16 MDIMCD=16 NDIMBD=16 NDIMCD=16 PADA=16 PADB=16 VWMD=1 VWND=1 WGD=256",
+     "the kernel would need 557056 bytes of local memory", 557056},
+};
+
+START_TEST(values_beyond_clblast_are_refused)
+{
+    own_cache_folder("values");
+    clrt_device *d = tu_device();
+    clrt_device_info info;
+    TU_OK(clrt_device_info_get(d, &info));
+    const char *kernel = bad_values[_i].kernel, *params = bad_values[_i].params;
+    if (bad_values[_i].local_mem && info.local_mem_bytes >= bad_values[_i].local_mem) {
+        printf("case %d: %s has %llu bytes of local memory, enough for '%s'\n", _i,
+               clrt_device_str(d), (unsigned long long)info.local_mem_bytes, params);
+        return;
+    }
+    char text[16];
+    ck_assert_int_eq(clrt_clblast_tuning_store(d, kernel, params), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "clrt_clblast_tuning_store", kernel, params,
+                    "beyond what CLBlast's kernel takes", bad_values[_i].problem, NULL);
+    ck_assert_int_eq(clrt_clblast_tuning_load(d, kernel, text, sizeof text), 0);
+    ck_assert_int_eq(clrt_clblast_tuning_of(d), CLRT_CLBLAST_BUILT_IN);
+    ck_assert_int_eq(clrt_clblast_override(d, kernel, params), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "clrt_clblast_override", bad_values[_i].problem, NULL);
+    ck_assert(product_matches(d, 9, 40, 11));
+    ck_assert(product_matches(d, 64, 96, 64));
+}
+END_TEST
+
+/* Such values in a record written below the API (by hand, by another
+ * version): every GEMM fails naming them, none builds a kernel from them;
+ * a program's own parameters for the kernel win over them. */
+START_TEST(stored_values_beyond_clblast_fail_every_gemm)
+{
+    own_cache_folder("stored-values");
+    clrt_device *d = tu_device();
+    clrt__tuning_put(d, "clblast/Xgemm", HUGE_MWG, sizeof HUGE_MWG);
+    assert_gemms_fail(d, "'" HUGE_MWG "'",
+                      "beyond what CLBlast's kernel takes (MWG=4294967296 is not from 1 to 256)");
+    later_process_matches("CLRT_TEST_OVERRIDE=1", "built-in");
+}
+END_TEST
 
 START_TEST(refused_names_fail_every_gemm)
 {
@@ -298,7 +410,10 @@ static Suite *tuning_suite(void)
     TCase *tc = tcase_create("store");
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, stored_parameters_apply_in_a_later_process);
-    tcase_add_test(tc, stored_parameters_that_do_not_build_are_named);
+    tcase_add_test(tc, failed_gemm_names_the_stored_parameters);
+    tcase_add_loop_test(tc, values_beyond_clblast_are_refused, 0,
+                        (int)(sizeof bad_values / sizeof bad_values[0]));
+    tcase_add_test(tc, stored_values_beyond_clblast_fail_every_gemm);
     tcase_add_test(tc, refused_names_fail_every_gemm);
     tcase_add_test(tc, corrupt_record_fails_every_gemm);
     tcase_add_test(tc, bad_arguments);

@@ -52,7 +52,8 @@ CLRT_API const char *clrt_gemm_path_str(clrt_gemm_path p); /* "clblast" "host-bl
  *    clrt hands them to CLBlast at the first CLBlast GEMM on such a device
  *    in every later process (CLRT_CLBLAST_TUNED=0 leaves them unused).
  *    Stored parameters that CLBlast refuses (a corrupt record, a CLBlast
- *    whose kernels take other parameters) are never skipped silently: that
+ *    whose kernels take other parameters, values beyond its constraints)
+ *    are never skipped silently: that
  *    GEMM and every later CLBlast GEMM on the device fail with CLRT_EINVAL
  *    naming them and the way out (tune again, or CLRT_CLBLAST_TUNED=0),
  *    and a CLBlast GEMM that fails otherwise names them in its message.
@@ -82,7 +83,11 @@ CLRT_API const char *clrt_clblast_tuning_str(clrt_clblast_tuning t);
  * and hands them to CLBlast at once: d's later CLBlast GEMMs in this
  * process and in every later one run with them. clrt-smi --tune calls it
  * with the tuners' best. CLRT_EINVAL (nothing stored): another kernel,
- * text that is not NAME=VALUE pairs, or names CLBlast refuses; CLRT_EIO
+ * text that is not NAME=VALUE pairs, names CLBlast refuses, or values
+ * beyond CLBlast's constraints (those of its tuners: multiples and
+ * divisibility among the parameters, vector widths 1 to 16, flags 0 or 1,
+ * the work group and local memory within d's limits, and no value over
+ * twice the largest its tuners try, e.g. MWG <= 256); CLRT_EIO
  * when the cache folder is off (CLRT_CACHE=0) or cannot be written: then
  * they hold in this process only. */
 CLRT_API clrt_status clrt_clblast_tuning_store(clrt_device *d, const char *kernel,
@@ -101,8 +106,11 @@ CLRT_API int clrt_clblast_tuning_load(const clrt_device *d, const char *kernel, 
  * "GEMMK=0 KREG=1 KWG=32 ... VWN=2" (PRECISION=32 is skipped). The next
  * GEMM recompiles CLBlast's kernel with them, for the rest of the process
  * (CLBlastOverrideParameters), whatever clrt's store holds. Nothing is
- * stored. CLRT_EINVAL when the text is not NAME=VALUE pairs or CLBlast
- * refuses them (a kernel it does not know, a parameter missing). */
+ * stored. CLRT_EINVAL when the text is not NAME=VALUE pairs, CLBlast
+ * refuses them (a kernel it does not know, a parameter missing), or, for
+ * Xgemm and XgemmDirect, the values are beyond CLBlast's constraints or
+ * d's limits (as clrt_clblast_tuning_store checks them): then CLBlast's
+ * parameters are left as they were. */
 CLRT_API clrt_status clrt_clblast_override(clrt_device *d, const char *kernel, const char *params);
 
 #ifdef __cplusplus

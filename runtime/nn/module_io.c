@@ -137,11 +137,15 @@ static void expected(const state_list *l, int i, const char **dtype, int *ndim,
 }
 
 /* Checks each file tensor the model has (src[i]: its data, or NULL when
- * the file lacks entry i) and lists what either side lacks. */
+ * the file lacks entry i) and lists what either side lacks. Linear: a
+ * lookup per model entry, which marks the file entries it finds. */
 static clrt_status match(const char *path, const state_list *l, const clrt__st_file *f,
                          const void **src, char *missing, char *unexpected, size_t cap)
 {
     char a[128], b[128];
+    char *taken = clrt__calloc((size_t)f->count + 1, 1);
+    if (!taken)
+        return clrt__fail(CLRT_ENOMEM, "clrt_module_load: out of host memory");
     for (int i = 0; i < l->n; i++) {
         const char *dtype;
         int ndim;
@@ -153,22 +157,25 @@ static clrt_status match(const char *path, const state_list *l, const clrt__st_f
             append_name(missing, cap, l->names[i]);
             continue;
         }
+        taken[t - f->tensors] = 1;
+        clrt_status st = CLRT_OK;
         if (strcmp(t->dtype, dtype) != 0)
-            return clrt__fail(CLRT_EDTYPE, "clrt_module_load: %s: '%s' is %s, the model's is %s",
-                              path, t->name, t->dtype, dtype);
-        if (t->ndim != ndim || (ndim && memcmp(t->shape, shape, (size_t)ndim * sizeof *shape)))
-            return clrt__fail(CLRT_ESHAPE,
-                              "clrt_module_load: %s: '%s' has shape %s, the model's is %s", path,
-                              t->name, clrt_shape_str(t->ndim, t->shape, a, sizeof a),
-                              clrt_shape_str(ndim, shape, b, sizeof b));
+            st = clrt__fail(CLRT_EDTYPE, "clrt_module_load: %s: '%s' is %s, the model's is %s",
+                            path, t->name, t->dtype, dtype);
+        else if (t->ndim != ndim || (ndim && memcmp(t->shape, shape, (size_t)ndim * sizeof *shape)))
+            st = clrt__fail(CLRT_ESHAPE,
+                            "clrt_module_load: %s: '%s' has shape %s, the model's is %s", path,
+                            t->name, clrt_shape_str(t->ndim, t->shape, a, sizeof a),
+                            clrt_shape_str(ndim, shape, b, sizeof b));
+        if (st != CLRT_OK) {
+            free(taken);
+            return st;
+        }
     }
-    for (int i = 0; i < f->count; i++) {
-        int known = 0;
-        for (int k = 0; k < l->n && !known; k++)
-            known = strcmp(f->tensors[i].name, l->names[k]) == 0;
-        if (!known)
+    for (int i = 0; i < f->count; i++)
+        if (!taken[i])
             append_name(unexpected, cap, f->tensors[i].name);
-    }
+    free(taken);
     return CLRT_OK;
 }
 

@@ -4,6 +4,8 @@
  * fused into its neighbours where they allow (fuse.c). */
 #include "runtime/nn/module_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/core/lookup_internal.h"
+#include "runtime/core/text_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,22 +84,45 @@ static clrt_status check_children(const char *op, int n, clrt_module **mods)
     return st;
 }
 
-/* A child name is a module attribute's: non-empty, without dots (which
- * separate the parts of a state name), unique in its container. */
+/* Child i's name is a module attribute's: non-empty, without dots (which
+ * separate the parts of a state name), and UTF-8, since state names go into
+ * safetensors headers (JSON), which PyTorch's reader refuses otherwise. */
+static clrt_status check_name(int i, const char *name)
+{
+    char shown[96];
+    if (!name || !name[0] || strchr(name, '.'))
+        return clrt__fail(CLRT_EINVAL,
+                          "clrt_sequential_named: child %d's name '%s' must be non-empty "
+                          "and without dots",
+                          i, name ? name : "(null)");
+    long at = clrt__utf8_bad_at(name, strlen(name));
+    if (at >= 0)
+        return clrt__fail(CLRT_EINVAL,
+                          "clrt_sequential_named: child %d's name '%s' is not UTF-8 (byte 0x%02x "
+                          "at offset %ld): state names go into safetensors files, whose JSON "
+                          "header PyTorch's reader refuses unless it is UTF-8",
+                          i, clrt__text_shown(name, shown, sizeof shown), (unsigned char)name[at],
+                          at);
+    return CLRT_OK;
+}
+
+/* Each name valid and unique in its container (a hash index: O(n)). */
 static clrt_status check_names(int n, const char *const *names)
 {
-    for (int i = 0; names && i < n; i++) {
-        if (!names[i] || !names[i][0] || strchr(names[i], '.'))
-            return clrt__fail(CLRT_EINVAL,
-                              "clrt_sequential_named: child %d's name '%s' must be non-empty "
-                              "and without dots",
-                              i, names[i] ? names[i] : "(null)");
-        for (int k = 0; k < i; k++)
-            if (strcmp(names[k], names[i]) == 0)
-                return clrt__fail(CLRT_EINVAL, "clrt_sequential_named: two children named '%s'",
-                                  names[i]);
+    clrt__name_index seen = {0};
+    clrt_status st = CLRT_OK;
+    for (int i = 0; names && st == CLRT_OK && i < n; i++) {
+        st = check_name(i, names[i]);
+        int had = st == CLRT_OK ? clrt__name_index_put(&seen, names[i], i) : -1;
+        if (had == -2)
+            st = clrt__fail(CLRT_ENOMEM, "clrt_sequential_named: out of host memory");
+        else if (had >= 0)
+            st = clrt__fail(CLRT_EINVAL,
+                            "clrt_sequential_named: two children named '%s' (%d and %d)", names[i],
+                            had, i);
     }
-    return CLRT_OK;
+    clrt__name_index_free(&seen);
+    return st;
 }
 
 static clrt_status adopt_children(clrt_module *m, int n, clrt_module **mods,

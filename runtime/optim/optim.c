@@ -2,6 +2,7 @@
  * kind (one kernel launch per parameter tensor). */
 #include "runtime/optim/optim_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/core/lookup_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <math.h>
@@ -54,14 +55,22 @@ static clrt_status check_tensors(const char *api, int n, clrt_tensor *const *par
         clrt_status s = check_pair(api, i, params[i], grads[i], clrt__dev(params[0]));
         if (s != CLRT_OK)
             return s;
-        /* A parameter listed twice would be updated twice per step. */
-        for (int j = 0; j < i; j++)
-            if (params[j]->storage == params[i]->storage)
-                return clrt__fail(CLRT_EINVAL,
-                                  "%s: params[%d] and params[%d] share storage (a "
-                                  "parameter listed twice)",
-                                  api, j, i);
     }
+    /* A parameter listed twice would be updated twice per step (a sort,
+     * not a pairwise loop: a model may have 10^5 parameter tensors). */
+    const void **storage = clrt__malloc((size_t)n * sizeof *storage);
+    if (!storage)
+        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory", api);
+    for (int i = 0; i < n; i++)
+        storage[i] = params[i]->storage;
+    int j = 0, i = 0, again = clrt__first_repeat(n, storage, &j, &i);
+    free(storage);
+    if (again < 0)
+        return clrt__fail(CLRT_ENOMEM, "%s: out of host memory", api);
+    if (again)
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: params[%d] and params[%d] share storage (a parameter listed twice)",
+                          api, j, i);
     return CLRT_OK;
 }
 

@@ -17,6 +17,7 @@
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/error_internal.h"
 #include "runtime/core/file_internal.h"
+#include "runtime/core/lookup_internal.h"
 #include <clrt/tensor.h>
 
 #include <stddef.h>
@@ -37,10 +38,11 @@ typedef struct {
     unsigned char *bytes; /* the header (clrt__st_read) or the whole file (clrt__st_parse) */
     size_t size;
     clrt__st_tensor *tensors;
-    int count;
-    char **meta;     /* key, value, key, value... */
-    int meta_count;  /* strings in meta: 2 per pair */
-    int fd, fd_open; /* the open file (clrt__st_read); fd_open 0: none */
+    int count, cap;           /* cap: tensors allocated */
+    clrt__name_index by_name; /* tensor name -> index into tensors */
+    char **meta;              /* key, value, key, value... */
+    int meta_count, meta_cap; /* strings in meta: 2 per pair; allocated */
+    int fd, fd_open;          /* the open file (clrt__st_read); fd_open 0: none */
     uint64_t data_start;
     unsigned char *data_buf; /* what clrt__st_fetch read */
     char path[CLRT__PATH_CAP];
@@ -62,7 +64,8 @@ clrt_status clrt__st_parse(const char *name, unsigned char *bytes, size_t size, 
  * bytes of a file's data section a load reads. Once per file. */
 clrt_status clrt__st_fetch(clrt__st_file *f, int n, const clrt__st_tensor *const *want);
 void clrt__st_close(clrt__st_file *f);
-/* The tensor named `name`, or NULL. */
+/* The tensor named `name`, or NULL (a hash lookup: loading n tensors by
+ * name takes O(n)). */
 const clrt__st_tensor *clrt__st_find(const clrt__st_file *f, const char *name);
 /* The __metadata__ value of `key`, or NULL. */
 const char *clrt__st_meta(const clrt__st_file *f, const char *key);

@@ -3,8 +3,10 @@
  * shape, then the checks of every tensor's dtype, shape and offsets. From
  * a file only the header is read at first; the tensors a caller wants are
  * read later (clrt__st_fetch), so a file's size never decides how much
- * memory a load takes. */
+ * memory a load takes. Names go into a hash index as they are read, so a
+ * header of n tensors costs O(n) (the 100 MiB cap admits ~1.9 M). */
 #include "runtime/tensor/safetensors_internal.h"
+#include "runtime/core/text_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -133,6 +135,11 @@ static int escape(json *j, char *out, size_t cap, size_t *n)
         u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
     } else if (u >= 0xDC00 && u < 0xE000) {
         return bad(j, "unpaired surrogate in a string");
+    } else if (u == 0) {
+        /* Kept, it would end the C string there: "a\u0000b" would load as
+         * "a" (or be reported as a duplicate of it). */
+        return bad(j, "\\u0000 (NUL) in a string: clrt's names and metadata are C strings, "
+                      "which cannot hold it");
     }
     return put_utf8(j, u, out, cap, n);
 }
@@ -274,10 +281,13 @@ static int parse_metadata(json *j, clrt__st_file *f)
     do {
         if (!string(j, k, sizeof k) || !take(j, ':') || !string(j, v, sizeof v))
             return 0;
-        char **m = clrt__realloc(f->meta, (size_t)(f->meta_count + 2) * sizeof *m);
-        if (!m)
-            return bad(j, "out of host memory");
-        f->meta = m;
+        char **m = f->meta;
+        if (f->meta_count + 2 > f->meta_cap) {
+            int cap = f->meta_cap ? 2 * f->meta_cap : 8;
+            if (!(m = clrt__realloc(f->meta, (size_t)cap * sizeof *m)))
+                return bad(j, "out of host memory");
+            f->meta = m, f->meta_cap = cap;
+        }
         m[f->meta_count] = clrt__strdup(k);
         m[f->meta_count + 1] = clrt__strdup(v);
         f->meta_count += 2;
@@ -289,24 +299,45 @@ static int parse_metadata(json *j, clrt__st_file *f)
 
 /* --- the whole header --- */
 
-static int add_tensor(json *j, clrt__st_file *f, uint64_t **offs, const char *name)
+/* Room for one more tensor (and its offsets), growing both arrays by
+ * doubling. */
+static int reserve(json *j, clrt__st_file *f, uint64_t **offs)
 {
-    if (clrt__st_find(f, name))
-        return bad(j, "duplicate tensor name");
-    clrt__st_tensor *t = clrt__realloc(f->tensors, (size_t)(f->count + 1) * sizeof *t);
-    uint64_t *o = t ? clrt__realloc(*offs, (size_t)(f->count + 1) * 2 * sizeof *o) : NULL;
+    if (f->count < f->cap)
+        return 1;
+    if (f->cap > INT32_MAX / 2)
+        return bad(j, "too many tensors");
+    int cap = f->cap ? 2 * f->cap : 16;
+    clrt__st_tensor *t = clrt__realloc(f->tensors, (size_t)cap * sizeof *t);
+    uint64_t *o = t ? clrt__realloc(*offs, (size_t)cap * 2 * sizeof *o) : NULL;
     if (t)
         f->tensors = t;
     if (!o)
         return bad(j, "out of host memory");
     *offs = o;
-    t = &f->tensors[f->count];
+    f->cap = cap;
+    return 1;
+}
+
+static int add_tensor(json *j, clrt__st_file *f, uint64_t **offs, const char *name)
+{
+    if (!reserve(j, f, offs))
+        return 0;
+    clrt__st_tensor *t = &f->tensors[f->count];
     memset(t, 0, sizeof *t);
     t->name = clrt__strdup(name);
     if (!t->name)
         return bad(j, "out of host memory");
+    int had = clrt__name_index_put(&f->by_name, t->name, f->count);
+    if (had != -1) {
+        char msg[NAME_MAX_LEN + 32];
+        snprintf(msg, sizeof msg, "duplicate tensor name '%s'", t->name);
+        free(t->name);
+        t->name = NULL;
+        return bad(j, had == -2 ? "out of host memory" : msg);
+    }
     f->count++;
-    return parse_entry(j, t, &o[2 * (f->count - 1)]);
+    return parse_entry(j, t, &(*offs)[2 * (f->count - 1)]);
 }
 
 static int parse_header(json *j, clrt__st_file *f, uint64_t **offs)
@@ -435,6 +466,12 @@ static clrt_status parse_parts(const char *path, clrt__st_file *f, const char *h
 {
     json j = {path, h, h, h + n, CLRT_OK};
     uint64_t *offs = NULL;
+    long at = clrt__utf8_bad_at(h, (size_t)n);
+    if (at >= 0)
+        return clrt__fail(CLRT_EFORMAT,
+                          "%s: safetensors header, byte %ld: 0x%02x is not UTF-8 (the format's "
+                          "header is UTF-8 JSON; PyTorch's reader refuses it too)",
+                          path, at, (unsigned char)h[at]);
     if (!parse_header(&j, f, &offs)) {
         free(offs);
         return j.st;
@@ -529,6 +566,7 @@ void clrt__st_close(clrt__st_file *f)
     for (int i = 0; i < f->meta_count; i++)
         free(f->meta[i]);
     free(f->tensors);
+    clrt__name_index_free(&f->by_name);
     free(f->meta);
     free(f->bytes);
     free(f->data_buf);
@@ -539,10 +577,8 @@ void clrt__st_close(clrt__st_file *f)
 
 const clrt__st_tensor *clrt__st_find(const clrt__st_file *f, const char *name)
 {
-    for (int i = 0; i < f->count; i++)
-        if (f->tensors[i].name && strcmp(f->tensors[i].name, name) == 0)
-            return &f->tensors[i];
-    return NULL;
+    int i = clrt__name_index_get(&f->by_name, name);
+    return i >= 0 ? &f->tensors[i] : NULL;
 }
 
 const char *clrt__st_meta(const clrt__st_file *f, const char *key)

@@ -3,6 +3,7 @@
  * synced and renamed only over a regular file or nothing), so a crash or a
  * full disk leaves the previous file whole. */
 #include "runtime/tensor/safetensors_internal.h"
+#include "runtime/core/text_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,27 @@ static void build_header(buf *b, const clrt__st_item *items, int n, const char *
         put(b, " ", 1);
 }
 
+/* Every name and metadata string is UTF-8, as the format's JSON header
+ * must be: a file PyTorch's reader would refuse is never written. */
+static clrt_status check_text(const clrt__st_item *items, int n, const char *const *meta, int nmeta,
+                              const char *what, const char *path)
+{
+    char shown[128];
+    for (int i = 0; i < n + 2 * nmeta; i++) {
+        const char *s = i < n ? items[i].name : meta[i - n];
+        if (!s)
+            return clrt__fail(CLRT_EINVAL, "%s: %s: a NULL name or metadata string", what, path);
+        long at = clrt__utf8_bad_at(s, strlen(s));
+        if (at >= 0)
+            return clrt__fail(CLRT_EINVAL,
+                              "%s: %s: %s '%s' is not UTF-8 (byte 0x%02x at offset %ld); a "
+                              "safetensors header is UTF-8 JSON",
+                              what, path, i < n ? "tensor name" : "metadata string",
+                              clrt__text_shown(s, shown, sizeof shown), (unsigned char)s[at], at);
+    }
+    return CLRT_OK;
+}
+
 void clrt__st_items_free(clrt__st_item *items, int n)
 {
     for (int i = 0; items && i < n; i++)
@@ -124,12 +146,15 @@ clrt_status clrt__st_write_tmp(clrt__out_file *o, const char *path, const clrt__
     o->fd = -1;
     if (!path || (n > 0 && !items) || (nmeta > 0 && !meta))
         return clrt__fail(CLRT_EINVAL, "%s: NULL argument", what);
+    clrt_status st = check_text(items, n, meta, nmeta, what, path);
+    if (st != CLRT_OK)
+        return st;
     build_header(&h, items, n, meta, nmeta);
     if (h.oom) {
         free(h.s);
         return clrt__fail(CLRT_ENOMEM, "%s: %s: out of host memory for the header", what, path);
     }
-    clrt_status st = clrt__out_open(o, path, what);
+    st = clrt__out_open(o, path, what);
     if (st == CLRT_OK)
         st = write_body(o, &h, items, n);
     free(h.s);

@@ -4,6 +4,7 @@
  * match (checkpoint_meta.c). */
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/file_internal.h"
+#include "runtime/core/text_internal.h"
 #include "runtime/nn/module_internal.h"
 #include "runtime/optim/optim_io_internal.h"
 #include "runtime/train/checkpoint_internal.h"
@@ -39,6 +40,12 @@ static clrt_status check_run(int n_run, const char *const *run, const char *api)
             strlen(run[2 * i]) + strlen(CLRT__CKPT_RUN_PREFIX) >= KEY_CAP)
             return clrt__fail(CLRT_EINVAL, "%s: run pair %d has a NULL, empty or long key or value",
                               api, i);
+    for (int i = 0; i < 2 * n_run; i++)
+        if (clrt__utf8_bad_at(run[i], strlen(run[i])) >= 0)
+            return clrt__fail(CLRT_EINVAL,
+                              "%s: run pair %d's %s is not UTF-8 (it is saved in a safetensors "
+                              "header, which must be)",
+                              api, i / 2, i % 2 ? "value" : "key");
     return CLRT_OK;
 }
 

@@ -133,10 +133,14 @@ def section_machine(doc):
     if s.get("stand_in"):
         lines.append(f"- **Stand-in run**: {s['stand_in']} in place of NVIDIA's OpenCL library and "
                      f"PyTorch on the CPU in place of CUDA; no GPU figures here")
-    lib = s.get("opencl_library", "?")
-    lines.append(f"- OpenCL library registered in the prefix's ICD folder: `{lib}`"
-                 + (f" (found by {s.get('opencl_found_by')}; resolves to `{s.get('opencl_resolved')}`)"
-                    if lib != "none" else " (NVIDIA's libnvidia-opencl.so.1 was not found)"))
+    lib = s.get("opencl_library")
+    if lib is None:  # setup stopped before it looked (the setup error below says why)
+        lines.append("- OpenCL library: not registered (setup stopped before it looked for one)")
+    else:
+        lines.append(f"- OpenCL library registered in the prefix's ICD folder: `{lib}`"
+                     + (f" (found by {s.get('opencl_found_by', '?')}; resolves to "
+                        f"`{s.get('opencl_resolved', '?')}`)"
+                        if lib != "none" else " (NVIDIA's libnvidia-opencl.so.1 was not found)"))
     lines += [f"- Host: {m.get('cpu', '?')} ({m.get('cpu_flags', '').strip() or 'no AVX2'}), "
               f"{m.get('cores', '?')} cores, {m.get('memory_gib', '?')} GiB; {m.get('os', '?')}",
               f"- PyTorch: {m.get('torch', '?')} ({m.get('python', '?')})",
@@ -146,8 +150,9 @@ def section_machine(doc):
               f"- Carried packages: {len(doc['manifest'])} ("
               + ", ".join(f"`{p.split()[0]} {p.split()[1]}`" for p in doc["manifest"][:40]
                           if len(p.split()) >= 2) + ")"]
-    if s.get("error"):
-        lines.append(f"- Setup error: {s['error']}")
+    errors = s.get("error")
+    for e in errors if isinstance(errors, list) else [errors] if errors else []:
+        lines.append(f"- Setup error: {e}")
     if doc.get("smi_text"):
         lines += ["", "`clrt-smi`:", "", fence(doc["smi_text"])]
     return "\n".join(lines)
@@ -158,7 +163,11 @@ ORDER = ["setup", "smi", "tests", "peak", "bench", "tune", "train", "resnet"]
 
 def section_stages(doc):
     names = sorted(doc["stages"], key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER))
-    rows = [[n, doc["stages"][n].get("status", "?"), doc["stages"][n].get("seconds", "?"),
+    def status(st):  # with the reason a failed stage gave (its log's last line)
+        reason = st.get("reason")
+        reason = reason[-1] if isinstance(reason, list) else reason
+        return st.get("status", "?") + (f": {reason}".replace("|", "\\|") if reason else "")
+    rows = [[n, status(doc["stages"][n]), doc["stages"][n].get("seconds", "?"),
              doc["stages"][n].get("finished", "?")] for n in names]
     return "## Stages\n\n" + bm.table(["stage", "status", "seconds", "finished"], rows)
 

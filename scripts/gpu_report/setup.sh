@@ -6,25 +6,47 @@
 # the C compiler, and writes PREFIX/env.sh (the environment every later
 # stage sources) and PREFIX/setup.txt (what was found, for the report).
 #   scripts/gpu_report/setup.sh DEBS PREFIX [pocl|oclgrind]
-# Exits 1, saying why, when something the build needs is missing. Without
-# NVIDIA's library it still prepares the build and says so (exit 3).
+# Exits 1, saying why (on stderr and as an "error" line of setup.txt, which
+# the report shows), when something the build needs is missing; a failure
+# nobody foresaw still leaves an "error" line naming the exit status. Without
+# NVIDIA's library it still prepares the build and says so (exit 3). Paths
+# may hold spaces (the default prefix is under $TMPDIR): env.sh and the
+# wrappers quote them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/packages.sh"
-debs=$(cd "${1:?usage: setup.sh DEBS PREFIX [pocl|oclgrind]}" && pwd)
-prefix=${2:?usage: setup.sh DEBS PREFIX [pocl|oclgrind]}
+usage="usage: setup.sh DEBS PREFIX [pocl|oclgrind]"
+debs=${1:?$usage}
+prefix=${2:?$usage}
 standin=${3:-}
 say() { echo "setup: $*" >&2; }
 fail() { say "$*"; echo "error $*" >> "$prefix/setup.txt"; exit 1; }
+# An exit other than fail's, 0 and 3 (a command that failed under set -e, a
+# variable unset under set -u): setup.txt says so, whatever the cause, with
+# the command that failed where bash names it (ERR; set -u's message is on
+# stderr only).
+failed_at=
+unforeseen() {
+  local rc=$?
+  if ((rc != 0 && rc != 3)) && ! grep -q '^error ' "$prefix/setup.txt" 2>/dev/null; then
+    echo "error setup.sh stopped with exit status $rc before it finished${failed_at:+ (at $failed_at)}" \
+         "(the end of its log says more)" >> "$prefix/setup.txt" 2>/dev/null || true
+  fi
+}
+trap 'failed_at="line $LINENO: $BASH_COMMAND"' ERR
 
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
+: > "$prefix/setup.txt"
+trap unforeseen EXIT
+fact() { echo "$*" >> "$prefix/setup.txt"; }
+[[ -d $debs ]] || fail "the packages folder '$debs' does not exist: gather them with" \
+  "'scripts/gpu_report.sh gather DIR' on a Debian 12 machine and pass --debs DIR"
+debs=$(cd "$debs" && pwd)
 root=$prefix/root
 multi=$root/usr/lib/x86_64-linux-gnu
 rm -rf "$root" "$prefix/lib" "$prefix/bin" "$prefix/vendors" "$prefix/cmake-wheel"
 mkdir -p "$root" "$prefix/lib" "$prefix/bin" "$prefix/vendors"
-: > "$prefix/setup.txt"
-fact() { echo "$*" >> "$prefix/setup.txt"; }
 
 # --- unpack ------------------------------------------------------------------
 shopt -s nullglob
@@ -35,34 +57,40 @@ if [[ -n $standin ]]; then
   ((${#extra[@]})) || fail "no stand-in packages in $debs/stand-in/$standin (gather --stand-in $standin)"
   packages+=("${extra[@]}")
 fi
-python3 "$here/undeb.py" "$root" "${packages[@]}" > "$prefix/files.txt" ||
-  fail "could not unpack the packages (python3 $here/undeb.py)"
+if ! python3 "$here/undeb.py" "$root" "${packages[@]}" > "$prefix/files.txt" 2> "$prefix/undeb.err"; then
+  cat "$prefix/undeb.err" >&2
+  fail "could not unpack the packages: $(tail -n 1 "$prefix/undeb.err")"
+fi
+cat "$prefix/undeb.err" >&2
 say "unpacked ${#packages[@]} packages into $root"
 cp "$debs/MANIFEST.txt" "$prefix/manifest.txt" ||
   fail "the bundle in $debs has no MANIFEST.txt (scripts/gpu_report/gather.sh writes one)"
 
-# Links that name an absolute path (zlib1g-dev's libz.so) point into the prefix.
-while IFS= read -r link; do
-  target=$(readlink "$link")
-  if [[ $target == /* && -e $root$target ]]; then ln -sfn "$root$target" "$link"; fi
-done < <(find "$root" -type l)
-# pkg-config and CMake package files name /usr: make them name the prefix.
-find "$root" -name '*.pc' -exec sed -i -E "s#^([A-Za-z_]+)=/usr#\\1=$root/usr#" {} +
+# Links that name an absolute path (zlib1g-dev's libz.so) already point into
+# the prefix: undeb.py makes them relative links within it.
+# pkg-config and CMake package files name /usr: make them name the prefix
+# (the prefix escaped for sed's replacement).
+root_sed=$(printf '%s' "$root" | sed 's/[\\&#]/\\&/g')
+find "$root" -name '*.pc' -exec sed -i -E "s#^([A-Za-z_]+)=/usr#\\1=$root_sed/usr#" {} +
 find "$multi" -path '*/cmake/*' -name '*.cmake' \
-  -exec sed -i -E "s#([\";])/usr/#\\1$root/usr/#g" {} +
+  -exec sed -i -E "s#([\";])/usr/#\\1$root_sed/usr/#g" {} +
 
 # Run-time libraries: links to the shared objects of the runtime packages
 # (and the stand-in's), the only folder of the prefix on LD_LIBRARY_PATH.
 runtime_re=$(printf '%s|' "${runtime_packages[@]}")
 [[ -n $standin ]] && runtime_re+=$(basename -a "$debs/stand-in/$standin"/*.deb | cut -d_ -f1 |
                                   paste -sd'|')'|'
-grep -E "^(${runtime_re%|}) " "$prefix/files.txt" | awk '{print $2}' |
-  grep -E '\.so(\.[0-9]+)*$' | while read -r f; do ln -sfn "$root/$f" "$prefix/lib/$(basename "$f")"; done
+{ grep -E "^(${runtime_re%|}) " "$prefix/files.txt" || true; } | awk '{print $2}' |
+  { grep -E '\.so(\.[0-9]+)*$' || true; } |
+  while read -r f; do ln -sfn "$root/$f" "$prefix/lib/$(basename "$f")"; done
 
-# Tools, through wrappers that find their libraries in the prefix.
+# Tools, through wrappers that find their libraries in the prefix. The
+# paths are single-quoted for sh (a quote in them as '\'').
+shq() { local q="'\\''"; printf "'%s'" "${1//\'/$q}"; }
 wrap() { # wrap NAME PROGRAM
+  # shellcheck disable=SC2016 # $LD_LIBRARY_PATH is the wrapper's to expand
   printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' \
-    "$prefix/lib:$multi" "$2" > "$prefix/bin/$1"
+    "$(shq "$prefix/lib:$multi")" "$(shq "$2")" > "$prefix/bin/$1"
   chmod +x "$prefix/bin/$1"
 }
 for tool in "$root"/usr/bin/clinfo "$root"/usr/bin/clblast_tuner_*; do wrap "$(basename "$tool")" "$tool"; done
@@ -75,10 +103,14 @@ find_nvidia() {
   local lib d
   lib=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1 /{print $NF; exit}')
   if [[ -n $lib && -e $lib ]]; then echo "$lib ldconfig"; return; fi
+  local ld_dirs=()
+  # LD_LIBRARY_PATH's folders (it may be unset: issue 36), split at colons only.
+  IFS=: read -r -a ld_dirs <<< "${LD_LIBRARY_PATH:-}"
   for d in /usr/lib/x86_64-linux-gnu /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib64 \
            /usr/lib /usr/lib/nvidia /usr/lib64/nvidia /usr/lib/x86_64-linux-gnu/nvidia/current \
            /usr/local/cuda/compat /usr/local/cuda/lib64 /usr/lib/wsl/lib \
-           ${LD_LIBRARY_PATH//:/ }; do
+           ${ld_dirs[@]+"${ld_dirs[@]}"}; do
+    [[ -n $d ]] || continue
     if [[ -e $d/libnvidia-opencl.so.1 ]]; then echo "$d/libnvidia-opencl.so.1 folder"; return; fi
   done
   if [[ -r /etc/OpenCL/vendors/nvidia.icd ]]; then
@@ -160,17 +192,19 @@ fi
 fact "build_tool ${generator[*]}"
 
 # --- the environment of every later stage ------------------------------------------
-cat > "$prefix/env.sh" <<ENV
-# Written by scripts/gpu_report/setup.sh: the private prefix's environment.
-export CLRT_GPU_PREFIX=$prefix
-export OCL_ICD_VENDORS=$prefix/vendors
-unset OCL_ICD_FILENAMES
-export LD_LIBRARY_PATH=$prefix/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}
-export PATH=$prefix/bin:\$PATH
-export PKG_CONFIG_PATH=$pc_path\${PKG_CONFIG_PATH:+:\$PKG_CONFIG_PATH}
-export CMAKE_PREFIX_PATH=$root/usr\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}
-export CC=$cc
-ENV
+# Sourced by bash: each path quoted with printf %q, so that spaces survive.
+# shellcheck disable=SC2016 # the variables in single quotes are env.sh's to expand
+{
+  echo "# Written by scripts/gpu_report/setup.sh: the private prefix's environment."
+  printf 'export CLRT_GPU_PREFIX=%q\n' "$prefix"
+  printf 'export OCL_ICD_VENDORS=%q\n' "$prefix/vendors"
+  echo 'unset OCL_ICD_FILENAMES'
+  printf 'export LD_LIBRARY_PATH=%q${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\n' "$prefix/lib"
+  printf 'export PATH=%q:$PATH\n' "$prefix/bin"
+  printf 'export PKG_CONFIG_PATH=%q${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}\n' "$pc_path"
+  printf 'export CMAKE_PREFIX_PATH=%q${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}\n' "$root/usr"
+  printf 'export CC=%q\n' "$cc"
+} > "$prefix/env.sh"
 printf '%s\n' "${generator[@]}" > "$prefix/cmake-args"
 cat >> "$prefix/cmake-args" <<ARGS
 -DOpenCL_INCLUDE_DIR=$root/usr/include

@@ -1,9 +1,12 @@
-/* The library side of scripts/probe.py (issue 25): one misuse of the public
- * API per subcommand, each printing "clean" or "defect: why" and exiting 0
- * or 1; a crash is the probe's to see (a signal). Functions that a fixed
- * library adds are looked up with dlsym, so this builds against any
+/* The library side of scripts/probe.py (issues 25 and 36): one misuse of
+ * the public API per subcommand, each printing "clean" or "defect: why" and
+ * exiting 0 or 1; a crash is the probe's to see (a signal). Functions that
+ * a fixed library adds are looked up with dlsym, so this builds against any
  * version of the library and a missing function is reported as a defect.
+ * Issue 36's subcommands are in probe_api36.c.
  *   probe_api <name>      (probe_api list: the names) */
+#include "probe_api.h"
+
 #include <clrt/clrt.h>
 
 #include <dlfcn.h>
@@ -12,19 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int clean(void)
+int clean(void)
 {
     printf("clean\n");
     return 0;
 }
 
-static int defect(const char *why)
+int defect(const char *why)
 {
     printf("defect: %s\n", why);
     return 1;
 }
 
-static clrt_device *dev(void)
+clrt_device *dev(void)
 {
     const char *spec = getenv("CLRT_TEST_DEVICE");
     return clrt_device_get(spec ? spec : "cpu");
@@ -228,7 +231,12 @@ static const struct {
               {"xent-loss-shape", xent_loss_shape},
               {"xent-ignored", xent_ignored},
               {"print-full", print_full},
-              {"start-epoch-negative", start_epoch_negative}};
+              {"start-epoch-negative", start_epoch_negative},
+              {"load-many-tensors", probe36_load_many_tensors},
+              {"checkpoint-many-tensors", probe36_checkpoint_many_tensors},
+              {"clblast-huge-mwg", probe36_clblast_huge_mwg},
+              {"child-name-not-utf8", probe36_child_name_not_utf8},
+              {"safetensors-nul-name", probe36_safetensors_nul_name}};
 
 int main(int argc, char **argv)
 {

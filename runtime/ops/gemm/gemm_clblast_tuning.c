@@ -6,7 +6,11 @@
  * (clrt_clblast_override). Stored ones are handed to CLBlast at the first
  * CLBlast GEMM on the device (clrt__clblast_stored_locked) or when
  * clrt_clblast_tuning_of asks; a caller's win over them. Every hand-over
- * is one CLBlastOverrideParameters call, which lasts for the process.
+ * is one CLBlastOverrideParameters call, which lasts for the process,
+ * made only for values within CLBlast's constraints and the device's limits
+ * (gemm_clblast_check.c): values beyond them are refused at the store and
+ * at the override, and a stored record holding them fails every GEMM
+ * without a kernel built from them.
  *
  * Each device's state here (which parameters are in use, and why stored
  * ones could not be) is guarded by clrt__clblast_lock, as CLBlast is. */
@@ -22,8 +26,10 @@
 #include <string.h>
 
 #define N_KERNELS 2
-#define PARAMS_MAX 512 /* characters of one kernel's NAME=VALUE text, NUL included */
-#define NOT_PAIRS (-1) /* hand_over: the text is not NAME=VALUE pairs */
+#define PARAMS_MAX 512  /* characters of one kernel's NAME=VALUE text, NUL included */
+#define NOT_PAIRS (-1)  /* hand_over: the text is not NAME=VALUE pairs */
+#define BAD_VALUES (-2) /* hand_over: values beyond CLBlast's constraints (why says) */
+#define WHY_MAX 160
 
 static const char *const kernels[N_KERNELS] = {"Xgemm", "XgemmDirect"};
 
@@ -33,7 +39,7 @@ typedef struct {
     const clrt_device *dev;
     int looked_up; /* the store was read and its parameters handed over */
     int bad;       /* 1 + the kernel whose stored parameters cannot be used, or 0 */
-    char bad_text[PARAMS_MAX], problem[96];
+    char bad_text[PARAMS_MAX], problem[WHY_MAX + 64];
     param_source source[N_KERNELS];
     char stored[N_KERNELS][PARAMS_MAX]; /* the stored text in use (FROM_STORE) */
 } device_state;
@@ -92,9 +98,12 @@ static int parse_params(const char *text, char *buf, const char **names, size_t 
 }
 
 /* Hands float32 parameters for `kernel` on d to CLBlast; the lock is held.
- * CLBlast's status, or NOT_PAIRS. CLBlast checks that the names are its
- * kernel's, all of them; values it meets when it builds the kernel. */
-static int hand_over(const clrt_device *d, const char *kernel, const char *params)
+ * CLBlast's status, NOT_PAIRS, or BAD_VALUES (why: the first problem;
+ * nothing handed over). CLBlast checks that the names are its kernel's,
+ * all of them; the values are checked here first, since CLBlast meets them
+ * only when it builds the kernel. */
+static int hand_over(const clrt_device *d, const char *kernel, const char *params,
+                     char why[WHY_MAX])
 {
     enum { CAP = 32 };
     const char *names[CAP];
@@ -105,6 +114,8 @@ static int hand_over(const clrt_device *d, const char *kernel, const char *param
     int n = parse_params(params, buf, names, values, CAP);
     if (n <= 0)
         return NOT_PAIRS;
+    if (clrt__clblast_values_bad(d, kernel, n, names, values, why, WHY_MAX))
+        return BAD_VALUES;
     return CLBlastOverrideParameters(d->id, kernel, CLBlastPrecisionSingle, (size_t)n, names,
                                      values);
 }
@@ -162,11 +173,14 @@ static void use_stored(const clrt_device *d, device_state *st)
     if (!clrt__env()->clblast_tuned)
         return;
     for (int k = 0; k < N_KERNELS && !st->bad; k++) {
-        char text[PARAMS_MAX], problem[96];
+        char text[PARAMS_MAX], problem[sizeof st->problem], why[WHY_MAX];
         int got = st->source[k] == FROM_CALLER ? 0 : load_stored(d, k, text);
-        int s = got == 1 ? hand_over(d, kernels[k], text) : CLBlastSuccess;
+        int s = got == 1 ? hand_over(d, kernels[k], text, why) : CLBlastSuccess;
         if (got < 0 || s == NOT_PAIRS) {
             stored_unusable(st, k, text, "are not NAME=VALUE pairs: the record is corrupt");
+        } else if (s == BAD_VALUES) {
+            snprintf(problem, sizeof problem, "are beyond what CLBlast's kernel takes (%s)", why);
+            stored_unusable(st, k, text, problem);
         } else if (s != CLBlastSuccess) {
             snprintf(problem, sizeof problem, "are refused by CLBlast (%s, %d)", refusal_name(s),
                      s);
@@ -240,13 +254,18 @@ const char *clrt_clblast_tuning_str(clrt_clblast_tuning t)
 
 /* The error of a hand-over that failed (s is not CLBlastSuccess). */
 static clrt_status hand_over_fail(const char *api, const clrt_device *d, const char *kernel,
-                                  const char *params, int s)
+                                  const char *params, int s, const char *why)
 {
     if (s == NOT_PAIRS)
         return clrt__fail(CLRT_EINVAL,
                           "%s: parameters '%.*s' are not NAME=VALUE pairs (as the tuner's "
                           "best_parameters) of fewer than %d characters",
                           api, PARAMS_MAX, params, PARAMS_MAX);
+    if (s == BAD_VALUES)
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: %s parameters '%s' for %s (%s) are beyond what CLBlast's kernel "
+                          "takes: %s; nothing was handed to CLBlast",
+                          api, kernel, params, d->info.name, d->info.model, why);
     return clrt__fail(CLRT_EINVAL,
                       "%s: CLBlast refused %s parameters '%s' for %s (%s, %d: an unknown kernel, "
                       "or a parameter missing or unknown)",
@@ -259,12 +278,13 @@ clrt_status clrt_clblast_override(clrt_device *d, const char *kernel, const char
         return clrt__fail(CLRT_EINVAL, "clrt_clblast_override: NULL argument");
     pthread_mutex_lock(&clrt__clblast_lock);
     device_state *st = state_of(d);
-    int s = hand_over(d, kernel, params), k = kernel_index(kernel);
+    char why[WHY_MAX] = "";
+    int s = hand_over(d, kernel, params, why), k = kernel_index(kernel);
     if (s == CLBlastSuccess && st && k >= 0)
         st->source[k] = FROM_CALLER;
     pthread_mutex_unlock(&clrt__clblast_lock);
     return s == CLBlastSuccess ? CLRT_OK
-                               : hand_over_fail("clrt_clblast_override", d, kernel, params, s);
+                               : hand_over_fail("clrt_clblast_override", d, kernel, params, s, why);
 }
 
 /* kernel's index into *k, or CLRT_EINVAL naming it (the store's calls). */
@@ -289,7 +309,8 @@ clrt_status clrt_clblast_tuning_store(clrt_device *d, const char *kernel, const 
     store_key(k, key, sizeof key);
     pthread_mutex_lock(&clrt__clblast_lock);
     device_state *st = state_of(d);
-    int s = hand_over(d, kernel, params);
+    char why[WHY_MAX] = "";
+    int s = hand_over(d, kernel, params, why);
     if (s == CLBlastSuccess)
         written = clrt__tuning_put(d, key, params, strlen(params) + 1);
     if (s == CLBlastSuccess && st) {
@@ -302,7 +323,7 @@ clrt_status clrt_clblast_tuning_store(clrt_device *d, const char *kernel, const 
     }
     pthread_mutex_unlock(&clrt__clblast_lock);
     if (s != CLBlastSuccess)
-        return hand_over_fail(api, d, kernel, params, s);
+        return hand_over_fail(api, d, kernel, params, s, why);
     if (!written) {
         const char *dir = clrt__env()->cache_dir;
         return clrt__fail(CLRT_EIO,

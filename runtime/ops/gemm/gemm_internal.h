@@ -53,6 +53,12 @@ extern pthread_mutex_t clrt__clblast_lock;
  * once. CLRT_OK, or (at this and every later GEMM on d) the error naming
  * stored parameters that cannot be used. */
 clrt_status clrt__clblast_stored_locked(const clrt_device *d);
+/* 1 when float32 values for CLBlast's kernel ("Xgemm", "XgemmDirect") on
+ * d break CLBlast's constraints or d's limits (gemm_clblast_check.c), with
+ * the first problem in why; 0 when they hold, or for another kernel, or
+ * when a name is missing (CLBlast refuses that set itself). */
+int clrt__clblast_values_bad(const clrt_device *d, const char *kernel, int n,
+                             const char *const *names, const size_t *values, char *why, size_t cap);
 /* For the message of a CLBlast call that failed on d: "; with clrt's stored
  * parameters ..." naming those in use, or "" when none are. Takes the lock. */
 void clrt__clblast_tuning_note(const clrt_device *d, char *out, size_t cap);
