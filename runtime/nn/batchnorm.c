@@ -117,6 +117,8 @@ static clrt_tensor *batchnorm_forward_residual(clrt_module *m, clrt_tensor *x,
     return clrt__nn_share(m->out);
 }
 
+CLRT__CALL_STATE_TENSOR(swap_save, release_save, batchnorm2d, save)
+
 static const clrt__module_vt batchnorm_vt = {.kind = "BatchNorm2d",
                                              .forward = batchnorm_forward,
                                              .backward = batchnorm_backward,
@@ -125,7 +127,10 @@ static const clrt__module_vt batchnorm_vt = {.kind = "BatchNorm2d",
                                              .free_fields = batchnorm_free_fields,
                                              .clone_fields = batchnorm_clone_fields,
                                              .forward_epi = batchnorm_forward_epi,
-                                             .forward_residual = batchnorm_forward_residual};
+                                             .forward_residual = batchnorm_forward_residual,
+                                             .call_state_size = sizeof(clrt_tensor *),
+                                             .swap_call_state = swap_save,
+                                             .release_call_state = release_save};
 
 clrt_module *clrt_batchnorm2d(int channels)
 {

@@ -58,6 +58,22 @@ static void dropout_describe(const clrt_module *m, char *buf, size_t cap)
 }
 
 static void dropout_free_fields(clrt_module *m) { clrt_tensor_release(((dropout *)m)->y); }
+
+/* Per call: the output buffer and the step of its mask. */
+typedef struct {
+    clrt_tensor *y;
+    int64_t last_step;
+} dropout_call;
+
+static void swap_call(clrt_module *m, void *stash)
+{
+    dropout *d = (dropout *)m;
+    dropout_call *c = stash, was = {d->y, d->last_step};
+    d->y = c->y, d->last_step = c->last_step;
+    *c = was;
+}
+
+static void release_call(void *stash) { clrt_tensor_release(((dropout_call *)stash)->y); }
 static void dropout_clone_fields(clrt_module *copy) { ((dropout *)copy)->y = NULL; }
 
 static const clrt__module_vt dropout_vt = {.kind = "Dropout",
@@ -65,7 +81,10 @@ static const clrt__module_vt dropout_vt = {.kind = "Dropout",
                                            .backward = dropout_backward,
                                            .describe = dropout_describe,
                                            .free_fields = dropout_free_fields,
-                                           .clone_fields = dropout_clone_fields};
+                                           .clone_fields = dropout_clone_fields,
+                                           .call_state_size = sizeof(dropout_call),
+                                           .swap_call_state = swap_call,
+                                           .release_call_state = release_call};
 
 clrt_module *clrt_dropout(double p)
 {

@@ -35,6 +35,7 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size)
         return NULL;
     }
     m->vt = vt;
+    atomic_init(&m->refs, 1);
     m->size = size;
     m->device = d;
     m->training = 1;
@@ -182,17 +183,23 @@ clrt_status clrt__module_check_input(const char *op, const clrt_module *m, const
 
 clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x)
 {
-    if (clrt__module_check_input("clrt_module_forward", m, x, "input") != CLRT_OK)
+    if (clrt__module_check_input("clrt_module_forward", m, x, "input") != CLRT_OK ||
+        clrt__module_claim_state(m) != CLRT_OK)
         return NULL;
-    int was = clrt_set_grad_enabled(0); /* a layer's own ops are not recorded */
+    int record = clrt__module_records(m, x);
+    int was = clrt_set_grad_enabled(0); /* a layer's own ops are not recorded: the call is */
     clrt_tensor *y = m->vt->forward(m, x);
     clrt_set_grad_enabled(was);
-    if (y) {
-        clrt__module_keep(&m->out, y);
-        if (m->training)
-            clrt__module_keep(&m->saved, x);
-    }
-    return y;
+    if (!y)
+        return NULL;
+    clrt__module_keep(&m->out, y);
+    if (m->training)
+        clrt__module_keep(&m->saved, x);
+    if (!record)
+        return y;
+    clrt_tensor *out = clrt__module_record(m, x, y);
+    clrt_tensor_release(y);
+    return out;
 }
 
 /* The state a backward needs, or an ESTATE error naming the module. */
@@ -244,9 +251,13 @@ clrt_status clrt_module_backward_params(clrt_module *m, clrt_tensor *grad_out)
     return st;
 }
 
-void clrt_module_free(clrt_module *m)
+void clrt__module_retain(clrt_module *m) { atomic_fetch_add(&m->refs, 1); }
+
+void clrt_module_free(clrt_module *m) { clrt__module_release(m); }
+
+void clrt__module_release(clrt_module *m)
 {
-    if (!m)
+    if (!m || atomic_fetch_sub(&m->refs, 1) != 1)
         return;
     for (int i = 0; i < m->nchildren; i++) {
         clrt_module_free(m->children[i]);

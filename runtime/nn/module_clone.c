@@ -65,6 +65,8 @@ clrt_module *clrt_module_clone(clrt_module *m, clrt_device *d)
         return NULL;
     }
     memcpy(copy, m, m->size);
+    atomic_init(&copy->refs, 1);
+    copy->owner = NULL;
     copy->device = d;
     copy->owned = 0;       /* a new module; clone_children marks the copy's children */
     copy->children = NULL; /* until clone_children: a failure frees only the copy's own */

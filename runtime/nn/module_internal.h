@@ -73,13 +73,27 @@ typedef struct {
      * its state for backward as after forward (whoever fused the ReLU
      * takes its backward). A residual block's last body layer (residual.c). */
     clrt_tensor *(*forward_residual)(clrt_module *m, clrt_tensor *x, clrt_tensor *residual);
+    /* A kind's own per-call state (what its backward reads of its last
+     * forward beyond out and saved: BatchNorm's statistics), moved out
+     * when the module runs again before that call's backward (module
+     * node.c): call_state_size bytes that swap_call_state exchanges with
+     * the kind's fields and release_call_state frees. All 0 / NULL for a
+     * kind without. */
+    size_t call_state_size;
+    void (*swap_call_state)(clrt_module *m, void *stash);
+    void (*release_call_state)(void *stash);
 } clrt__module_vt;
+
+struct clrt__node;
 
 /* The common part, first member of every kind's struct. */
 struct clrt_module {
     const clrt__module_vt *vt;
-    size_t size;         /* bytes of the kind's struct, for clrt_module_clone */
-    clrt_device *device; /* where parameters live or will be created */
+    atomic_int refs;          /* the owner's reference and graph nodes' (clrt_module_free
+                                 releases the owner's) */
+    struct clrt__node *owner; /* the recorded call whose state it holds (module_node.c) */
+    size_t size;              /* bytes of the kind's struct, for clrt_module_clone */
+    clrt_device *device;      /* where parameters live or will be created */
     int training;
     uint64_t init_seed; /* seed of this module's parameter values */
     int nparams;
@@ -144,6 +158,32 @@ clrt_tensor *clrt__nn_share(clrt_tensor *t);
 /* Ends a backward: on success hands a new reference to m->grad_in to
  * *grad_in. Returns st. */
 clrt_status clrt__nn_give_grad_in(clrt_module *m, clrt_status st, clrt_tensor **grad_in);
+
+/* Module references: the creator's (clrt_module_free releases it), a
+ * container's for its children, a graph node's for the module it ran. */
+void clrt__module_retain(clrt_module *m);
+void clrt__module_release(clrt_module *m);
+
+/* Module calls in the autograd graph (module_node.c). Before m runs, the
+ * state of its subtree that a recorded call still needs moves into that
+ * call's node (clrt__module_claim_state). clrt__module_records says
+ * whether a call of m on x is recorded (grad mode on, and x requires grad
+ * or m has parameters); clrt__module_record makes the node for the call
+ * that read x and produced y, and returns the caller's output: a new
+ * tensor over y's storage whose grad_fn is the node. NULL + error. */
+clrt_status clrt__module_claim_state(clrt_module *m);
+int clrt__module_records(const clrt_module *m, clrt_tensor *x);
+clrt_tensor *clrt__module_record(clrt_module *m, clrt_tensor *x, clrt_tensor *y);
+/* A kind whose per-call state is one tensor field at `offset` in its
+ * struct: its vtable's swap and release (module_node.c). */
+#define CLRT__CALL_STATE_TENSOR(swap_fn, release_fn, type, field) \
+    static void swap_fn(clrt_module *m, void *stash)              \
+    {                                                             \
+        clrt_tensor **f = &((type *)m)->field, *t = *f;           \
+        *f = *(clrt_tensor **)stash;                              \
+        *(clrt_tensor **)stash = t;                               \
+    }                                                             \
+    static void release_fn(void *stash) { clrt_tensor_release(*(clrt_tensor **)stash); }
 
 /* Releases forward state, so a later backward fails instead of using stale
  * inputs. */

@@ -110,13 +110,18 @@ static clrt_status maxpool_backward(clrt_module *m, clrt_tensor *grad_out, clrt_
 static void maxpool_free_fields(clrt_module *m) { clrt_tensor_release(((pool2d *)m)->indices); }
 static void maxpool_clone_fields(clrt_module *copy) { ((pool2d *)copy)->indices = NULL; }
 
+CLRT__CALL_STATE_TENSOR(swap_indices, release_indices, pool2d, indices)
+
 static const clrt__module_vt maxpool_vt = {.kind = "MaxPool2d",
                                            .forward = maxpool_forward,
                                            .backward = maxpool_backward,
                                            .describe = pool_describe,
                                            .free_fields = maxpool_free_fields,
                                            .clone_fields = maxpool_clone_fields,
-                                           .backward_epi = maxpool_backward_epi};
+                                           .backward_epi = maxpool_backward_epi,
+                                           .call_state_size = sizeof(clrt_tensor *),
+                                           .swap_call_state = swap_indices,
+                                           .release_call_state = release_indices};
 
 clrt_module *clrt_maxpool2d(int kernel, int stride)
 {
