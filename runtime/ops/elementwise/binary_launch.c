@@ -229,10 +229,10 @@ clrt_status clrt__binary_into(clrt__binary_op op, clrt_tensor *a, clrt_tensor *b
     return st != CLRT__DECLINED ? st : run_bcast(d, names, out->dtype, ma, mb, mo, &p, n);
 }
 
+/* out = 0 + x: the kernels take the broadcast only where one operand has
+ * the output's layout (never both broadcast along one dim). */
 clrt_status clrt__expand_into(clrt_tensor *x, clrt_tensor *out)
 {
-    clrt_tensor *zero = clrt_zeros(clrt__dev(out), CLRT_F32, 0, NULL);
-    clrt_status st = zero ? clrt__binary_into(CLRT__ADD, x, zero, out) : clrt_last_status();
-    clrt_tensor_release(zero);
-    return st;
+    clrt_status st = clrt__fill(out, 0.0);
+    return st == CLRT_OK ? clrt__binary_into(CLRT__ADD, out, x, out) : st;
 }

@@ -1,0 +1,513 @@
+/* Every op of the library's table (runtime/ops/op_table.h) against float64
+ * references: the forward, and the gradients clrt_backward gives against
+ * central finite differences, on odd shapes, with broadcasting and with
+ * inputs that reach the op through a transpose. A table op without a case
+ * here fails the suite, and so does a backward rule scaled by 1.01 (a copy
+ * of clrt_mul's def whose rule is off by 1%, dispatched like the real one).
+ * The harness: support/gradcheck.c. */
+#include "gradcheck.h"
+
+#include "runtime/autograd/autograd_internal.h"
+#include "runtime/ops/ops_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FWD_TOL 1e-5
+#define GRAD_TOL 1e-3
+
+/* --- references --- */
+
+static size_t ref_binary(const gc_case *c, const double *const *in, double *out,
+                         double (*f)(double, double))
+{
+    const gc_input *a = &c->in[0], *b = &c->in[1];
+    int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+    int64_t shape[8], idx[8];
+    for (int i = 0; i < nd; i++) {
+        int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
+        int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+        shape[i] = da == 1 ? db : da;
+    }
+    int64_t n = gc_numel(nd, shape);
+    for (int64_t k = 0; k < n; k++) {
+        gc_coords(k, nd, shape, idx);
+        out[k] = f(in[0][gc_bcast_index(idx, nd, a->ndim, a->shape)],
+                   in[1][gc_bcast_index(idx, nd, b->ndim, b->shape)]);
+    }
+    return (size_t)n;
+}
+
+static double f_add(double a, double b) { return a + b; }
+static double f_sub(double a, double b) { return a - b; }
+static double f_mul(double a, double b) { return a * b; }
+static double f_div(double a, double b) { return a / b; }
+static size_t ref_add(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_binary(c, in, out, f_add);
+}
+static size_t ref_sub(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_binary(c, in, out, f_sub);
+}
+static size_t ref_mul(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_binary(c, in, out, f_mul);
+}
+static size_t ref_div(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_binary(c, in, out, f_div);
+}
+
+static size_t ref_unary(const gc_case *c, const double *const *in, double *out,
+                        double (*f)(double, const gc_case *))
+{
+    size_t n = (size_t)gc_numel(c->in[0].ndim, c->in[0].shape);
+    for (size_t k = 0; k < n; k++)
+        out[k] = f(in[0][k], c);
+    return n;
+}
+
+#define UNARY_REF(name, expr)                                                        \
+    static double f_##name(double x, const gc_case *c)                               \
+    {                                                                                \
+        (void)c;                                                                     \
+        return expr;                                                                 \
+    }                                                                                \
+    static size_t ref_##name(const gc_case *c, const double *const *in, double *out) \
+    {                                                                                \
+        return ref_unary(c, in, out, f_##name);                                      \
+    }
+UNARY_REF(neg, -x)
+UNARY_REF(exp, exp(x))
+UNARY_REF(log, log(x))
+UNARY_REF(sqrt, sqrt(x))
+UNARY_REF(relu, x > 0 ? x : 0)
+UNARY_REF(sigmoid, 1 / (1 + exp(-x)))
+UNARY_REF(tanh, tanh(x))
+UNARY_REF(ident, x)
+UNARY_REF(add_scalar, x + (double)(float)c->f[0])
+UNARY_REF(mul_scalar, x *(double)(float)c->f[0])
+
+/* out = in transposed over dims i[0], i[1] (negative from the end). */
+static size_t ref_transpose(const gc_case *c, const double *const *in, double *out)
+{
+    const gc_input *x = &c->in[0];
+    int nd = x->ndim, d0 = (int)(c->i[0] < 0 ? c->i[0] + nd : c->i[0]),
+        d1 = (int)(c->i[1] < 0 ? c->i[1] + nd : c->i[1]);
+    int64_t oshape[8], idx[8], xidx[8];
+    memcpy(oshape, x->shape, sizeof oshape);
+    oshape[d0] = x->shape[d1], oshape[d1] = x->shape[d0];
+    int64_t n = gc_numel(nd, oshape);
+    for (int64_t k = 0; k < n; k++) {
+        gc_coords(k, nd, oshape, idx);
+        memcpy(xidx, idx, sizeof idx);
+        xidx[d0] = idx[d1], xidx[d1] = idx[d0];
+        out[k] = in[0][gc_bcast_index(xidx, nd, nd, x->shape)];
+    }
+    return (size_t)n;
+}
+
+/* Sums (mean: / count) over dim i[0] (< 0 from the end) or, with i[2],
+ * over everything; norm with f[0] = 2. */
+static size_t ref_reduce(const gc_case *c, const double *const *in, double *out, int mean, int norm)
+{
+    const gc_input *x = &c->in[0];
+    int64_t n = gc_numel(x->ndim, x->shape);
+    if (c->i[2]) { /* all */
+        double s = 0;
+        for (int64_t k = 0; k < n; k++)
+            s += norm ? in[0][k] * in[0][k] : in[0][k];
+        out[0] = norm ? sqrt(s) : mean ? s / (double)n : s;
+        return 1;
+    }
+    int d = (int)(c->i[0] < 0 ? c->i[0] + x->ndim : c->i[0]);
+    int64_t outer = 1, R = x->shape[d], inner = 1;
+    for (int i = 0; i < d; i++)
+        outer *= x->shape[i];
+    for (int i = d + 1; i < x->ndim; i++)
+        inner *= x->shape[i];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < inner; j++) {
+            double s = 0;
+            for (int64_t r = 0; r < R; r++)
+                s += in[0][(o * R + r) * inner + j];
+            out[o * inner + j] = mean ? s / (double)R : s;
+        }
+    return (size_t)(outer * inner);
+}
+
+static size_t ref_sum(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_reduce(c, in, out, 0, 0);
+}
+static size_t ref_mean(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_reduce(c, in, out, 1, 0);
+}
+static size_t ref_norm(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_reduce(c, in, out, 0, 1);
+}
+
+/* torch.matmul of 2-D or 3-D operands, a 2-D or batch-1 one shared. */
+static size_t ref_matmul(const gc_case *c, const double *const *in, double *out)
+{
+    const gc_input *a = &c->in[0], *b = &c->in[1];
+    int64_t m = a->shape[a->ndim - 2], k = a->shape[a->ndim - 1], n = b->shape[b->ndim - 1];
+    int64_t ba = a->ndim == 3 ? a->shape[0] : 1, bb = b->ndim == 3 ? b->shape[0] : 1;
+    int64_t B = ba > bb ? ba : bb;
+    for (int64_t t = 0; t < B; t++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double s = 0;
+                for (int64_t p = 0; p < k; p++)
+                    s += in[0][(ba > 1 ? t : 0) * m * k + i * k + p] *
+                         in[1][(bb > 1 ? t : 0) * k * n + p * n + j];
+                out[(t * m + i) * n + j] = s;
+            }
+    return (size_t)(B * m * n);
+}
+
+/* --- calls --- */
+
+#define CALL2(name, expr)                                                     \
+    static clrt_tensor *call_##name(const gc_case *c, clrt_tensor *const *in) \
+    {                                                                         \
+        (void)c;                                                              \
+        return expr;                                                          \
+    }
+CALL2(add, clrt_add(in[0], in[1]))
+CALL2(sub, clrt_sub(in[0], in[1]))
+CALL2(mul, clrt_mul(in[0], in[1]))
+CALL2(div, clrt_div(in[0], in[1]))
+CALL2(matmul, clrt_matmul(in[0], in[1]))
+CALL2(neg, clrt_neg(in[0]))
+CALL2(exp, clrt_exp(in[0]))
+CALL2(log, clrt_log(in[0]))
+CALL2(sqrt, clrt_sqrt(in[0]))
+CALL2(relu, clrt_f_relu(in[0]))
+CALL2(sigmoid, clrt_f_sigmoid(in[0]))
+CALL2(tanh, clrt_f_tanh(in[0]))
+CALL2(add_scalar, clrt_add_scalar(in[0], c->f[0]))
+CALL2(mul_scalar, clrt_mul_scalar(in[0], c->f[0]))
+CALL2(clone, clrt_tensor_clone(in[0]))
+CALL2(to, clrt_tensor_to(in[0], tu_device()))
+CALL2(cast, clrt_cast(in[0], CLRT_F32))
+CALL2(transpose, clrt_transpose(in[0], (int)c->i[0], (int)c->i[1]))
+CALL2(sum, clrt_sum(in[0]))
+CALL2(mean, clrt_mean(in[0]))
+CALL2(norm, clrt_norm(in[0]))
+CALL2(sum_dim, clrt_sum_dim(in[0], (int)c->i[0], (int)c->i[1]))
+CALL2(mean_dim, clrt_mean_dim(in[0], (int)c->i[0], (int)c->i[1]))
+
+/* reshape to i[] (ndim f[0]); a view: its values are the input's */
+static clrt_tensor *call_reshape(const gc_case *c, clrt_tensor *const *in)
+{
+    return clrt_reshape(in[0], (int)c->f[0], c->i);
+}
+
+/* --- the cases --- */
+
+#define IN(nd, ...)                            \
+    {                                          \
+        nd, {__VA_ARGS__}, GC_UNIFORM, 0, 0, 0 \
+    }
+#define IN_V(v, nd, ...)              \
+    {                                 \
+        nd, {__VA_ARGS__}, v, 0, 0, 0 \
+    }
+#define IN_T(nd, ...)                          \
+    {                                          \
+        nd, {__VA_ARGS__}, GC_UNIFORM, 0, 1, 0 \
+    }
+
+static const gc_case cases[] = {
+    {.op = "clrt_add",
+     .label = "same shape",
+     .n_in = 2,
+     .in = {IN(2, 3, 5), IN(2, 3, 5)},
+     .call = call_add,
+     .ref = ref_add},
+    {.op = "clrt_add",
+     .label = "broadcast both ways",
+     .n_in = 2,
+     .in = {IN(3, 4, 1, 3), IN(2, 5, 1)},
+     .call = call_add,
+     .ref = ref_add},
+    {.op = "clrt_add",
+     .label = "0-dim and a row",
+     .n_in = 2,
+     .in = {IN(0, 0), IN(1, 7)},
+     .call = call_add,
+     .ref = ref_add},
+    {.op = "clrt_add",
+     .label = "transposed input",
+     .n_in = 2,
+     .in = {IN_T(2, 5, 3), IN(1, 3)},
+     .call = call_add,
+     .ref = ref_add},
+    {.op = "clrt_sub",
+     .label = "broadcast",
+     .n_in = 2,
+     .in = {IN(2, 6, 1), IN(2, 1, 5)},
+     .call = call_sub,
+     .ref = ref_sub},
+    {.op = "clrt_mul",
+     .label = "broadcast",
+     .n_in = 2,
+     .in = {IN(3, 2, 3, 5), IN(2, 3, 1)},
+     .call = call_mul,
+     .ref = ref_mul},
+    {.op = "clrt_mul",
+     .label = "same input twice",
+     .n_in = 2,
+     .in = {IN_T(2, 4, 3), IN(2, 4, 3)},
+     .call = call_mul,
+     .ref = ref_mul},
+    {.op = "clrt_div",
+     .label = "broadcast",
+     .n_in = 2,
+     .in = {IN(2, 3, 7), IN_V(GC_POSITIVE, 1, 7)},
+     .call = call_div,
+     .ref = ref_div},
+    {.op = "clrt_add_scalar",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 3, 4)},
+     .call = call_add_scalar,
+     .ref = ref_add_scalar,
+     .f = {0.7}},
+    {.op = "clrt_mul_scalar",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 3, 4)},
+     .call = call_mul_scalar,
+     .ref = ref_mul_scalar,
+     .f = {-1.3}},
+    {.op = "clrt_neg", .label = "", .n_in = 1, .in = {IN(1, 11)}, .call = call_neg, .ref = ref_neg},
+    {.op = "clrt_exp",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 3, 5)},
+     .call = call_exp,
+     .ref = ref_exp},
+    {.op = "clrt_log",
+     .label = "",
+     .n_in = 1,
+     .in = {IN_V(GC_POSITIVE, 2, 3, 5)},
+     .call = call_log,
+     .ref = ref_log},
+    {.op = "clrt_sqrt",
+     .label = "",
+     .n_in = 1,
+     .in = {IN_V(GC_POSITIVE, 1, 13)},
+     .call = call_sqrt,
+     .ref = ref_sqrt},
+    {.op = "clrt_f_relu",
+     .label = "",
+     .n_in = 1,
+     .in = {IN_V(GC_AWAY, 2, 7, 3)},
+     .call = call_relu,
+     .ref = ref_relu},
+    {.op = "clrt_f_sigmoid",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 7, 3)},
+     .call = call_sigmoid,
+     .ref = ref_sigmoid},
+    {.op = "clrt_f_tanh",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 7, 3)},
+     .call = call_tanh,
+     .ref = ref_tanh},
+    {.op = "clrt_reshape",
+     .label = "inferred dim",
+     .n_in = 1,
+     .in = {IN(3, 2, 3, 5)},
+     .call = call_reshape,
+     .ref = ref_ident,
+     .i = {5, -1},
+     .f = {2}},
+    {.op = "clrt_tensor_clone",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 3, 4)},
+     .call = call_clone,
+     .ref = ref_ident},
+    {.op = "clrt_tensor_to",
+     .label = "same device",
+     .n_in = 1,
+     .in = {IN(2, 3, 4)},
+     .call = call_to,
+     .ref = ref_ident},
+    {.op = "clrt_cast",
+     .label = "float32 to float32",
+     .n_in = 1,
+     .in = {IN(1, 9)},
+     .call = call_cast,
+     .ref = ref_ident},
+    {.op = "clrt_transpose",
+     .label = "outer dims",
+     .n_in = 1,
+     .in = {IN(3, 2, 3, 5)},
+     .call = call_transpose,
+     .ref = ref_transpose,
+     .i = {0, 2}},
+    {.op = "clrt_transpose",
+     .label = "last two",
+     .n_in = 1,
+     .in = {IN(3, 2, 3, 5)},
+     .call = call_transpose,
+     .ref = ref_transpose,
+     .i = {-1, -2}},
+    {.op = "clrt_sum",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(3, 2, 3, 5)},
+     .call = call_sum,
+     .ref = ref_sum,
+     .i = {0, 0, 1}},
+    {.op = "clrt_mean",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 3, 7)},
+     .call = call_mean,
+     .ref = ref_mean,
+     .i = {0, 0, 1}},
+    {.op = "clrt_norm",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 3, 7)},
+     .call = call_norm,
+     .ref = ref_norm,
+     .i = {0, 0, 1}},
+    {.op = "clrt_sum_dim",
+     .label = "middle",
+     .n_in = 1,
+     .in = {IN(3, 2, 3, 5)},
+     .call = call_sum_dim,
+     .ref = ref_sum,
+     .i = {1, 0}},
+    {.op = "clrt_sum_dim",
+     .label = "last, keepdim",
+     .n_in = 1,
+     .in = {IN(3, 2, 3, 5)},
+     .call = call_sum_dim,
+     .ref = ref_sum,
+     .i = {-1, 1}},
+    {.op = "clrt_mean_dim",
+     .label = "first",
+     .n_in = 1,
+     .in = {IN_T(2, 5, 3)},
+     .call = call_mean_dim,
+     .ref = ref_mean,
+     .i = {0, 0}},
+    {.op = "clrt_matmul",
+     .label = "2-D",
+     .n_in = 2,
+     .in = {IN(2, 3, 4), IN(2, 4, 5)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "batched by a matrix",
+     .n_in = 2,
+     .in = {IN(3, 2, 3, 4), IN(2, 4, 5)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "a matrix by batched",
+     .n_in = 2,
+     .in = {IN(2, 3, 4), IN(3, 2, 4, 5)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "batched, one of one",
+     .n_in = 2,
+     .in = {IN(3, 1, 3, 4), IN(3, 2, 4, 5)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "transposed operand",
+     .n_in = 2,
+     .in = {IN_T(2, 3, 4), IN_T(3, 2, 4, 5)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+};
+#define N_CASES ((int)(sizeof cases / sizeof cases[0]))
+
+START_TEST(op_matches_reference)
+{
+    const gc_case *c = &cases[_i];
+    gc_result r = gc_run(c, NULL, tu_seed() + (uint64_t)_i * 7919);
+    double tol = c->tol > 0 ? c->tol : GRAD_TOL;
+    ck_assert_msg(!r.failed, "%s (%s): %s", c->op, c->label, r.why);
+    ck_assert_msg(r.forward <= FWD_TOL, "%s (%s): forward error %.3g", c->op, c->label, r.forward);
+    ck_assert_msg(r.grad <= tol, "%s (%s): gradient error %.3g (bound %.0e)", c->op, c->label,
+                  r.grad, tol);
+}
+END_TEST
+
+/* Every op of the library's table has a case. */
+START_TEST(every_op_has_a_case)
+{
+    char missing[1024] = "";
+    for (int k = 0; clrt__op_table[k]; k++) {
+        int found = 0;
+        for (int i = 0; i < N_CASES && !found; i++)
+            found = strcmp(cases[i].op, clrt__op_table[k]->name) == 0;
+        if (!found)
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s",
+                     clrt__op_table[k]->name);
+    }
+    ck_assert_msg(missing[0] == '\0', "ops of the table without a gradient check:%s", missing);
+}
+END_TEST
+
+/* --- a rule off by 1%: the suite must see it --- */
+
+static clrt_status scaled_mul_backward(const clrt__grad_ctx *c, clrt_tensor *g,
+                                       clrt_tensor **grad_in)
+{
+    clrt_status st = clrt__op_mul.backward(c, g, grad_in);
+    for (int i = 0; st == CLRT_OK && i < 2; i++)
+        if (c->needs[i])
+            st = clrt_mul_scalar_(grad_in[i], 1.01);
+    return st;
+}
+
+static clrt__op_def wrong_mul;
+
+static clrt_tensor *call_wrong_mul(const gc_case *c, clrt_tensor *const *in)
+{
+    (void)c;
+    return clrt__dispatch2(&wrong_mul, in[0], in[1], NULL);
+}
+
+START_TEST(a_wrong_rule_fails)
+{
+    wrong_mul = clrt__op_mul;
+    wrong_mul.backward = scaled_mul_backward;
+    for (int i = 0; i < N_CASES; i++) {
+        if (strcmp(cases[i].op, "clrt_mul") != 0)
+            continue;
+        gc_result r = gc_run(&cases[i], call_wrong_mul, tu_seed() + (uint64_t)i);
+        ck_assert_msg(!r.failed, "%s", r.why);
+        ck_assert_msg(r.forward <= FWD_TOL, "the forward is clrt_mul's: %.3g", r.forward);
+        ck_assert_msg(r.grad > GRAD_TOL, "a rule scaled by 1.01 passed: error %.3g", r.grad);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gradcheck");
+    TCase *tc = tcase_create("gradcheck");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, op_matches_reference, 0, N_CASES);
+    tcase_add_test(tc, every_op_has_a_case);
+    tcase_add_test(tc, a_wrong_rule_fails);
+    suite_add_tcase(s, tc);
+    return tu_run(s);
+}
