@@ -1,5 +1,8 @@
 /* binary.cl — elementwise out = a (op) b, same shape or NumPy-style broadcast.
- * T comes in as -DT=float, or -DT=int -DT_IS_INT=1.
+ * T comes in as -DT=float, or -DT=int -DT_IS_INT=1. With -DCOMPARE=1 the
+ * file defines the comparisons instead of the arithmetic, with a uchar
+ * output (1 true, 0 false): gt lt ge le eq ne, and eqn (equal, or both
+ * NaN: max's backward). OUT_T is the output's type (T unless COMPARE).
  *
  * Kernels per op:
  *   <op>_same   a, b, out hold the same number of elements: out[i] = a[i] op b[i].
@@ -31,6 +34,24 @@ int div_op(int x, int y)
 float div_op(float x, float y) { return x / y; }
 #endif
 
+#ifdef COMPARE
+#define OUT_T uchar
+#ifdef T_IS_INT
+#define BOTH_NAN(x, y) 0
+#else
+#define BOTH_NAN(x, y) (isnan(x) && isnan(y))
+#endif
+#define OP_gt(x, y) ((uchar)((x) > (y)))
+#define OP_lt(x, y) ((uchar)((x) < (y)))
+#define OP_ge(x, y) ((uchar)((x) >= (y)))
+#define OP_le(x, y) ((uchar)((x) <= (y)))
+#define OP_eq(x, y) ((uchar)((x) == (y)))
+#define OP_ne(x, y) ((uchar)((x) != (y)))
+#define OP_eqn(x, y) ((uchar)((x) == (y) || BOTH_NAN(x, y)))
+#else
+#define OUT_T T
+#endif
+
 #define OP_add(x, y) ((x) + (y))
 #define OP_sub(x, y) ((x) - (y))
 #define OP_mul(x, y) ((x) * (y))
@@ -47,7 +68,7 @@ typedef struct {
 } bcast_t;
 
 #define DEFINE_SAME(op)                                                                   \
-    __kernel void op##_same(__global const T *a, __global const T *b, __global T *out,    \
+    __kernel void op##_same(__global const T *a, __global const T *b, __global OUT_T *out,    \
                             ulong n)                                                      \
     {                                                                                     \
         ulong i = get_global_id(0);                                                       \
@@ -57,7 +78,7 @@ typedef struct {
 
 /* sa2/sb2: compile-time innermost strides (0 or 1). */
 #define DEFINE_B3(op, suffix, sa2, sb2)                                                   \
-    __kernel void op##_##suffix(__global const T *a, __global const T *b, __global T *out, \
+    __kernel void op##_##suffix(__global const T *a, __global const T *b, __global OUT_T *out, \
                                 uint d1, uint d2, ulong sa0, ulong sa1, ulong sb0,        \
                                 ulong sb1)                                                \
     {                                                                                     \
@@ -90,7 +111,7 @@ typedef struct {
     }
 
 #define DEFINE_BND(op)                                                                    \
-    __kernel void op##_bnd(__global const T *a, __global const T *b, __global T *out,     \
+    __kernel void op##_bnd(__global const T *a, __global const T *b, __global OUT_T *out,     \
                            uint n, uint8 shape, uint8 sa, uint8 sb, uint8 magic,          \
                            uint8 shift)                                                   \
     {                                                                                     \
@@ -104,7 +125,7 @@ typedef struct {
     }
 
 #define DEFINE_BCAST(op)                                                                  \
-    __kernel void op##_bcast(__global const T *a, __global const T *b, __global T *out,   \
+    __kernel void op##_bcast(__global const T *a, __global const T *b, __global OUT_T *out,   \
                              ulong n, bcast_t bc)                                         \
     {                                                                                     \
         ulong i = get_global_id(0);                                                       \
@@ -128,7 +149,17 @@ typedef struct {
     DEFINE_BND(op)                                                                        \
     DEFINE_BCAST(op)
 
+#ifdef COMPARE
+DEFINE_BINARY(gt)
+DEFINE_BINARY(lt)
+DEFINE_BINARY(ge)
+DEFINE_BINARY(le)
+DEFINE_BINARY(eq)
+DEFINE_BINARY(ne)
+DEFINE_BINARY(eqn)
+#else
 DEFINE_BINARY(add)
 DEFINE_BINARY(sub)
 DEFINE_BINARY(mul)
 DEFINE_BINARY(div)
+#endif

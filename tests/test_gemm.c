@@ -515,12 +515,17 @@ START_TEST(test_bad_shapes)
     clrt_tensor *c = filled(2, s22, 7);
     ck_assert_ptr_null(clrt_matmul(a, b));
     tu_assert_error(CLRT_ESHAPE, "clrt_matmul", "[2, 3]", "[4, 5]", "3 vs 4", NULL);
-    ck_assert_ptr_null(clrt_matmul(a, v));
-    tu_assert_error(CLRT_ESHAPE, "clrt_matmul", "b must be 2-D", "[3]", NULL);
+    clrt_tensor *av = TU_NONNULL(clrt_matmul(a, v)); /* torch.matmul: a column */
+    ck_assert_int_eq(clrt_tensor_ndim(av), 1);
+    ck_assert_int_eq(clrt_tensor_shape(av)[0], 2);
+    assert_all(av, 3);
+    clrt_tensor_release(av);
+    ck_assert_ptr_null(clrt_matmul(v, a));
+    tu_assert_error(CLRT_ESHAPE, "clrt_matmul", "[3]", "[2, 3]", "3 vs 2", NULL);
     ck_assert_ptr_null(clrt_matmul(a4, a));
     tu_assert_error(CLRT_ESHAPE, "[1, 2, 3, 4]", NULL);
     ck_assert_ptr_null(clrt_matmul(a3, b3));
-    tu_assert_error(CLRT_ESHAPE, "batch sizes differ", "[2, 3, 4]", "[3, 4, 5]", NULL);
+    tu_assert_error(CLRT_ESHAPE, "batch dims", "do not broadcast", "[2, 3, 4]", "[3, 4, 5]", NULL);
     ck_assert_int_eq(clrt_gemm(c, CLRT_TRANS, CLRT_NO_TRANS, 1.0f, a, a, 0.0f), CLRT_ESHAPE);
     tu_assert_error(CLRT_ESHAPE, "clrt_gemm", "[2, 2]", "[3, 3]", NULL);
     ck_assert_int_eq(clrt_gemm(c, CLRT_NO_TRANS, CLRT_TRANS, 1.0f, a, b, 0.0f), CLRT_ESHAPE);

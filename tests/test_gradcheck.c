@@ -150,22 +150,37 @@ static size_t ref_norm(const gc_case *c, const double *const *in, double *out)
     return ref_reduce(c, in, out, 0, 1);
 }
 
-/* torch.matmul of 2-D or 3-D operands, a 2-D or batch-1 one shared. */
+/* torch.matmul: 1-D a as a row [1, k], 1-D b as a column [k, 1], batch
+ * dims broadcast. */
 static size_t ref_matmul(const gc_case *c, const double *const *in, double *out)
 {
     const gc_input *a = &c->in[0], *b = &c->in[1];
-    int64_t m = a->shape[a->ndim - 2], k = a->shape[a->ndim - 1], n = b->shape[b->ndim - 1];
-    int64_t ba = a->ndim == 3 ? a->shape[0] : 1, bb = b->ndim == 3 ? b->shape[0] : 1;
-    int64_t B = ba > bb ? ba : bb;
-    for (int64_t t = 0; t < B; t++)
+    int64_t sa[8], sb[8], batch[8], idx[8];
+    int na = a->ndim == 1 ? 2 : a->ndim, nb = b->ndim == 1 ? 2 : b->ndim;
+    memcpy(sa, a->shape, sizeof sa);
+    memcpy(sb, b->shape, sizeof sb);
+    if (a->ndim == 1)
+        sa[0] = 1, sa[1] = a->shape[0];
+    if (b->ndim == 1)
+        sb[0] = b->shape[0], sb[1] = 1;
+    int nd = (na > nb ? na : nb) - 2;
+    for (int i = 0; i < nd; i++) {
+        int ia = i - (nd - (na - 2)), ib = i - (nd - (nb - 2));
+        int64_t da = ia >= 0 ? sa[ia] : 1, db = ib >= 0 ? sb[ib] : 1;
+        batch[i] = da == 1 ? db : da;
+    }
+    int64_t m = sa[na - 2], k = sa[na - 1], n = sb[nb - 1], B = gc_numel(nd, batch);
+    for (int64_t t = 0; t < B; t++) {
+        gc_coords(t, nd, batch, idx);
+        int64_t ta = gc_bcast_index(idx, nd, na - 2, sa), tb = gc_bcast_index(idx, nd, nb - 2, sb);
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
-                double s = 0;
+                double acc = 0;
                 for (int64_t p = 0; p < k; p++)
-                    s += in[0][(ba > 1 ? t : 0) * m * k + i * k + p] *
-                         in[1][(bb > 1 ? t : 0) * k * n + p * n + j];
-                out[(t * m + i) * n + j] = s;
+                    acc += in[0][(ta * m + i) * k + p] * in[1][(tb * k + p) * n + j];
+                out[(t * m + i) * n + j] = acc;
             }
+    }
     return (size_t)(B * m * n);
 }
 
@@ -437,9 +452,486 @@ static const gc_case cases[] = {
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
+/* --- shapes, selections, comparisons (issue 35's attention ops, part 1) --- */
+
+static int wrap(int64_t d, int n) { return (int)(d < 0 ? d + n : d); }
+
+/* out = in permuted by i[0..ndim) */
+static size_t ref_permute(const gc_case *c, const double *const *in, double *out)
+{
+    const gc_input *x = &c->in[0];
+    int nd = x->ndim, p[8];
+    int64_t oshape[8], idx[8], xidx[8];
+    for (int i = 0; i < nd; i++)
+        p[i] = wrap(c->i[i], nd), oshape[i] = x->shape[p[i]];
+    int64_t n = gc_numel(nd, oshape);
+    for (int64_t k = 0; k < n; k++) {
+        gc_coords(k, nd, oshape, idx);
+        for (int i = 0; i < nd; i++)
+            xidx[p[i]] = idx[i];
+        out[k] = in[0][gc_bcast_index(xidx, nd, nd, x->shape)];
+    }
+    return (size_t)n;
+}
+
+/* narrow along i[0] from i[1] (< 0 from the end), i[2] long */
+static size_t ref_narrow(const gc_case *c, const double *const *in, double *out)
+{
+    const gc_input *x = &c->in[0];
+    int nd = x->ndim, d = wrap(c->i[0], nd);
+    int64_t start = c->i[1] < 0 ? c->i[1] + x->shape[d] : c->i[1], oshape[8], idx[8];
+    memcpy(oshape, x->shape, sizeof oshape);
+    oshape[d] = c->i[2];
+    int64_t n = gc_numel(nd, oshape);
+    for (int64_t k = 0; k < n; k++) {
+        gc_coords(k, nd, oshape, idx);
+        idx[d] += start;
+        out[k] = in[0][gc_bcast_index(idx, nd, nd, x->shape)];
+    }
+    return (size_t)n;
+}
+
+/* the inputs joined along i[0]; 1-D inputs of size 0 skipped */
+static size_t ref_cat(const gc_case *c, const double *const *in, double *out)
+{
+    int ref = 0;
+    while (ref < c->n_in - 1 && c->in[ref].ndim == 1 && c->in[ref].shape[0] == 0)
+        ref++;
+    const gc_input *r = &c->in[ref];
+    int nd = r->ndim, d = wrap(c->i[0], nd);
+    int64_t oshape[8], idx[8], at = 0;
+    memcpy(oshape, r->shape, sizeof oshape);
+    oshape[d] = 0;
+    for (int t = 0; t < c->n_in; t++)
+        if (!(c->in[t].ndim == 1 && c->in[t].shape[0] == 0 && nd != 1))
+            oshape[d] += c->in[t].shape[d];
+    for (int t = 0; t < c->n_in; t++) {
+        const gc_input *x = &c->in[t];
+        if (x->ndim == 1 && x->shape[0] == 0 && nd != 1)
+            continue;
+        int64_t n = gc_numel(nd, x->shape);
+        for (int64_t k = 0; k < n; k++) {
+            gc_coords(k, nd, x->shape, idx);
+            idx[d] += at;
+            out[gc_bcast_index(idx, nd, nd, oshape)] = in[t][k];
+        }
+        at += x->shape[d];
+    }
+    return (size_t)gc_numel(nd, oshape);
+}
+
+/* comparisons: i[0] picks gt lt ge le eq ne */
+static double f_cmp(double a, double b, int op)
+{
+    switch (op) {
+    case 0:
+        return a > b;
+    case 1:
+        return a < b;
+    case 2:
+        return a >= b;
+    case 3:
+        return a <= b;
+    case 4:
+        return a == b;
+    default:
+        return a != b;
+    }
+}
+
+/* The broadcast shape of the case's inputs into shape; its ndim. */
+static int bcast_all(const gc_case *c, int64_t *shape)
+{
+    int nd = 0;
+    for (int t = 0; t < c->n_in; t++)
+        nd = c->in[t].ndim > nd ? c->in[t].ndim : nd;
+    for (int i = 0; i < nd; i++) {
+        shape[i] = 1;
+        for (int t = 0; t < c->n_in; t++) {
+            int j = i - (nd - c->in[t].ndim);
+            if (j >= 0 && c->in[t].shape[j] != 1)
+                shape[i] = c->in[t].shape[j];
+        }
+    }
+    return nd;
+}
+
+static size_t ref_compare(const gc_case *c, const double *const *in, double *out)
+{
+    int64_t shape[8], idx[8];
+    int nd = bcast_all(c, shape);
+    int64_t n = gc_numel(nd, shape);
+    for (int64_t k = 0; k < n; k++) {
+        gc_coords(k, nd, shape, idx);
+        out[k] = f_cmp(in[0][gc_bcast_index(idx, nd, c->in[0].ndim, c->in[0].shape)],
+                       in[1][gc_bcast_index(idx, nd, c->in[1].ndim, c->in[1].shape)], (int)c->i[0]);
+    }
+    return (size_t)n;
+}
+
+/* where(cond, a, b); masked_fill(x, mask, f[0]) */
+static size_t ref_where(const gc_case *c, const double *const *in, double *out)
+{
+    int64_t shape[8], idx[8], at[3];
+    int nd = bcast_all(c, shape);
+    int64_t n = gc_numel(nd, shape);
+    for (int64_t k = 0; k < n; k++) {
+        gc_coords(k, nd, shape, idx);
+        for (int t = 0; t < 3; t++)
+            at[t] = gc_bcast_index(idx, nd, c->in[t].ndim, c->in[t].shape);
+        out[k] = in[0][at[0]] != 0 ? in[1][at[1]] : in[2][at[2]];
+    }
+    return (size_t)n;
+}
+
+static size_t ref_masked_fill(const gc_case *c, const double *const *in, double *out)
+{
+    const gc_input *x = &c->in[0], *m = &c->in[1];
+    int64_t idx[8], n = gc_numel(x->ndim, x->shape);
+    for (int64_t k = 0; k < n; k++) {
+        gc_coords(k, x->ndim, x->shape, idx);
+        out[k] = in[1][gc_bcast_index(idx, x->ndim, m->ndim, m->shape)] != 0
+                     ? (double)(float)c->f[0]
+                     : in[0][k];
+    }
+    return (size_t)n;
+}
+
+static double f_clamp(double x, const gc_case *c)
+{
+    double lo = (double)(float)c->f[0], hi = (double)(float)c->f[1];
+    x = x < lo ? lo : x;
+    return x > hi ? hi : x;
+}
+static size_t ref_clamp(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_unary(c, in, out, f_clamp);
+}
+static double f_pow(double x, const gc_case *c) { return pow(x, (double)(float)c->f[0]); }
+static size_t ref_pow(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_unary(c, in, out, f_pow);
+}
+
+/* max over everything (i[2]) or over dim i[0] */
+static size_t ref_max(const gc_case *c, const double *const *in, double *out)
+{
+    const gc_input *x = &c->in[0];
+    int64_t n = gc_numel(x->ndim, x->shape);
+    if (c->i[2]) {
+        out[0] = in[0][0];
+        for (int64_t k = 1; k < n; k++)
+            out[0] = in[0][k] > out[0] ? in[0][k] : out[0];
+        return 1;
+    }
+    int d = wrap(c->i[0], x->ndim);
+    int64_t outer = 1, R = x->shape[d], inner = 1;
+    for (int i = 0; i < d; i++)
+        outer *= x->shape[i];
+    for (int i = d + 1; i < x->ndim; i++)
+        inner *= x->shape[i];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < inner; j++) {
+            double m = in[0][o * R * inner + j];
+            for (int64_t r = 1; r < R; r++)
+                m = in[0][(o * R + r) * inner + j] > m ? in[0][(o * R + r) * inner + j] : m;
+            out[o * inner + j] = m;
+        }
+    return (size_t)(outer * inner);
+}
+
+static clrt_tensor *call_permute(const gc_case *c, clrt_tensor *const *in)
+{
+    int dims[8];
+    for (int i = 0; i < c->in[0].ndim; i++)
+        dims[i] = (int)c->i[i];
+    return clrt_permute(in[0], dims);
+}
+
+static clrt_tensor *call_compare(const gc_case *c, clrt_tensor *const *in)
+{
+    clrt_tensor *(*const f[6])(clrt_tensor *, clrt_tensor *) = {clrt_gt, clrt_lt, clrt_ge,
+                                                                clrt_le, clrt_eq, clrt_ne};
+    return f[c->i[0]](in[0], in[1]);
+}
+
+CALL2(narrow, clrt_narrow(in[0], (int)c->i[0], c->i[1], c->i[2]))
+CALL2(cat, clrt_cat(in, c->n_in, (int)c->i[0]))
+CALL2(where, clrt_where(in[0], in[1], in[2]))
+CALL2(masked_fill, clrt_masked_fill(in[0], in[1], c->f[0]))
+CALL2(clamp, clrt_clamp(in[0], c->f[0], c->f[1]))
+CALL2(pow_scalar, clrt_pow_scalar(in[0], c->f[0]))
+CALL2(max, clrt_max(in[0]))
+CALL2(max_dim, clrt_max_dim(in[0], (int)c->i[0], (int)c->i[1]))
+
+#define IN_I(range, nd, ...)                     \
+    {                                            \
+        nd, {__VA_ARGS__}, GC_INDEX, range, 0, 0 \
+    }
+#define IN_C(nd, ...)                          \
+    {                                          \
+        nd, {__VA_ARGS__}, GC_UNIFORM, 0, 0, 1 \
+    }
+#define COMPARE_CASE(name_, k_, label_, a_, b_)                                        \
+    {                                                                                  \
+        .op = name_, .label = label_, .n_in = 2, .in = {a_, b_}, .call = call_compare, \
+        .ref = ref_compare, .i = {                                                     \
+            k_                                                                         \
+        }                                                                              \
+    }
+
+static const gc_case shape_cases[] = {
+    {.op = "clrt_permute",
+     .label = "3-D, cycled",
+     .n_in = 1,
+     .in = {IN(3, 2, 3, 5)},
+     .call = call_permute,
+     .ref = ref_permute,
+     .i = {2, 0, 1}},
+    {.op = "clrt_permute",
+     .label = "4-D, negative dims, a size-1 dim",
+     .n_in = 1,
+     .in = {IN(4, 2, 3, 1, 5)},
+     .call = call_permute,
+     .ref = ref_permute,
+     .i = {-1, 1, 0, -2}},
+    {.op = "clrt_permute",
+     .label = "[B,T,H,D] to [B,H,T,D]",
+     .n_in = 1,
+     .in = {IN(4, 2, 5, 3, 4)},
+     .call = call_permute,
+     .ref = ref_permute,
+     .i = {0, 2, 1, 3}},
+    {.op = "clrt_permute",
+     .label = "transposed input",
+     .n_in = 1,
+     .in = {IN_T(3, 2, 5, 3)},
+     .call = call_permute,
+     .ref = ref_permute,
+     .i = {1, 2, 0}},
+    {.op = "clrt_narrow",
+     .label = "last dim",
+     .n_in = 1,
+     .in = {IN(2, 3, 7)},
+     .call = call_narrow,
+     .ref = ref_narrow,
+     .i = {1, 2, 4}},
+    {.op = "clrt_narrow",
+     .label = "middle dim, negative dim and start",
+     .n_in = 1,
+     .in = {IN(3, 2, 5, 3)},
+     .call = call_narrow,
+     .ref = ref_narrow,
+     .i = {-2, -3, 2}},
+    {.op = "clrt_narrow",
+     .label = "first dim, transposed input",
+     .n_in = 1,
+     .in = {IN_T(2, 5, 3)},
+     .call = call_narrow,
+     .ref = ref_narrow,
+     .i = {0, 1, 3}},
+    {.op = "clrt_cat",
+     .label = "three along the last dim",
+     .n_in = 3,
+     .in = {IN(2, 2, 3), IN(2, 2, 1), IN(2, 2, 4)},
+     .call = call_cat,
+     .ref = ref_cat,
+     .i = {-1}},
+    {.op = "clrt_cat",
+     .label = "along the first dim, a constant and a transposed one",
+     .n_in = 3,
+     .in = {IN(3, 1, 3, 2), IN_C(3, 2, 3, 2), IN_T(3, 3, 3, 2)},
+     .call = call_cat,
+     .ref = ref_cat,
+     .i = {0}},
+    {.op = "clrt_cat",
+     .label = "middle dim, one of them empty there, a legacy [0]",
+     .n_in = 4,
+     .in = {IN(3, 2, 2, 3), IN(3, 2, 0, 3), IN(1, 0), IN(3, 2, 5, 3)},
+     .call = call_cat,
+     .ref = ref_cat,
+     .i = {1}},
+    COMPARE_CASE("clrt_gt", 0, "broadcast", IN(3, 3, 1, 4), IN(2, 5, 1)),
+    COMPARE_CASE("clrt_lt", 1, "same shape", IN(2, 4, 5), IN_T(2, 4, 5)),
+    COMPARE_CASE("clrt_ge", 2, "int32, ties", IN_I(3, 2, 4, 5), IN_I(3, 1, 5)),
+    COMPARE_CASE("clrt_le", 3, "0-dim", IN(2, 3, 7), IN(0, 0)),
+    COMPARE_CASE("clrt_eq", 4, "int32, ties, broadcast", IN_I(2, 2, 6, 1), IN_I(2, 1, 7)),
+    COMPARE_CASE("clrt_ne", 5, "float32 against itself", IN(2, 3, 5), IN(2, 3, 5)),
+    {.op = "clrt_where",
+     .label = "all three broadcast",
+     .n_in = 3,
+     .in = {IN_V(GC_MASK, 2, 3, 1), IN(2, 1, 4), IN(3, 2, 3, 4)},
+     .call = call_where,
+     .ref = ref_where},
+    {.op = "clrt_where",
+     .label = "same shape, a transposed",
+     .n_in = 3,
+     .in = {IN_V(GC_MASK, 2, 5, 3), IN_T(2, 5, 3), IN(2, 5, 3)},
+     .call = call_where,
+     .ref = ref_where},
+    {.op = "clrt_masked_fill",
+     .label = "-inf, a causal-mask shape",
+     .n_in = 2,
+     .in = {IN(4, 2, 3, 5, 5), IN_V(GC_MASK, 2, 5, 5)},
+     .call = call_masked_fill,
+     .ref = ref_masked_fill,
+     .f = {-INFINITY}},
+    {.op = "clrt_masked_fill",
+     .label = "a value, mask broadcast along rows, transposed x",
+     .n_in = 2,
+     .in = {IN_T(2, 4, 3), IN_V(GC_MASK, 2, 4, 1)},
+     .call = call_masked_fill,
+     .ref = ref_masked_fill,
+     .f = {0.25}},
+    {.op = "clrt_clamp",
+     .label = "both bounds",
+     .n_in = 1,
+     .in = {IN_V(GC_AWAY, 2, 7, 3)},
+     .call = call_clamp,
+     .ref = ref_clamp,
+     .f = {-0.45, 0.35}},
+    {.op = "clrt_clamp",
+     .label = "below only, transposed",
+     .n_in = 1,
+     .in = {IN_T(2, 4, 5)},
+     .call = call_clamp,
+     .ref = ref_clamp,
+     .f = {0.05, INFINITY}},
+    {.op = "clrt_pow_scalar",
+     .label = "square",
+     .n_in = 1,
+     .in = {IN(2, 3, 5)},
+     .call = call_pow_scalar,
+     .ref = ref_pow,
+     .f = {2}},
+    {.op = "clrt_pow_scalar",
+     .label = "cube of negatives",
+     .n_in = 1,
+     .in = {IN(1, 11)},
+     .call = call_pow_scalar,
+     .ref = ref_pow,
+     .f = {3}},
+    {.op = "clrt_pow_scalar",
+     .label = "-1.5",
+     .n_in = 1,
+     .in = {IN_V(GC_POSITIVE, 2, 3, 4)},
+     .call = call_pow_scalar,
+     .ref = ref_pow,
+     .f = {-1.5}},
+    {.op = "clrt_pow_scalar",
+     .label = "square root",
+     .n_in = 1,
+     .in = {IN_V(GC_POSITIVE, 1, 7)},
+     .call = call_pow_scalar,
+     .ref = ref_pow,
+     .f = {0.5}},
+    {.op = "clrt_pow_scalar",
+     .label = "-2 of either sign",
+     .n_in = 1,
+     .in = {IN_V(GC_AWAY, 1, 9)},
+     .call = call_pow_scalar,
+     .ref = ref_pow,
+     .f = {-2}},
+    {.op = "clrt_pow_scalar",
+     .label = "0 (gradient zero)",
+     .n_in = 1,
+     .in = {IN(1, 5)},
+     .call = call_pow_scalar,
+     .ref = ref_pow,
+     .f = {0}},
+    {.op = "clrt_max",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 3, 5)},
+     .call = call_max,
+     .ref = ref_max,
+     .i = {0, 0, 1}},
+    {.op = "clrt_max",
+     .label = "transposed input",
+     .n_in = 1,
+     .in = {IN_T(3, 2, 3, 4)},
+     .call = call_max,
+     .ref = ref_max,
+     .i = {0, 0, 1}},
+    {.op = "clrt_max_dim",
+     .label = "middle",
+     .n_in = 1,
+     .in = {IN(3, 2, 5, 3)},
+     .call = call_max_dim,
+     .ref = ref_max,
+     .i = {1, 0}},
+    {.op = "clrt_max_dim",
+     .label = "last, keepdim",
+     .n_in = 1,
+     .in = {IN(3, 2, 3, 7)},
+     .call = call_max_dim,
+     .ref = ref_max,
+     .i = {-1, 1}},
+    {.op = "clrt_max_dim",
+     .label = "first, transposed input",
+     .n_in = 1,
+     .in = {IN_T(2, 5, 3)},
+     .call = call_max_dim,
+     .ref = ref_max,
+     .i = {0, 0}},
+    {.op = "clrt_matmul",
+     .label = "[B,H,T,D] x [B,H,D,T]",
+     .n_in = 2,
+     .in = {IN(4, 2, 3, 4, 5), IN(4, 2, 3, 5, 4)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "[B,1,T,D] x [H,D,E]",
+     .n_in = 2,
+     .in = {IN(4, 2, 1, 3, 4), IN(3, 3, 4, 5)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "batch broadcast both ways, transposed",
+     .n_in = 2,
+     .in = {IN_T(3, 3, 1, 4), IN(4, 2, 1, 4, 2)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "3-D by a 2-D right operand (folded)",
+     .n_in = 2,
+     .in = {IN(3, 3, 5, 4), IN_T(2, 4, 6)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "4-D by a vector",
+     .n_in = 2,
+     .in = {IN(4, 2, 3, 2, 5), IN(1, 5)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "a vector by 3-D",
+     .n_in = 2,
+     .in = {IN(1, 4), IN(3, 2, 4, 3)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "dot product",
+     .n_in = 2,
+     .in = {IN(1, 7), IN(1, 7)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+    {.op = "clrt_matmul",
+     .label = "matrix by vector",
+     .n_in = 2,
+     .in = {IN_T(2, 3, 4), IN(1, 4)},
+     .call = call_matmul,
+     .ref = ref_matmul},
+};
+#define N_SHAPE_CASES ((int)(sizeof shape_cases / sizeof shape_cases[0]))
+
+/* Case i of all the tables: cases[], then each block's own. */
+static const gc_case *case_at(int i) { return i < N_CASES ? &cases[i] : &shape_cases[i - N_CASES]; }
+#define N_ALL (N_CASES + N_SHAPE_CASES)
+
 START_TEST(op_matches_reference)
 {
-    const gc_case *c = &cases[_i];
+    const gc_case *c = case_at(_i);
     gc_result r = gc_run(c, NULL, tu_seed() + (uint64_t)_i * 7919);
     double tol = c->tol > 0 ? c->tol : GRAD_TOL;
     ck_assert_msg(!r.failed, "%s (%s): %s", c->op, c->label, r.why);
@@ -455,8 +947,8 @@ START_TEST(every_op_has_a_case)
     char missing[1024] = "";
     for (int k = 0; clrt__op_table[k]; k++) {
         int found = 0;
-        for (int i = 0; i < N_CASES && !found; i++)
-            found = strcmp(cases[i].op, clrt__op_table[k]->name) == 0;
+        for (int i = 0; i < N_ALL && !found; i++)
+            found = strcmp(case_at(i)->op, clrt__op_table[k]->name) == 0;
         if (!found)
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %s",
                      clrt__op_table[k]->name);
@@ -505,7 +997,7 @@ int main(void)
     Suite *s = suite_create("gradcheck");
     TCase *tc = tcase_create("gradcheck");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, op_matches_reference, 0, N_CASES);
+    tcase_add_loop_test(tc, op_matches_reference, 0, N_ALL);
     tcase_add_test(tc, every_op_has_a_case);
     tcase_add_test(tc, a_wrong_rule_fails);
     suite_add_tcase(s, tc);

@@ -6,6 +6,7 @@
 #include <clrt/tensor.h>
 #include <clrt/ops_gemm.h>
 #include <clrt/ops_elementwise.h>
+#include <clrt/ops_shape.h>
 #include <clrt/ops_reduce.h>
 #include <clrt/ops_conv.h>
 #include <clrt/ops_loss.h>

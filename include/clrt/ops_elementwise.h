@@ -83,8 +83,47 @@ CLRT_API clrt_status clrt_fill_(clrt_tensor *t, double value);
 CLRT_API clrt_status clrt_copy_(clrt_tensor *dst, clrt_tensor *src);
 CLRT_API clrt_tensor *clrt_cast(clrt_tensor *t, clrt_dtype to);
 
-/* Swaps two dims; returns a contiguous copy (any dtype). */
+/* Swaps two dims; returns a contiguous copy (any dtype). clrt_permute
+ * (clrt/ops_shape.h) reorders any number. */
 CLRT_API clrt_tensor *clrt_transpose(clrt_tensor *x, int dim0, int dim1);
+
+/* Comparisons, as torch.gt ... torch.ne: a new uint8 tensor (1 true, 0
+ * false) of the broadcast shape of a and b, two float32 or two int32
+ * tensors on one device. NaN compares false, except for ne (true). Not
+ * differentiable (autograd never records them). Errors name the call and
+ * both shapes (CLRT_ESHAPE), dtypes (CLRT_EDTYPE) or devices
+ * (CLRT_EDEVMISMATCH). */
+CLRT_API clrt_tensor *clrt_gt(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_tensor *clrt_lt(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_tensor *clrt_ge(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_tensor *clrt_le(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_tensor *clrt_eq(clrt_tensor *a, clrt_tensor *b);
+CLRT_API clrt_tensor *clrt_ne(clrt_tensor *a, clrt_tensor *b);
+
+/* torch.where(cond, a, b): a new tensor of the broadcast shape of all
+ * three, a's element where cond is nonzero, b's elsewhere. cond is uint8
+ * (a comparison's result); a and b share a dtype, any. Gradients: to a
+ * where cond holds, to b elsewhere (summed over broadcast dims). */
+CLRT_API clrt_tensor *clrt_where(clrt_tensor *cond, clrt_tensor *a, clrt_tensor *b);
+
+/* torch.masked_fill(x, mask, value): a new tensor of x's shape and dtype,
+ * value where mask (uint8, broadcast to x's shape) is nonzero, x
+ * elsewhere. For float32 any value (-INFINITY for attention masks, NaN);
+ * int32 and uint8 truncate it toward zero and refuse one they cannot hold
+ * (CLRT_EINVAL). The gradient is zero where it filled. */
+CLRT_API clrt_tensor *clrt_masked_fill(clrt_tensor *x, clrt_tensor *mask, double value);
+
+/* torch.clamp(x, lo, hi) on float32: min(max(x, lo), hi), NaN kept; lo >
+ * hi gives hi everywhere; -INFINITY or INFINITY leaves a side open; NaN
+ * bounds are refused (CLRT_EINVAL). Bounds are rounded to float32. The
+ * gradient passes where lo <= x <= hi (bounds included, as PyTorch). */
+CLRT_API clrt_tensor *clrt_clamp(clrt_tensor *x, double lo, double hi);
+
+/* x^p elementwise on float32 (p rounded to float32), as torch.pow with a
+ * scalar exponent: p = 2 is x * x, other integers repeated products
+ * (negative x allowed), 0.5 the square root, other p pow() (NaN for
+ * negative x). Gradient p x^(p-1), and zero for p = 0. */
+CLRT_API clrt_tensor *clrt_pow_scalar(clrt_tensor *x, double p);
 
 #ifdef __cplusplus
 }

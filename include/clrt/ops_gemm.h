@@ -18,13 +18,23 @@
 extern "C" {
 #endif
 
-/* a [m,k] x b [k,n] -> [m,n]; batched a [B,m,k] x b [B,k,n] -> [B,m,n],
- * where either operand may instead be 2-D or [1,..,..] and is then used for
- * every batch entry (as in torch.matmul). k = 0 gives zeros. Returns a new
- * tensor. */
+/* torch.matmul: a [m,k] x b [k,n] -> [m,n]; with more dims, the last two
+ * of each are the matrices and the others batch dims that broadcast
+ * NumPy-style: [B,H,T,D] x [B,H,D,T] -> [B,H,T,T], [B,1,T,D] x [H,D,E] ->
+ * [B,H,T,E], [B,T,D] x [D,E] -> [B,T,E]. A 1-D a is a row [1,k] and a 1-D
+ * b a column [k,1], the added dim dropped from the result (1-D x 1-D is
+ * their dot product, a 0-dim tensor). k = 0 gives zeros. Returns a new
+ * tensor (the caller's reference), or NULL with an error naming both
+ * shapes: 0-dim operands, inner dims that differ, batch dims that do not
+ * broadcast (CLRT_ESHAPE), a result beyond the device's largest
+ * allocation (CLRT_ENOMEM). Each product is one strided-batched GEMM; an
+ * operand broadcast along some batch dims but not all is copied out to
+ * the full batch first. Recorded by autograd: gradients g b^T and a^T g,
+ * summed over the batch dims an operand was broadcast along. */
 CLRT_API clrt_tensor *clrt_matmul(clrt_tensor *a, clrt_tensor *b);
-/* The same into out, which must have the product's shape and must not
- * share its buffer with a or b. */
+/* The product of 2-D or 3-D operands ([B,m,k] x [B,k,n], either operand
+ * 2-D or of batch 1 shared by every entry) into out, which must have the
+ * product's shape and must not share its buffer with a or b. */
 CLRT_API clrt_status clrt_matmul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b);
 
 /* Whether clrt_gemm uses an operand as stored or transposed (its last two

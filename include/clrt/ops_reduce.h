@@ -15,7 +15,10 @@
 extern "C" {
 #endif
 
-/* Over all elements: a 0-dim tensor. argmax gives the flat index. */
+/* Over all elements: a 0-dim tensor. argmax gives the flat index.
+ * Autograd records all but argmax: max's gradient is spread evenly over
+ * the elements equal to the maximum (as PyTorch); max_dim's goes to the
+ * element argmax_dim picks (the first maximum). */
 CLRT_API clrt_tensor *clrt_sum(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_mean(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_max(clrt_tensor *x);

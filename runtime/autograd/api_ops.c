@@ -6,10 +6,10 @@
 
 #include <clrt/ops.h>
 
-#define BINARY(name)                                                \
-    clrt_tensor *clrt_##name(clrt_tensor *a, clrt_tensor *b)        \
-    {                                                               \
-        return clrt__dispatch2(&clrt__op_##name, a, b, NULL);       \
+#define BINARY(name)                                          \
+    clrt_tensor *clrt_##name(clrt_tensor *a, clrt_tensor *b)  \
+    {                                                         \
+        return clrt__dispatch2(&clrt__op_##name, a, b, NULL); \
     }
 BINARY(add)
 BINARY(sub)
@@ -17,7 +17,7 @@ BINARY(mul)
 BINARY(div)
 BINARY(matmul)
 
-#define UNARY(api, def)                                             \
+#define UNARY(api, def) \
     clrt_tensor *api(clrt_tensor *x) { return clrt__dispatch1(&clrt__op_##def, x, NULL); }
 UNARY(clrt_neg, neg)
 UNARY(clrt_exp, exp)
@@ -29,6 +29,7 @@ UNARY(clrt_f_tanh, tanh)
 UNARY(clrt_sum, sum)
 UNARY(clrt_mean, mean)
 UNARY(clrt_norm, norm)
+UNARY(clrt_max, max)
 UNARY(clrt_tensor_clone, clone)
 
 clrt_tensor *clrt_add_scalar(clrt_tensor *a, double s)
@@ -53,6 +54,12 @@ clrt_tensor *clrt_mean_dim(clrt_tensor *x, int dim, int keepdim)
 {
     clrt__op_attrs at = {.i = {dim, keepdim != 0}, .ni = 2};
     return clrt__dispatch1(&clrt__op_mean_dim, x, &at);
+}
+
+clrt_tensor *clrt_max_dim(clrt_tensor *x, int dim, int keepdim)
+{
+    clrt__op_attrs at = {.i = {dim, keepdim != 0}, .ni = 2};
+    return clrt__dispatch1(&clrt__op_max_dim, x, &at);
 }
 
 clrt_tensor *clrt_transpose(clrt_tensor *x, int dim0, int dim1)

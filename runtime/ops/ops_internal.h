@@ -16,6 +16,11 @@ extern const clrt__op_def clrt__op_reshape, clrt__op_clone, clrt__op_to, clrt__o
 extern const clrt__op_def clrt__op_sum, clrt__op_mean, clrt__op_sum_dim, clrt__op_mean_dim,
     clrt__op_norm;
 extern const clrt__op_def clrt__op_matmul;
+/* Shapes, selections, comparisons (issue 35's attention ops, part 1). */
+extern const clrt__op_def clrt__op_permute, clrt__op_narrow, clrt__op_cat;
+extern const clrt__op_def clrt__op_gt, clrt__op_lt, clrt__op_ge, clrt__op_le, clrt__op_eq,
+    clrt__op_ne, clrt__op_where, clrt__op_masked_fill, clrt__op_clamp, clrt__op_pow_scalar;
+extern const clrt__op_def clrt__op_max, clrt__op_max_dim;
 
 /* def's forward on n inputs, unrecorded; a may be NULL. */
 clrt_tensor *clrt__call(const clrt__op_def *def, int n, clrt_tensor *const *in,

@@ -2,7 +2,9 @@
  * table of cases runs: each case is an op of the library's table called
  * on fresh random inputs, checked forward against a float64 reference, and
  * backward (clrt_backward_with from a random upstream gradient r) against
- * central finite differences of that reference's sum(out * r). */
+ * central finite differences of that reference's sum(out * r). An op
+ * whose result is not float32 (a comparison's uint8) is checked forward
+ * only, and must not be recorded. */
 #ifndef CLRT_GRADCHECK_H
 #define CLRT_GRADCHECK_H
 

@@ -26,12 +26,17 @@ typedef struct {
     {                                                                                 \
 #op, #op "_same", #op "_b3", #op "_b3a", #op "_b3b", #op "_bnd", #op "_bcast" \
     }
-static const binary_kernels kernel_names[] = {KERNEL_NAMES(add), KERNEL_NAMES(sub),
-                                              KERNEL_NAMES(mul), KERNEL_NAMES(div)};
+static const binary_kernels kernel_names[] = {
+    KERNEL_NAMES(add), KERNEL_NAMES(sub), KERNEL_NAMES(mul), KERNEL_NAMES(div),
+    KERNEL_NAMES(gt),  KERNEL_NAMES(lt),  KERNEL_NAMES(ge),  KERNEL_NAMES(le),
+    KERNEL_NAMES(eq),  KERNEL_NAMES(ne),  KERNEL_NAMES(eqn)};
 #undef KERNEL_NAMES
 
-static const char *type_option(clrt_dtype t)
+/* The program's options for op on inputs of dtype t. */
+static const char *type_option(clrt__binary_op op, clrt_dtype t)
 {
+    if (clrt__binary_compares(op))
+        return t == CLRT_F32 ? "-DT=float -DCOMPARE=1" : "-DT=int -DT_IS_INT=1 -DCOMPARE=1";
     return t == CLRT_F32 ? "-DT=float" : "-DT=int -DT_IS_INT=1";
 }
 
@@ -108,11 +113,11 @@ static void plan_broadcast(const clrt_tensor *a, const clrt_tensor *b, const clr
     }
 }
 
-static clrt_status run_same(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
-                            cl_mem mb, cl_mem mo, cl_ulong n)
+static clrt_status run_same(clrt_device *d, const binary_kernels *names, const char *opts,
+                            cl_mem ma, cl_mem mb, cl_mem mo, cl_ulong n)
 {
     clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(n)};
-    return clrt__run_1d(d, "binary", type_option(t), names->same, (size_t)n, 4, args);
+    return clrt__run_1d(d, "binary", opts, names->same, (size_t)n, 4, args);
 }
 
 /* Work-group shape for a 3-D launch over dims = [z, d1, d2]: powers of two,
@@ -139,7 +144,7 @@ static int grid_3d(clrt_device *d, cl_kernel k, const int64_t dims[3], size_t gl
  * index arithmetic at all. The innermost strides (0 or 1: the innermost
  * output dim is never 1 here) pick the variant. CLRT__DECLINED when the
  * grid does not fit. */
-static clrt_status run_b3(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
+static clrt_status run_b3(clrt_device *d, const binary_kernels *names, const char *opts, cl_mem ma,
                           cl_mem mb, cl_mem mo, const broadcast_plan *p)
 {
     int64_t dims[3] = {1, 1, 1}, sa[3] = {0, 0, 0}, sb[3] = {0, 0, 0};
@@ -150,7 +155,7 @@ static clrt_status run_b3(clrt_device *d, const binary_kernels *names, clrt_dtyp
         sb[pad + i] = p->sb[i];
     }
     const char *name = sa[2] == sb[2] ? names->b3 : sb[2] == 0 ? names->b3a : names->b3b;
-    cl_kernel k = clrt__kernel(d, "binary", type_option(t), name);
+    cl_kernel k = clrt__kernel(d, "binary", opts, name);
     if (!k)
         return clrt_last_status();
     size_t global[3], local[3];
@@ -166,7 +171,7 @@ static clrt_status run_b3(clrt_device *d, const binary_kernels *names, clrt_dtyp
 /* Any broadcast of fewer than 2^31 elements: multiply-shift index
  * decomposition over 8 dims, the plan's right-aligned, size 1 before.
  * CLRT__DECLINED for larger tensors. */
-static clrt_status run_bnd(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
+static clrt_status run_bnd(clrt_device *d, const binary_kernels *names, const char *opts, cl_mem ma,
                            cl_mem mb, cl_mem mo, const broadcast_plan *p, cl_ulong n)
 {
     if (n > INT32_MAX)
@@ -185,13 +190,13 @@ static clrt_status run_bnd(clrt_device *d, const binary_kernels *names, clrt_dty
     clrt__karg args[] = {CLRT__ARG(ma),  CLRT__ARG(mb),    CLRT__ARG(mo),
                          CLRT__ARG(n32), CLRT__ARG(shape), CLRT__ARG(sa),
                          CLRT__ARG(sb),  CLRT__ARG(magic), CLRT__ARG(shift)};
-    return clrt__run_1d(d, "binary", type_option(t), names->bnd, (size_t)n, 9, args);
+    return clrt__run_1d(d, "binary", opts, names->bnd, (size_t)n, 9, args);
 }
 
 /* Any broadcast: 64-bit index decomposition, for tensors of 2^31 elements
  * or more that the 3-D grid cannot take. */
-static clrt_status run_bcast(clrt_device *d, const binary_kernels *names, clrt_dtype t, cl_mem ma,
-                             cl_mem mb, cl_mem mo, const broadcast_plan *p, cl_ulong n)
+static clrt_status run_bcast(clrt_device *d, const binary_kernels *names, const char *opts,
+                             cl_mem ma, cl_mem mb, cl_mem mo, const broadcast_plan *p, cl_ulong n)
 {
     bcast_t bc;
     memset(&bc, 0, sizeof bc);
@@ -207,12 +212,13 @@ static clrt_status run_bcast(clrt_device *d, const binary_kernels *names, clrt_d
         bc.sb[i] = (cl_int)p->sb[i];
     }
     clrt__karg args[] = {CLRT__ARG(ma), CLRT__ARG(mb), CLRT__ARG(mo), CLRT__ARG(n), CLRT__ARG(bc)};
-    return clrt__run_1d(d, "binary", type_option(t), names->bcast, (size_t)n, 5, args);
+    return clrt__run_1d(d, "binary", opts, names->bcast, (size_t)n, 5, args);
 }
 
 clrt_status clrt__binary_into(clrt__binary_op op, clrt_tensor *a, clrt_tensor *b, clrt_tensor *out)
 {
     const binary_kernels *names = &kernel_names[op];
+    const char *opts = type_option(op, a->dtype);
     clrt_device *d = clrt__dev(out);
     cl_mem ma = clrt__mem(a), mb = clrt__mem(b), mo = clrt__mem(out);
     cl_ulong n = (cl_ulong)out->numel;
@@ -220,13 +226,13 @@ clrt_status clrt__binary_into(clrt__binary_op op, clrt_tensor *a, clrt_tensor *b
         return CLRT_OK;
     /* Equal element counts mean equal layouts (only size-1 dims differ). */
     if (a->numel == out->numel && b->numel == out->numel)
-        return run_same(d, names, out->dtype, ma, mb, mo, n);
+        return run_same(d, names, opts, ma, mb, mo, n);
     broadcast_plan p;
     plan_broadcast(a, b, out, &p);
-    clrt_status st = p.ndim <= 3 ? run_b3(d, names, out->dtype, ma, mb, mo, &p) : CLRT__DECLINED;
+    clrt_status st = p.ndim <= 3 ? run_b3(d, names, opts, ma, mb, mo, &p) : CLRT__DECLINED;
     if (st == CLRT__DECLINED)
-        st = run_bnd(d, names, out->dtype, ma, mb, mo, &p, n);
-    return st != CLRT__DECLINED ? st : run_bcast(d, names, out->dtype, ma, mb, mo, &p, n);
+        st = run_bnd(d, names, opts, ma, mb, mo, &p, n);
+    return st != CLRT__DECLINED ? st : run_bcast(d, names, opts, ma, mb, mo, &p, n);
 }
 
 /* out = 0 + x: the kernels take the broadcast only where one operand has

@@ -1,6 +1,6 @@
-/* Matrix products on tensors: clrt_matmul (an op of the table; its
- * gradient in gemm_grad.c), clrt_matmul_out, clrt_gemm. Checks the
- * tensors, then hands buffers to clrt__gemm. */
+/* Matrix products into given tensors: clrt_matmul_out and clrt_gemm, on
+ * 2-D and 3-D operands (clrt_matmul, torch.matmul in full, is matmul.c).
+ * Checks the tensors, then hands buffers to clrt__gemm. */
 #include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
@@ -170,47 +170,3 @@ clrt_status clrt_matmul_out(clrt_tensor *out, clrt_tensor *a, clrt_tensor *b)
 {
     return gemm_into("clrt_matmul_out", "out", out, 0, 0, 1.0f, a, b, 0.0f);
 }
-
-/* The result must fit one allocation; say so in matmul's own words. */
-static clrt_status check_result_size(const clrt_tensor *a, const clrt_tensor *b, int nd,
-                                     const int64_t *shape)
-{
-    const clrt_device_info *in = &clrt__dev(a)->info;
-    char so[128], sa[128], sb[128];
-    double bytes = (double)sizeof(float);
-    for (int i = 0; i < nd; i++)
-        bytes *= (double)shape[i];
-    if (bytes <= (double)in->max_alloc_bytes)
-        return CLRT_OK;
-    return clrt__fail(CLRT_ENOMEM,
-                      "clrt_matmul: the product of a %s and b %s is %s, %.0f bytes, "
-                      "more than the largest allocation on %s (%llu bytes)",
-                      clrt_shape_str(a->ndim, a->shape, sa, sizeof sa),
-                      clrt_shape_str(b->ndim, b->shape, sb, sizeof sb),
-                      clrt_shape_str(nd, shape, so, sizeof so), bytes, in->name,
-                      (unsigned long long)in->max_alloc_bytes);
-}
-
-static clrt_tensor *matmul_forward(int n_in, clrt_tensor *const *in, const clrt__op_attrs *attrs,
-                                   int keep, clrt_tensor **extra)
-{
-    (void)n_in, (void)attrs, (void)keep, (void)extra;
-    clrt_tensor *a = in[0], *b = in[1];
-    gemm_plan p;
-    int64_t shape[3];
-    if (check_inputs("clrt_matmul", NULL, NULL, a, b) != CLRT_OK ||
-        make_plan("clrt_matmul", a, 0, b, 0, &p) != CLRT_OK)
-        return NULL;
-    int nd = plan_shape(&p, shape);
-    if (check_result_size(a, b, nd, shape) != CLRT_OK)
-        return NULL;
-    clrt_tensor *out = clrt__alloc(clrt__dev(a), CLRT_F32, nd, shape);
-    if (out && run(out, 0, 0, 1.0f, a, b, 0.0f, &p) != CLRT_OK) {
-        clrt_tensor_release(out);
-        return NULL;
-    }
-    return out;
-}
-
-const clrt__op_def clrt__op_matmul = {"clrt_matmul", 2, CLRT__SAVE_IN(0) | CLRT__SAVE_IN(1),
-                                      matmul_forward, clrt__matmul_backward};

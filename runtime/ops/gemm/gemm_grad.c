@@ -1,69 +1,72 @@
-/* clrt_matmul's gradient, c = a b with a 2-D or batch-of-one operand
- * shared by every batch entry:
- *   da = g b^T, summed over the batch where a was shared;
- *   db = a^T g, the batch folded into the inner dimension where b was a
- *        matrix (one GEMM: [k, B m] x [B m, n]), else per entry, summed
- *        where b was shared.
- * Products with a transposed operand are GEMMs with its flag set. */
+/* clrt_matmul's gradient, c = a b as torch.matmul (1-D operands taken as a
+ * row on the left and a column on the right, batch dims broadcast):
+ *   da = g b^T, summed over the batch dims a was broadcast along;
+ *   db = a^T g, the same for b; where b is shared by the whole batch and a
+ *        steps through it, the batch folds into the inner dimension: one
+ *        GEMM [k, B m] x [B m, n].
+ * Products with a transposed operand are GEMMs with its flag set
+ * (clrt__bmm). */
 #include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/ops/ops_internal.h"
 
-#include <clrt/ops_gemm.h>
+static const char *const why = "clrt_matmul's backward";
 
-/* out = op(x) op(y) as a new tensor of (nd, shape). */
-static clrt_tensor *product(clrt_tensor *x, int tx, clrt_tensor *y, int ty, int nd,
-                            const int64_t *shape)
+/* grad_in[i] <- p summed to (nd, shape), viewed as input i's own shape;
+ * takes p. */
+static clrt_status give(const clrt__grad_ctx *c, int i, clrt_tensor *p, int nd,
+                        const int64_t *shape, clrt_tensor **grad_in)
 {
-    clrt_tensor *out = clrt__alloc(clrt__dev(x), CLRT_F32, nd, shape);
-    if (out && clrt_gemm(out, (clrt_trans)tx, (clrt_trans)ty, 1.0f, x, y, 0.0f) != CLRT_OK) {
-        clrt_tensor_release(out);
-        return NULL;
-    }
-    return out;
-}
-
-/* p of the batched shape summed to input i's shape; takes p. */
-static clrt_status give(const clrt__grad_ctx *c, int i, clrt_tensor *p, clrt_tensor **grad_in)
-{
-    grad_in[i] = p ? clrt__sum_to(p, c->in_ndims[i], c->in_shapes[i]) : NULL;
+    clrt_tensor *s = p ? clrt__sum_to(p, nd, shape) : NULL;
     clrt_tensor_release(p);
+    grad_in[i] = s ? clrt__view(why, s, c->in_ndims[i], c->in_shapes[i]) : NULL;
+    clrt_tensor_release(s);
     return grad_in[i] ? CLRT_OK : clrt_last_status();
 }
 
-static clrt_status grad_a(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
+static int64_t numel_of(int nd, const int64_t *shape)
 {
-    clrt_tensor *b = c->in[1];
-    int64_t shape[3];
-    int nd = g->ndim;
-    for (int i = 0; i < nd - 1; i++)
-        shape[i] = g->shape[i];
-    shape[nd - 1] = b->shape[b->ndim - 2]; /* k */
-    return give(c, 0, product(g, 0, b, 1, nd, shape), grad_in);
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++)
+        n *= shape[i];
+    return n;
 }
 
-static clrt_status grad_b(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
+/* db = a^T g with the batch folded: a [B m, k], g [B m, n]. */
+static clrt_tensor *folded_db(clrt_tensor *a, clrt_tensor *g, int64_t k, int64_t n)
 {
-    clrt_tensor *a = c->in[0], *b = c->in[1];
-    int64_t k = a->shape[a->ndim - 1], n = g->shape[g->ndim - 1];
-    if (b->ndim == 2 && a->ndim == 3) { /* fold the batch: [B m, k]^T [B m, n] */
-        int64_t as[2] = {-1, k}, gs[2] = {-1, n}, shape[2] = {k, n};
-        clrt_tensor *af = clrt__view("clrt_matmul's backward", a, 2, as);
-        clrt_tensor *gf = af ? clrt__view("clrt_matmul's backward", g, 2, gs) : NULL;
-        clrt_tensor *p = gf ? product(af, 1, gf, 0, 2, shape) : NULL;
-        clrt_tensor_release(af);
-        clrt_tensor_release(gf);
-        return give(c, 1, p, grad_in);
-    }
-    int64_t shape[3];
-    int nd = g->ndim;
-    for (int i = 0; i < nd - 2; i++)
-        shape[i] = g->shape[i];
-    shape[nd - 2] = k, shape[nd - 1] = n;
-    return give(c, 1, product(a, 1, g, 0, nd, shape), grad_in);
+    int64_t as[2] = {-1, k}, gs[2] = {-1, n};
+    clrt_tensor *af = clrt__view(why, a, 2, as);
+    clrt_tensor *gf = af ? clrt__view(why, g, 2, gs) : NULL;
+    clrt_tensor *p = gf ? clrt__bmm(af, 1, gf, 0) : NULL;
+    clrt_tensor_release(af);
+    clrt_tensor_release(gf);
+    return p;
 }
 
 clrt_status clrt__matmul_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
 {
-    clrt_status st = c->needs[0] ? grad_a(c, g, grad_in) : CLRT_OK;
-    return st == CLRT_OK && c->needs[1] ? grad_b(c, g, grad_in) : st;
+    clrt_tensor *a = c->in[0], *b = c->in[1];
+    int nda, ndb, nb;
+    int64_t sa[CLRT_MAX_DIMS], sb[CLRT_MAX_DIMS], so[CLRT_MAX_DIMS];
+    clrt__matmul_views(a, b, &nda, sa, &ndb, sb);
+    if (clrt__matmul_batch(nda, sa, ndb, sb, &nb, so) != CLRT_OK)
+        return clrt__fail(CLRT_ESHAPE, "%s: batch dims do not broadcast (a defect)", why);
+    int64_t B = numel_of(nb, so), m = sa[nda - 2], k = sa[nda - 1], n = sb[ndb - 1];
+    so[nb] = m;
+    so[nb + 1] = n;
+    clrt_tensor *av = clrt__view(why, a, nda, sa);
+    clrt_tensor *bv = av ? clrt__view(why, b, ndb, sb) : NULL;
+    clrt_tensor *gv = bv ? clrt__view(why, g, nb + 2, so) : NULL;
+    clrt_status st = gv ? CLRT_OK : clrt_last_status();
+    if (st == CLRT_OK && c->needs[0])
+        st = give(c, 0, clrt__bmm(gv, 0, bv, 1), nda, sa, grad_in);
+    if (st == CLRT_OK && c->needs[1]) {
+        int fold = B > 1 && numel_of(ndb - 2, sb) == 1 && numel_of(nda - 2, sa) == B;
+        clrt_tensor *p = fold ? folded_db(av, gv, k, n) : clrt__bmm(av, 1, gv, 0);
+        st = give(c, 1, p, fold ? 2 : ndb, fold ? sb + ndb - 2 : sb, grad_in);
+    }
+    clrt_tensor_release(av);
+    clrt_tensor_release(bv);
+    clrt_tensor_release(gv);
+    return st;
 }

@@ -72,6 +72,21 @@ void clrt__host_blas_warn_once(void);
  * alone (host_blas.c says why and when not). */
 void clrt__host_blas_share_cores(void);
 
+/* torch.matmul's products (matmul.c). The batch dims (all but the last
+ * two) of shapes sa (nda dims) and sb (ndb dims, both >= 2) broadcast into
+ * (*nb, batch): CLRT_OK, or CLRT_ESHAPE without an error set. */
+clrt_status clrt__matmul_batch(int nda, const int64_t *sa, int ndb, const int64_t *sb, int *nb,
+                               int64_t *batch);
+/* op(a) op(b) for float32 a, b of >= 2 dims, op() transposing the last two
+ * when ta / tb, the batch dims broadcast (checked by the caller): a new
+ * [batch..., m, n] tensor, or NULL + error. One strided-batched GEMM;
+ * operands broadcast along some batch dims only are copied out first. */
+clrt_tensor *clrt__bmm(clrt_tensor *a, int ta, clrt_tensor *b, int tb);
+/* The shapes matmul multiplies for a and b (>= 1 dim each): a 1-D a as
+ * [1, k], a 1-D b as [k, 1], others as they are. */
+void clrt__matmul_views(const clrt_tensor *a, const clrt_tensor *b, int *nda, int64_t *sa, int *ndb,
+                        int64_t *sb);
+
 /* clrt_matmul's backward rule (gemm_grad.c). */
 #include "runtime/ops/op_table.h"
 clrt_status clrt__matmul_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);

@@ -1,5 +1,5 @@
 /* Reductions over all elements (0-dim results) and over one dim: sum,
- * mean and norm as ops of the table (gradients in reduce_grad.c); max and
+ * mean, norm and max as ops of the table (gradients in reduce_grad.c);
  * argmax, and the _out form, unrecorded. */
 #include "runtime/tensor/check_internal.h"
 #include "runtime/ops/ops_internal.h"
@@ -44,7 +44,6 @@ static clrt_tensor *reduce_all(clrt__reduce_op op, const char *api, clrt_tensor 
     return out;
 }
 
-clrt_tensor *clrt_max(clrt_tensor *x) { return reduce_all(CLRT__REDUCE_MAX, "clrt_max", x); }
 clrt_tensor *clrt_argmax(clrt_tensor *x)
 {
     return reduce_all(CLRT__REDUCE_ARGMAX, "clrt_argmax", x);
@@ -94,11 +93,6 @@ static clrt_tensor *reduce_dim(clrt__reduce_op op, const char *api, clrt_tensor 
         return NULL;
     }
     return out;
-}
-
-clrt_tensor *clrt_max_dim(clrt_tensor *x, int dim, int keepdim)
-{
-    return reduce_dim(CLRT__REDUCE_MAX, "clrt_max_dim", x, dim, keepdim);
 }
 
 clrt_tensor *clrt_argmax_dim(clrt_tensor *x, int dim, int keepdim)
@@ -154,3 +148,30 @@ DEFINE_REDUCE_ALL(mean, CLRT__REDUCE_MEAN, 0)
 DEFINE_REDUCE_ALL(norm, CLRT__REDUCE_NORM, CLRT__SAVE_IN(0) | CLRT__SAVE_OUT)
 DEFINE_REDUCE_DIM(sum_dim, CLRT__REDUCE_SUM)
 DEFINE_REDUCE_DIM(mean_dim, CLRT__REDUCE_MEAN)
+
+/* max: its backward spreads the gradient over the elements equal to the
+ * maximum, so it keeps input and output. */
+DEFINE_REDUCE_ALL(max, CLRT__REDUCE_MAX, CLRT__SAVE_IN(0) | CLRT__SAVE_OUT)
+
+/* max over dim i[0] (keepdim i[1]); recorded, it also hands its backward
+ * the argmax (int32, the output's shape) in extra[0]: the gradient goes
+ * to the first maximum, as PyTorch's indices say. */
+static clrt_tensor *max_dim_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a,
+                                    int keep, clrt_tensor **extra)
+{
+    (void)n;
+    clrt_tensor *out =
+        reduce_dim(CLRT__REDUCE_MAX, "clrt_max_dim", in[0], (int)a->i[0], (int)a->i[1]);
+    if (out && keep) {
+        extra[0] =
+            reduce_dim(CLRT__REDUCE_ARGMAX, "clrt_max_dim", in[0], (int)a->i[0], (int)a->i[1]);
+        if (!extra[0]) {
+            clrt_tensor_release(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+const clrt__op_def clrt__op_max_dim = {"clrt_max_dim", 1, 0, max_dim_forward,
+                                       clrt__max_dim_backward};

@@ -35,5 +35,7 @@ clrt_status clrt__mean_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_te
 clrt_status clrt__norm_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
 clrt_status clrt__sum_dim_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
 clrt_status clrt__mean_dim_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+clrt_status clrt__max_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
+clrt_status clrt__max_dim_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
 
 #endif
