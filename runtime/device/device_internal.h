@@ -10,6 +10,14 @@
 #include <stdint.h>
 
 typedef struct clrt__program clrt__program; /* program cache entry */
+struct clrt__workspace;                     /* ops/workspace.c */
+struct clrt__clblast_state;                 /* ops/gemm/gemm_clblast_tuning.c */
+
+/* One entry of a device's table of host addresses (host_ptr.c). */
+typedef struct {
+    cl_mem mem;
+    void *ptr;
+} clrt__host_ptr_slot;
 
 /* What ops chose and measured on a device in this process (conv_choice.c),
  * for tests and tools: they read deltas. */
@@ -47,7 +55,14 @@ struct clrt_device {
     cl_event last_cmd;          /* the compute queue's last command, or NULL */
     atomic_int lost;            /* queued work was lost (command_internal.h) */
     clrt__op_counters counters; /* what ops chose on d in this process */
-    char lost_why[256];         /* why, once lost is set */
+    /* What the layers above keep per device, made on first use by the file
+     * named (opaque here), living as long as the device: */
+    _Atomic(struct clrt__workspace *) workspace; /* ops/workspace.c */
+    struct clrt__clblast_state *clblast;         /* gemm_clblast_tuning.c, under its lock */
+    atomic_int ran_host_gemm;                    /* gemm_host.c: drained at exit */
+    pthread_mutex_t host_ptr_lock;               /* guards host_ptrs (host_ptr.c) */
+    clrt__host_ptr_slot *host_ptrs;              /* host addresses of its buffers, or NULL */
+    char lost_why[256];                          /* why, once lost is set */
 };
 
 #define CLRT__MAX_DEVICES 64
