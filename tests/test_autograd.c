@@ -366,6 +366,42 @@ START_TEST(resnet18_autograd_equals_explicit)
 }
 END_TEST
 
+/* Once warm, a training step through clrt_backward (ops and a module,
+ * SGD) makes no device buffer: its tensors reuse the cached ones. */
+START_TEST(warm_step_allocates_nothing)
+{
+    clrt_module *lin = TU_NONNULL(clrt_linear(6, 4));
+    clrt_tensor *p[2], *g[2];
+    ck_assert_int_eq(clrt_module_parameters(lin, NULL, p, g, 2), 2);
+    clrt_optimizer *opt = TU_NONNULL(clrt_sgd(2, p, g, 0.01, 0.9, 0));
+    int64_t xs[2] = {5, 6};
+    clrt_tensor *x = TU_NONNULL(clrt_randn(tu_device(), 2, xs, tu_seed()));
+    uint64_t made = 0;
+    for (int step = 0; step < 6; step++) {
+        if (step == 3)
+            made = clrt_device_buffers_made(tu_device());
+        clrt_tensor *y = TU_NONNULL(clrt_module_forward(lin, x));
+        clrt_tensor *t = TU_NONNULL(clrt_f_tanh(y)), *sq = TU_NONNULL(clrt_mul(t, t));
+        clrt_tensor *l = TU_NONNULL(clrt_mean(sq));
+        TU_OK(clrt_module_zero_grad(lin));
+        TU_OK(clrt_backward(l));
+        TU_OK(clrt_optimizer_step(opt));
+        clrt_tensor *all[] = {y, t, sq, l};
+        release_all(4, all);
+    }
+    TU_OK(clrt_device_synchronize(tu_device()));
+    ck_assert_msg(clrt_device_buffers_made(tu_device()) == made,
+                  "three warm steps made %llu device buffers",
+                  (unsigned long long)(clrt_device_buffers_made(tu_device()) - made));
+    ck_assert_uint_gt(clrt_device_cached_bytes(tu_device()), 0);
+    TU_OK(clrt_device_empty_cache(tu_device()));
+    ck_assert_uint_eq(clrt_device_cached_bytes(tu_device()), 0);
+    clrt_tensor_release(x);
+    clrt_optimizer_free(opt);
+    clrt_module_free(lin);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("autograd");
@@ -377,6 +413,7 @@ int main(void)
     tcase_add_test(tc, backward_accumulates);
     tcase_add_test(tc, errors_are_clear);
     tcase_add_test(tc, resnet18_autograd_equals_explicit);
+    tcase_add_test(tc, warm_step_allocates_nothing);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
