@@ -14,7 +14,10 @@ const clrt__op_def *const clrt__op_table[] = {
     /* reductions */
     &clrt__op_sum, &clrt__op_mean, &clrt__op_sum_dim, &clrt__op_mean_dim, &clrt__op_norm,
     /* products */
-    &clrt__op_matmul, NULL};
+    &clrt__op_matmul,
+    /* convolution and pooling */
+    &clrt__op_conv2d, &clrt__op_maxpool2d, &clrt__op_avgpool2d, &clrt__op_adaptive_avgpool2d,
+    NULL};
 
 const clrt__op_def *clrt__op_find(const char *name)
 {

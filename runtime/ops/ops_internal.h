@@ -16,6 +16,8 @@ extern const clrt__op_def clrt__op_reshape, clrt__op_clone, clrt__op_to, clrt__o
 extern const clrt__op_def clrt__op_sum, clrt__op_mean, clrt__op_sum_dim, clrt__op_mean_dim,
     clrt__op_norm;
 extern const clrt__op_def clrt__op_matmul;
+extern const clrt__op_def clrt__op_conv2d, clrt__op_maxpool2d, clrt__op_avgpool2d,
+    clrt__op_adaptive_avgpool2d;
 
 /* def's forward on n inputs, unrecorded; a may be NULL. */
 clrt_tensor *clrt__call(const clrt__op_def *def, int n, clrt_tensor *const *in,
