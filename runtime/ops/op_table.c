@@ -15,11 +15,12 @@ const clrt__op_def *const clrt__op_table[] = {
     &clrt__op_sum, &clrt__op_mean, &clrt__op_sum_dim, &clrt__op_mean_dim, &clrt__op_norm,
     /* products */
     &clrt__op_matmul,
+    /* convolution and pooling */
+    &clrt__op_conv2d, &clrt__op_maxpool2d, &clrt__op_avgpool2d, &clrt__op_adaptive_avgpool2d,
     /* shapes, selections, comparisons (issue 35's attention ops, part 1) */
     &clrt__op_permute, &clrt__op_narrow, &clrt__op_cat, &clrt__op_gt, &clrt__op_lt, &clrt__op_ge,
     &clrt__op_le, &clrt__op_eq, &clrt__op_ne, &clrt__op_where, &clrt__op_masked_fill,
     &clrt__op_clamp, &clrt__op_pow_scalar, &clrt__op_max, &clrt__op_max_dim,
-    /* end */
     NULL};
 
 const clrt__op_def *clrt__op_find(const char *name)

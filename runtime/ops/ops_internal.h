@@ -16,6 +16,8 @@ extern const clrt__op_def clrt__op_reshape, clrt__op_clone, clrt__op_to, clrt__o
 extern const clrt__op_def clrt__op_sum, clrt__op_mean, clrt__op_sum_dim, clrt__op_mean_dim,
     clrt__op_norm;
 extern const clrt__op_def clrt__op_matmul;
+extern const clrt__op_def clrt__op_conv2d, clrt__op_maxpool2d, clrt__op_avgpool2d,
+    clrt__op_adaptive_avgpool2d;
 /* Shapes, selections, comparisons (issue 35's attention ops, part 1). */
 extern const clrt__op_def clrt__op_permute, clrt__op_narrow, clrt__op_cat;
 extern const clrt__op_def clrt__op_gt, clrt__op_lt, clrt__op_ge, clrt__op_le, clrt__op_eq,
