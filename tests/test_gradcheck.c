@@ -716,15 +716,18 @@ static size_t ref_where(const gc_case *c, const double *const *in, double *out)
     return (size_t)n;
 }
 
+/* over the broadcast shape of x and mask, as torch.masked_fill */
 static size_t ref_masked_fill(const gc_case *c, const double *const *in, double *out)
 {
     const gc_input *x = &c->in[0], *m = &c->in[1];
-    int64_t idx[8], n = gc_numel(x->ndim, x->shape);
+    int64_t shape[8], idx[8];
+    int nd = bcast_all(c, shape);
+    int64_t n = gc_numel(nd, shape);
     for (int64_t k = 0; k < n; k++) {
-        gc_coords(k, x->ndim, x->shape, idx);
-        out[k] = in[1][gc_bcast_index(idx, x->ndim, m->ndim, m->shape)] != 0
+        gc_coords(k, nd, shape, idx);
+        out[k] = in[1][gc_bcast_index(idx, nd, m->ndim, m->shape)] != 0
                      ? (double)(float)c->f[0]
-                     : in[0][k];
+                     : in[0][gc_bcast_index(idx, nd, x->ndim, x->shape)];
     }
     return (size_t)n;
 }
@@ -915,6 +918,13 @@ static const gc_case shape_cases[] = {
      .call = call_masked_fill,
      .ref = ref_masked_fill,
      .f = {0.25}},
+    {.op = "clrt_masked_fill",
+     .label = "a mask larger than x broadcasts x",
+     .n_in = 2,
+     .in = {IN(2, 1, 5), IN_V(GC_MASK, 3, 2, 4, 5)},
+     .call = call_masked_fill,
+     .ref = ref_masked_fill,
+     .f = {-2}},
     {.op = "clrt_clamp",
      .label = "both bounds",
      .n_in = 1,

@@ -688,7 +688,9 @@ START_TEST(test_compare)
         check_compare(t, 2, EU_SHAPE(7, 13), 0, NULL, &rng);                         /* a scalar */
         check_compare(t, 3, EU_SHAPE(3, 1, 5), 2, EU_SHAPE(257, 1), &rng);           /* both ways */
         check_compare(t, 5, EU_SHAPE(2, 1, 3, 1, 5), 4, EU_SHAPE(2, 1, 7, 1), &rng); /* 4+ dims */
-        check_compare(t, 2, EU_SHAPE(0, 3), 1, EU_SHAPE(3), &rng);                   /* empty */
+        check_compare(t, 2, EU_SHAPE(1, 13), 2, EU_SHAPE(7, 13), &rng);              /* rows of a */
+        check_compare(t, 2, EU_SHAPE(7, 1), 2, EU_SHAPE(7, 13), &rng); /* columns of a */
+        check_compare(t, 2, EU_SHAPE(0, 3), 1, EU_SHAPE(3), &rng);     /* empty */
         check_compare(t, 1, EU_SHAPE(TU_LARGE), 1, EU_SHAPE(TU_LARGE), &rng);
     }
 }
@@ -821,17 +823,42 @@ START_TEST(test_where_errors)
     ck_assert_ptr_null(clrt_where(c, NULL, f));
     tu_assert_error(CLRT_EINVAL, "clrt_where", "a is NULL", NULL);
     ck_assert_ptr_null(clrt_masked_fill(g, c, 0));
-    tu_assert_error(CLRT_ESHAPE, "clrt_masked_fill", "mask of shape [3]", "x's shape [2, 4]", NULL);
+    tu_assert_error(CLRT_ESHAPE, "clrt_masked_fill", "x [2, 4]", "mask [3]", "do not broadcast",
+                    NULL);
     ck_assert_ptr_null(clrt_masked_fill(f, f, 0));
     tu_assert_error(CLRT_EDTYPE, "clrt_masked_fill", "mask must be uint8", NULL);
     ck_assert_ptr_null(clrt_masked_fill(i, c, -INFINITY));
     tu_assert_error(CLRT_EINVAL, "clrt_masked_fill", "does not fit a int32 tensor", NULL);
+    ck_assert_ptr_null(clrt_masked_fill(f, c, 1e40));
+    tu_assert_error(CLRT_EINVAL, "clrt_masked_fill", "1e+40 overflows float32", NULL);
     ck_assert_ptr_null(clrt_masked_fill(c, c, 256));
     tu_assert_error(CLRT_EINVAL, "clrt_masked_fill", "uint8", NULL);
-    clrt_tensor *big = upload(CLRT_U8, 2, EU_SHAPE(2, 3), h);
-    ck_assert_ptr_null(clrt_masked_fill(f, big, 0)); /* mask larger than x */
-    tu_assert_error(CLRT_ESHAPE, "clrt_masked_fill", "[2, 3]", "[3]", NULL);
+    clrt_tensor *big = upload(CLRT_U8, 2, EU_SHAPE(2, 4), h);
+    ck_assert_ptr_null(clrt_masked_fill(f, big, 0));
+    tu_assert_error(CLRT_ESHAPE, "clrt_masked_fill", "x [3]", "mask [2, 4]", NULL);
     clrt_tensor *ts[5] = {c, f, i, g, big};
+    for (int k = 0; k < 5; k++)
+        clrt_tensor_release(ts[k]);
+}
+END_TEST
+
+/* As torch.masked_fill, a mask larger than x broadcasts x: [3] with a
+ * [2, 3] mask is [2, 3], and x's gradient sums the unfilled places. */
+START_TEST(test_masked_fill_broadcasts_x)
+{
+    const float hx[3] = {1, 2, 3};
+    const unsigned char hm[6] = {1, 0, 1, 0, 0, 1};
+    clrt_tensor *x = upload(CLRT_F32, 1, EU_SHAPE(3), hx);
+    clrt_tensor *m = upload(CLRT_U8, 2, EU_SHAPE(2, 3), hm);
+    TU_OK(clrt_requires_grad_(x, 1));
+    clrt_tensor *y = TU_NONNULL(clrt_masked_fill(x, m, 5.0));
+    assert_shape(y, 2, EU_SHAPE(2, 3));
+    assert_bytes("masked_fill broadcasting x", y, (const float[]){5, 2, 5, 1, 2, 5});
+    clrt_tensor *ones = TU_NONNULL(clrt_ones(tu_device(), CLRT_F32, 2, EU_SHAPE(2, 3)));
+    TU_OK(clrt_backward_with(y, ones));
+    clrt_tensor *g = TU_NONNULL(clrt_tensor_grad(x));
+    assert_bytes("its gradient", g, (const float[]){1, 2, 0});
+    clrt_tensor *ts[5] = {x, m, y, ones, g};
     for (int k = 0; k < 5; k++)
         clrt_tensor_release(ts[k]);
 }
@@ -918,8 +945,12 @@ START_TEST(test_clamp)
     got = tu_read(y3);
     ck_assert(got[0] == -2.0f && got[7] == -INFINITY && got[6] == 0.0f);
     free(got);
-    ck_assert_ptr_null(clrt_clamp(x, NAN, 1));
-    tu_assert_error(CLRT_EINVAL, "clrt_clamp", "NaN", NULL);
+    clrt_tensor *y4 = TU_NONNULL(clrt_clamp(x, NAN, 1)); /* NaN everywhere, as torch.clamp */
+    got = tu_read(y4);
+    for (int k = 0; k < 8; k++)
+        ck_assert(isnan(got[k]));
+    free(got);
+    clrt_tensor_release(y4);
     clrt_tensor *i = upload(CLRT_I32, 1, EU_SHAPE(8), h);
     ck_assert_ptr_null(clrt_clamp(i, 0, 1));
     tu_assert_error(CLRT_EDTYPE, "clrt_clamp", "x must be float32", NULL);
@@ -1096,6 +1127,7 @@ int main(void)
     tcase_add_test(tc, test_where_wide_kernels);
     tcase_add_test(tc, test_where_errors);
     tcase_add_test(tc, test_masked_fill);
+    tcase_add_test(tc, test_masked_fill_broadcasts_x);
     tcase_add_test(tc, test_clamp);
     tcase_add_test(tc, test_pow_scalar);
     tcase_add_test(tc, test_max_gradients);

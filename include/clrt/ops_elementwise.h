@@ -106,17 +106,21 @@ CLRT_API clrt_tensor *clrt_ne(clrt_tensor *a, clrt_tensor *b);
  * where cond holds, to b elsewhere (summed over broadcast dims). */
 CLRT_API clrt_tensor *clrt_where(clrt_tensor *cond, clrt_tensor *a, clrt_tensor *b);
 
-/* torch.masked_fill(x, mask, value): a new tensor of x's shape and dtype,
- * value where mask (uint8, broadcast to x's shape) is nonzero, x
- * elsewhere. For float32 any value (-INFINITY for attention masks, NaN);
+/* torch.masked_fill(x, mask, value): a new tensor of x's dtype and the
+ * broadcast shape of x and mask (x's own where the mask broadcasts to it,
+ * as an attention mask does), value where mask (uint8) is nonzero, x
+ * elsewhere. For float32 any value float32 holds (-INFINITY for attention
+ * masks, NaN; a finite value beyond its range is refused, as in PyTorch);
  * int32 and uint8 truncate it toward zero and refuse one they cannot hold
- * (CLRT_EINVAL). The gradient is zero where it filled. */
+ * (CLRT_EINVAL). The gradient is zero where it filled (summed over the
+ * dims x was broadcast along). */
 CLRT_API clrt_tensor *clrt_masked_fill(clrt_tensor *x, clrt_tensor *mask, double value);
 
 /* torch.clamp(x, lo, hi) on float32: min(max(x, lo), hi), NaN kept; lo >
- * hi gives hi everywhere; -INFINITY or INFINITY leaves a side open; NaN
- * bounds are refused (CLRT_EINVAL). Bounds are rounded to float32. The
- * gradient passes where lo <= x <= hi (bounds included, as PyTorch). */
+ * hi gives hi everywhere; -INFINITY or INFINITY leaves a side open; a NaN
+ * bound gives NaN everywhere (as PyTorch). Bounds are rounded to float32.
+ * The gradient passes where lo <= x <= hi, the bounds included (PyTorch
+ * 2.15 passes it only strictly inside). */
 CLRT_API clrt_tensor *clrt_clamp(clrt_tensor *x, double lo, double hi);
 
 /* x^p elementwise on float32 (p rounded to float32), as torch.pow with a

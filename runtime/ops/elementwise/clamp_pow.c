@@ -15,16 +15,16 @@ static clrt_tensor *clamp_forward(int n, clrt_tensor *const *in, const clrt__op_
     clrt_tensor *x = in[0];
     if (clrt__check_dtype(api, "x", x, CLRT_F32) != CLRT_OK)
         return NULL;
-    if (isnan(a->f[0]) || isnan(a->f[1])) {
-        clrt__fail(CLRT_EINVAL,
-                   "%s: bounds lo %g and hi %g must not be NaN (-inf and inf leave "
-                   "a side open)",
-                   api, a->f[0], a->f[1]);
-        return NULL;
-    }
     clrt_tensor *out = clrt__alloc_like(x);
     if (!out)
         return NULL;
+    if (isnan(a->f[0]) || isnan(a->f[1])) { /* NaN everywhere, as torch.clamp */
+        if (clrt__fill(out, NAN) != CLRT_OK) {
+            clrt_tensor_release(out);
+            return NULL;
+        }
+        return out;
+    }
     cl_mem mx = clrt__mem(x), mo = clrt__mem(out);
     cl_ulong cnt = (cl_ulong)x->numel;
     cl_float lo = (cl_float)a->f[0], hi = (cl_float)a->f[1];
@@ -37,8 +37,8 @@ static clrt_tensor *clamp_forward(int n, clrt_tensor *const *in, const clrt__op_
     return out;
 }
 
-/* g where lo <= x <= hi, else 0 (torch.clamp's gradient: the bounds
- * themselves pass). */
+/* g where lo <= x <= hi, else 0: the bounds themselves pass (none does
+ * with a NaN bound). */
 clrt_status clrt__clamp_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
 {
     clrt_tensor *x = c->in[0];

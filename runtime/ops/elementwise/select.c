@@ -6,6 +6,7 @@
 #include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -78,6 +79,11 @@ static sel_value value_bits(clrt_dtype t, double v)
 
 clrt_status clrt__select_value_check(const char *api, clrt_dtype t, double v)
 {
+    if (t == CLRT_F32 && isfinite(v) && fabs(v) > FLT_MAX)
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: value %g overflows float32 (as in PyTorch; use "
+                          "INFINITY for an infinite fill)",
+                          api, v);
     if (t == CLRT_F32)
         return CLRT_OK;
     double lo = t == CLRT_I32 ? -2147483648.0 : 0.0, hi = t == CLRT_I32 ? 2147483647.0 : 255.0;
@@ -153,17 +159,15 @@ static clrt_status broadcast3(const char *api, clrt_tensor *const *ts, const cha
             int j = ts[k] ? i - (n - ts[k]->ndim) : -1;
             int64_t dim = j >= 0 ? ts[k]->shape[j] : 1;
             if (dim != 1 && shape[i] != 1 && dim != shape[i]) {
-                char s[3][128];
+                char s[3][128], all[420] = "";
                 for (int m = 0; m < 3; m++)
                     if (ts[m])
-                        clrt_shape_str(ts[m]->ndim, ts[m]->shape, s[m], sizeof s[m]);
-                    else
-                        strcpy(s[m], "-");
+                        snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s %s",
+                                 m ? ", " : "", names[m],
+                                 clrt_shape_str(ts[m]->ndim, ts[m]->shape, s[m], sizeof s[m]));
                 return clrt__fail(CLRT_ESHAPE,
-                                  "%s: shapes do not broadcast: %s %s, %s %s, %s %s (dimension "
-                                  "%d: %lld vs %lld)",
-                                  api, names[0], s[0], names[1], s[1], names[2], s[2], i,
-                                  (long long)shape[i], (long long)dim);
+                                  "%s: shapes do not broadcast: %s (dimension %d: %lld vs %lld)",
+                                  api, all, i, (long long)shape[i], (long long)dim);
             }
             if (dim != 1)
                 shape[i] = dim;
@@ -204,33 +208,26 @@ static clrt_tensor *where_forward(int n, clrt_tensor *const *in, const clrt__op_
 const clrt__op_def clrt__op_where = {"clrt_where", 3, CLRT__SAVE_IN(0), where_forward,
                                      clrt__where_backward};
 
-/* masked_fill: x, mask; attrs f[0] the value. The result has x's shape:
- * mask broadcasts to it. */
+/* masked_fill: x, mask; attrs f[0] the value. As torch.masked_fill (not
+ * its in-place form), the result has the broadcast shape of x and mask. */
 static clrt_tensor *masked_fill_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *at,
                                         int keep, clrt_tensor **extra)
 {
     (void)n, (void)keep, (void)extra;
     const char *api = "clrt_masked_fill";
+    static const char *const names[3] = {"x", "mask", "-"};
     clrt_tensor *x = in[0], *mask = in[1];
+    clrt_tensor *ts[3] = {x, mask, NULL};
     clrt__arg args[] = {{"x", x, 0}, {"mask", mask, 0}};
+    int64_t shape[CLRT_MAX_DIMS];
+    int ndim = 0;
     double v = at->f[0];
     if (clrt__check_args(api, 2, args) != CLRT_OK ||
         clrt__check_dtype(api, "mask", mask, CLRT_U8) != CLRT_OK ||
-        clrt__select_value_check(api, x->dtype, v) != CLRT_OK)
+        clrt__select_value_check(api, x->dtype, v) != CLRT_OK ||
+        broadcast3(api, ts, names, &ndim, shape) != CLRT_OK)
         return NULL;
-    int ok = mask->ndim <= x->ndim;
-    for (int i = 0; ok && i < mask->ndim; i++) {
-        int64_t dm = mask->shape[i], dx = x->shape[i + x->ndim - mask->ndim];
-        ok = dm == dx || dm == 1;
-    }
-    if (!ok) {
-        char sx[128], sm[128];
-        clrt__fail(CLRT_ESHAPE, "%s: mask of shape %s does not broadcast to x's shape %s", api,
-                   clrt_shape_str(mask->ndim, mask->shape, sm, sizeof sm),
-                   clrt_shape_str(x->ndim, x->shape, sx, sizeof sx));
-        return NULL;
-    }
-    clrt_tensor *out = clrt__alloc_like(x);
+    clrt_tensor *out = clrt__alloc(clrt__dev(x), x->dtype, ndim, shape);
     if (out && clrt__select_into(mask, NULL, v, x, 0, out) != CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;

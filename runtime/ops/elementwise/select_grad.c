@@ -31,10 +31,9 @@ clrt_status clrt__where_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_t
     return st == CLRT_OK && c->needs[2] ? give(c, 2, routed(c->in[0], g, 0), grad_in) : st;
 }
 
-/* Zero where the mask filled. */
+/* Zero where the mask filled, summed back where x was broadcast. */
 clrt_status clrt__masked_fill_backward(const clrt__grad_ctx *c, clrt_tensor *g,
                                        clrt_tensor **grad_in)
 {
-    grad_in[0] = routed(c->in[1], g, 0);
-    return grad_in[0] ? CLRT_OK : clrt_last_status();
+    return give(c, 0, routed(c->in[1], g, 0), grad_in);
 }

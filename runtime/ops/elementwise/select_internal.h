@@ -13,8 +13,8 @@ clrt_status clrt__select_into(clrt_tensor *cond, clrt_tensor *a, double va, clrt
                               double vb, clrt_tensor *out);
 
 /* Whether v fits a tensor of dtype t after truncation toward zero
- * (float32: anything, -inf and NaN included): CLRT_OK or CLRT_EINVAL
- * naming api. */
+ * (float32: infinities and NaN included, finite values beyond its range
+ * not): CLRT_OK or CLRT_EINVAL naming api. */
 clrt_status clrt__select_value_check(const char *api, clrt_dtype t, double v);
 
 /* The backward rules (select_grad.c), for their defs. */
