@@ -16,6 +16,12 @@
  *                      Fewer than 2^31 elements, indices below 2^32: the
  *                      flat index is decomposed by multiply-shift
  *                      divisions (binary.cl's method), no divide.
+ *   strided_rows_*     the same where the innermost dim runs contiguously
+ *                      on both sides (a row of `run` elements: narrow,
+ *                      cat, permutes that keep the last dim): a 2-D launch,
+ *                      dim 0 along the row, dim 1 the row, whose
+ *                      coordinates over the other dims (at most 7) are
+ *                      decomposed once per row rather than per element.
  *   strided_wide_*     the same with 64-bit indices and divisions, for
  *                      anything larger. */
 
@@ -82,6 +88,19 @@
         STRIDED_STEP(7) STRIDED_STEP(6) STRIDED_STEP(5) STRIDED_STEP(4)                  \
         STRIDED_STEP(3) STRIDED_STEP(2) STRIDED_STEP(1) STRIDED_STEP(0)                  \
         dst[id] = src[is];                                                               \
+    }                                                                                    \
+    __kernel void strided_rows_##suffix(__global const E *src, __global E *dst, uint run,   \
+                                        uint rows, uint8 shape, uint8 ss, uint8 ds,         \
+                                        uint8 magic, uint8 shift, uint src_off,             \
+                                        uint dst_off)                                       \
+    {                                                                                    \
+        uint i = (uint)get_global_id(0), r = (uint)get_global_id(1);                     \
+        if (i >= run || r >= rows)                                                       \
+            return;                                                                      \
+        uint rest = r, is = src_off, id = dst_off;                                       \
+        STRIDED_STEP(7) STRIDED_STEP(6) STRIDED_STEP(5) STRIDED_STEP(4)                  \
+        STRIDED_STEP(3) STRIDED_STEP(2) STRIDED_STEP(1) STRIDED_STEP(0)                  \
+        dst[id + i] = src[is + i];                                                       \
     }                                                                                    \
     __kernel void strided_wide_##suffix(__global const E *src, __global E *dst, ulong n, \
                                         ulong8 shape, ulong8 ss, ulong8 ds,              \

@@ -22,9 +22,10 @@ typedef struct {
 /* Enqueues copy p from src into dst (one dtype, one device; every index p
  * reaches inside both: checked by the caller). Dims of size 1 are dropped
  * and neighbours merged where both sides step through them alike; what is
- * then one contiguous run is a buffer copy, anything else one launch of
- * strided_* (strided_wide_* past 2^31 elements or 2^32 indices). Never
- * blocks. */
+ * then one contiguous run is a buffer copy, rows contiguous on both sides
+ * one launch of strided_rows_* (an item per element, coordinates
+ * decomposed per row), anything else one of strided_* (strided_wide_*
+ * past 2^31 elements or 2^32 indices). Never blocks. */
 clrt_status clrt__copy_strided(clrt_tensor *src, clrt_tensor *dst, const clrt__strided *p);
 
 /* A new tensor: x broadcast to (ndim, shape) (x's shape right-aligned to

@@ -49,23 +49,49 @@ static int64_t last_index(const clrt__strided *q, int side)
     return at;
 }
 
+/* The first `nd` dims of q as strided_*'s uint8 arguments, right-aligned
+ * (unused dims of size 1 and strides 0). */
+typedef struct {
+    cl_uint8 shape, ss, ds, magic, shift;
+} fast_dims;
+
+static void fast_dims_of(const clrt__strided *q, int nd, fast_dims *f)
+{
+    for (int i = 0; i < 8; i++) {
+        int src = i - (8 - nd);
+        f->shape.s[i] = src >= 0 ? (cl_uint)q->shape[src] : 1;
+        f->ss.s[i] = src >= 0 ? (cl_uint)q->ss[src] : 0;
+        f->ds.s[i] = src >= 0 ? (cl_uint)q->ds[src] : 0;
+        clrt__divisor div = clrt__divisor_of(f->shape.s[i]);
+        f->magic.s[i] = div.mul;
+        f->shift.s[i] = div.shift;
+    }
+}
+
+/* Rows of q's last dim (contiguous on both sides) over a 2-D launch. */
+static clrt_status run_rows(clrt_device *d, cl_mem ms, cl_mem md, size_t esize,
+                            const clrt__strided *q, int64_t n)
+{
+    fast_dims f;
+    fast_dims_of(q, q->ndim - 1, &f);
+    cl_uint run = (cl_uint)q->shape[q->ndim - 1], rows = (cl_uint)(n / q->shape[q->ndim - 1]);
+    cl_uint so = (cl_uint)q->src_off, dof = (cl_uint)q->dst_off;
+    clrt__karg args[] = {CLRT__ARG(ms),      CLRT__ARG(md),   CLRT__ARG(run),  CLRT__ARG(rows),
+                         CLRT__ARG(f.shape), CLRT__ARG(f.ss), CLRT__ARG(f.ds), CLRT__ARG(f.magic),
+                         CLRT__ARG(f.shift), CLRT__ARG(so),   CLRT__ARG(dof)};
+    cl_kernel k = clrt__kernel(d, "layout", NULL, esize == 4 ? "strided_rows_4" : "strided_rows_1");
+    return clrt__run_planes(d, k, run, rows, 11, args);
+}
+
 static clrt_status run_fast(clrt_device *d, cl_mem ms, cl_mem md, const char *name,
                             const clrt__strided *q, int64_t n)
 {
-    cl_uint8 shape, ss, ds, magic, shift;
-    for (int i = 0; i < 8; i++) {
-        int src = i - (8 - q->ndim);
-        shape.s[i] = src >= 0 ? (cl_uint)q->shape[src] : 1;
-        ss.s[i] = src >= 0 ? (cl_uint)q->ss[src] : 0;
-        ds.s[i] = src >= 0 ? (cl_uint)q->ds[src] : 0;
-        clrt__divisor div = clrt__divisor_of(shape.s[i]);
-        magic.s[i] = div.mul;
-        shift.s[i] = div.shift;
-    }
+    fast_dims f;
+    fast_dims_of(q, q->ndim, &f);
     cl_uint n32 = (cl_uint)n, so = (cl_uint)q->src_off, dof = (cl_uint)q->dst_off;
-    clrt__karg args[] = {CLRT__ARG(ms), CLRT__ARG(md), CLRT__ARG(n32),   CLRT__ARG(shape),
-                         CLRT__ARG(ss), CLRT__ARG(ds), CLRT__ARG(magic), CLRT__ARG(shift),
-                         CLRT__ARG(so), CLRT__ARG(dof)};
+    clrt__karg args[] = {CLRT__ARG(ms),   CLRT__ARG(md),   CLRT__ARG(n32),     CLRT__ARG(f.shape),
+                         CLRT__ARG(f.ss), CLRT__ARG(f.ds), CLRT__ARG(f.magic), CLRT__ARG(f.shift),
+                         CLRT__ARG(so),   CLRT__ARG(dof)};
     return clrt__run_1d(d, "layout", NULL, name, (size_t)n, 10, args);
 }
 
@@ -111,6 +137,8 @@ clrt_status clrt__copy_strided(clrt_tensor *src, clrt_tensor *dst, const clrt__s
                last_dst > (int64_t)UINT32_MAX;
     if (wide)
         return run_wide(d, ms, md, esize == 4 ? "strided_wide_4" : "strided_wide_1", &q, n);
+    if (q.ss[q.ndim - 1] == 1 && q.ds[q.ndim - 1] == 1)
+        return run_rows(d, ms, md, esize, &q, n);
     return run_fast(d, ms, md, esize == 4 ? "strided_4" : "strided_1", &q, n);
 }
 
