@@ -21,6 +21,7 @@ const clrt__op_def *const clrt__op_table[] = {
     &clrt__op_permute, &clrt__op_narrow, &clrt__op_cat, &clrt__op_gt, &clrt__op_lt, &clrt__op_ge,
     &clrt__op_le, &clrt__op_eq, &clrt__op_ne, &clrt__op_where, &clrt__op_masked_fill,
     &clrt__op_clamp, &clrt__op_pow_scalar, &clrt__op_max, &clrt__op_max_dim,
+    /* end of the table */
     NULL};
 
 const clrt__op_def *clrt__op_find(const char *name)
