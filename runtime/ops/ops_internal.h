@@ -77,7 +77,8 @@ static inline clrt_tensor *clrt__transpose(clrt_tensor *x, int d0, int d1)
  * operand); a copy when none. NULL + error. */
 clrt_tensor *clrt__sum_to(clrt_tensor *g, int ndim, const int64_t *shape);
 
-/* Releases the n tensors (NULLs skipped) and returns st: a rule's exit. */
-clrt_status clrt__drop(clrt_status st, int n, ...);
+/* The rule of an op whose output is its input's values (a copy, a
+ * same-dtype cast): the gradient passes as it is (shape.c). */
+clrt_status clrt__pass_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
 
 #endif
