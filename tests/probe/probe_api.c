@@ -4,7 +4,7 @@
  * library adds are looked up with dlsym, so this builds against any
  * version of the library and a missing function is reported as a defect.
  *   probe_api <name>      (probe_api list: the names) */
-#include <clrt/clrt.h>
+#include "probe.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -228,7 +228,11 @@ static const struct {
               {"xent-loss-shape", xent_loss_shape},
               {"xent-ignored", xent_ignored},
               {"print-full", print_full},
-              {"start-epoch-negative", start_epoch_negative}};
+              {"start-epoch-negative", start_epoch_negative},
+              /* issue 36 (probe_numerics.c) */
+              {"bn-outlier", probe_bn_outlier},
+              {"bn-huge", probe_bn_huge},
+              {"xent-ignored-grad", probe_xent_ignored_grad}};
 
 int main(int argc, char **argv)
 {
