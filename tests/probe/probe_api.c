@@ -1,6 +1,7 @@
-/* The library side of scripts/probe.py (issue 25): one misuse of the public
- * API per subcommand, each printing "clean" or "defect: why" and exiting 0
- * or 1; a crash is the probe's to see (a signal). Functions that a fixed
+/* The library side of scripts/probe.py (issue 25; issue 36's numerical
+ * checks are in probe_numerics.c): one misuse of the public API per
+ * subcommand, each printing "clean" or "defect: why" and exiting 0 or 1;
+ * a crash is the probe's to see (a signal). Functions that a fixed
  * library adds are looked up with dlsym, so this builds against any
  * version of the library and a missing function is reported as a defect.
  *   probe_api <name>      (probe_api list: the names) */
