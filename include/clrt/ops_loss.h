@@ -12,7 +12,15 @@ extern "C" {
  * is ignored: its row adds no loss, no correct count and no gradient (as
  * PyTorch's ignore_index); clrt_cross_entropy_ex counts such rows.
  *   loss_sum (0-dim float32, may be NULL) += sum over the batch of -log softmax
- *   grad     ([N,K] float32, may be NULL)  = (softmax - onehot) / N  (mean)
+ *   grad     ([N,K] float32, may be NULL)  = (softmax - onehot) / V, V the
+ *                                             rows whose label is in range:
+ *                                             the gradient of the mean loss
+ *                                             (clrt_cross_entropy_loss), as
+ *                                             PyTorch's reduction='mean'
+ *                                             with ignore_index; ignored
+ *                                             rows get zeros (all of them
+ *                                             when V is 0, as PyTorch's,
+ *                                             whose loss is then NaN)
  *   correct  (0-dim int32, may be NULL)    += count of argmax == label
  *                                             (argmax as clrt_argmax: the
  *                                             first maximum, NaN first).
