@@ -6,6 +6,7 @@
  * of clrt_mul's def whose rule is off by 1%, dispatched like the real one).
  * The harness: support/gradcheck.c. */
 #include "gradcheck.h"
+#include "philox_ref.h"
 
 #include "runtime/autograd/autograd_internal.h"
 #include "runtime/ops/ops_internal.h"
@@ -246,6 +247,71 @@ static size_t ref_adaptive(const gc_case *c, const double *const *in, double *ou
     return (size_t)(planes * OH * OW);
 }
 
+/* F.batch_norm over x [N, C, ...]: i[0] training (the batch's biased
+ * statistics) or the running ones (in[3], in[4]); w in[1], b in[2]; f[1]
+ * eps. */
+static size_t ref_batch_norm(const gc_case *c, const double *const *in, double *out)
+{
+    const gc_input *x = &c->in[0];
+    int64_t N = x->shape[0], C = x->shape[1], S = gc_numel(x->ndim - 2, x->shape + 2);
+    for (int64_t ch = 0; ch < C; ch++) {
+        double mean = 0, var = 0;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < S; k++)
+                mean += in[0][(n * C + ch) * S + k] / (double)(N * S);
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < S; k++) {
+                double dv = in[0][(n * C + ch) * S + k] - mean;
+                var += dv * dv / (double)(N * S);
+            }
+        if (!c->i[0])
+            mean = in[3][ch], var = in[4][ch];
+        double inv = 1 / sqrt(var + c->f[1]);
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < S; k++) {
+                size_t at = (size_t)((n * C + ch) * S + k);
+                out[at] = (in[0][at] - mean) * inv * in[1][ch] + in[2][ch];
+            }
+    }
+    return (size_t)(N * C * S);
+}
+
+/* F.dropout with the mask of (seed i[0], step i[1], p f[0]). */
+static size_t ref_dropout(const gc_case *c, const double *const *in, double *out)
+{
+    size_t n = (size_t)gc_numel(c->in[0].ndim, c->in[0].shape);
+    unsigned char *drop = malloc(n + 1);
+    tu_philox_dropout_mask((uint64_t)c->i[0], (uint64_t)c->i[1], c->f[0], n, drop);
+    double scale = (double)(float)(1.0 / (1.0 - c->f[0]));
+    for (size_t k = 0; k < n; k++)
+        out[k] = drop[k] ? 0 : in[0][k] * scale;
+    free(drop);
+    return n;
+}
+
+/* The mean of -log softmax(logits)[label] over the rows whose label is in
+ * range. */
+static size_t ref_cross_entropy(const gc_case *c, const double *const *in, double *out)
+{
+    int64_t N = c->in[0].shape[0], K = c->in[0].shape[1];
+    double sum = 0;
+    int64_t valid = 0;
+    for (int64_t i = 0; i < N; i++) {
+        int64_t y = (int64_t)in[1][i];
+        if (y < 0 || y >= K)
+            continue;
+        double mx = -INFINITY, e = 0;
+        for (int64_t k = 0; k < K; k++)
+            mx = fmax(mx, in[0][i * K + k]);
+        for (int64_t k = 0; k < K; k++)
+            e += exp(in[0][i * K + k] - mx);
+        sum += mx + log(e) - in[0][i * K + y];
+        valid++;
+    }
+    out[0] = valid ? sum / (double)valid : NAN;
+    return 1;
+}
+
 /* --- calls --- */
 
 #define CALL2(name, expr)                                                     \
@@ -282,6 +348,11 @@ CALL2(conv2d, clrt_f_conv2d(in[0], in[1], c->n_in > 2 ? in[2] : NULL, (int)c->i[
 CALL2(maxpool2d, clrt_f_maxpool2d_pad(in[0], (int)c->i[0], (int)c->i[1], (int)c->i[2]))
 CALL2(avgpool2d, clrt_f_avgpool2d(in[0], (int)c->i[0], (int)c->i[1]))
 CALL2(adaptive, clrt_f_adaptive_avgpool2d(in[0], (int)c->i[0], (int)c->i[1]))
+
+CALL2(batch_norm, clrt_f_batch_norm(in[0], in[1], in[2], c->n_in > 3 ? in[3] : NULL,
+                                    c->n_in > 4 ? in[4] : NULL, (int)c->i[0], 0.1, c->f[1]))
+CALL2(dropout, clrt_f_dropout(in[0], c->f[0], (uint64_t)c->i[0], (uint64_t)c->i[1]))
+CALL2(cross_entropy, clrt_cross_entropy_loss(in[0], in[1]))
 
 /* reshape to i[] (ndim f[0]); a view: its values are the input's */
 static clrt_tensor *call_reshape(const gc_case *c, clrt_tensor *const *in)
@@ -566,6 +637,47 @@ static const gc_case cases[] = {
      .call = call_adaptive,
      .ref = ref_adaptive,
      .i = {1, 1}},
+    /* normalization, dropout, the loss */
+    {.op = "clrt_f_batch_norm",
+     .label = "training, [3, 4, 5, 3]",
+     .n_in = 3,
+     .in = {IN(4, 3, 4, 5, 3), IN(1, 4), IN(1, 4)},
+     .call = call_batch_norm,
+     .ref = ref_batch_norm,
+     .i = {1},
+     .f = {0, 1e-5}},
+    {.op = "clrt_f_batch_norm",
+     .label = "evaluation, running statistics",
+     .n_in = 5,
+     .in = {IN(3, 5, 3, 7),
+            IN(1, 3),
+            IN(1, 3),
+            {1, {3}, GC_UNIFORM, 0, 0, 1},
+            {1, {3}, GC_POSITIVE, 0, 0, 1}},
+     .call = call_batch_norm,
+     .ref = ref_batch_norm,
+     .i = {0},
+     .f = {0, 1e-5}},
+    {.op = "clrt_f_dropout",
+     .label = "p 0.3",
+     .n_in = 1,
+     .in = {IN(2, 7, 13)},
+     .call = call_dropout,
+     .ref = ref_dropout,
+     .i = {12345, 7},
+     .f = {0.3}},
+    {.op = "clrt_cross_entropy_loss",
+     .label = "labels in range",
+     .n_in = 2,
+     .in = {IN(2, 6, 5), {1, {6}, GC_INDEX, 5, 0, 0}},
+     .call = call_cross_entropy,
+     .ref = ref_cross_entropy},
+    {.op = "clrt_cross_entropy_loss",
+     .label = "some labels ignored (out of range)",
+     .n_in = 2,
+     .in = {IN(2, 9, 4), {1, {9}, GC_INDEX, 7, 0, 0}},
+     .call = call_cross_entropy,
+     .ref = ref_cross_entropy},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 

@@ -20,6 +20,12 @@
 extern "C" {
 #endif
 
+/* The same into a new tensor (recorded by autograd: gradients of x,
+ * weight and bias, from the batch's statistics in training mode, the
+ * running ones in evaluation). */
+CLRT_API clrt_tensor *clrt_f_batch_norm(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias,
+                                        clrt_tensor *running_mean, clrt_tensor *running_var,
+                                        int training, double momentum, double eps);
 CLRT_API clrt_status clrt_f_batch_norm_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
                                            clrt_tensor *bias, clrt_tensor *running_mean,
                                            clrt_tensor *running_var, int training, double momentum,

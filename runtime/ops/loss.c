@@ -1,6 +1,9 @@
-/* Softmax cross-entropy, fused forward and backward (clkernels/loss.cl).
+/* Softmax cross-entropy, fused forward and backward (clkernels/loss.cl);
+ * its mean as an op of the table (clrt_cross_entropy_loss), whose forward
+ * keeps the logits' gradient the same kernels compute.
  * Per-row partials go to the device's workspace and one small reduction adds
  * them into the accumulators: nothing is read back to the host. */
+#include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
@@ -183,18 +186,37 @@ clrt_status clrt_count_correct(clrt_tensor *logits, clrt_tensor *labels, clrt_te
     return st != CLRT_OK ? st : run(logits, labels, &o, 0);
 }
 
-clrt_tensor *clrt_cross_entropy_loss(clrt_tensor *logits, clrt_tensor *labels)
+/* The mean loss over the rows whose label is in range; with keep, the
+ * gradient of that mean into extra[0]. */
+static clrt_tensor *xent_loss_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a,
+                                      int keep, clrt_tensor **extra)
 {
+    (void)n, (void)a;
+    clrt_tensor *logits = in[0], *labels = in[1];
     const outputs none = {NULL, NULL, NULL, NULL};
     if (check("clrt_cross_entropy_loss", logits, labels, &none) != CLRT_OK)
         return NULL;
     int64_t rows = logits->shape[0];
     /* The mean over an empty batch is NaN, as in PyTorch. */
     clrt_tensor *loss = clrt_full(clrt__dev(logits), CLRT_F32, 0, NULL, rows ? 0.0 : NAN);
-    const outputs o = {loss, NULL, NULL, NULL};
-    if (loss && run(logits, labels, &o, 1) != CLRT_OK) {
+    clrt_tensor *grad = loss && keep ? clrt__alloc_like(logits) : NULL;
+    const outputs o = {loss, grad, NULL, NULL};
+    if (!loss || (keep && !grad) || run(logits, labels, &o, 1) != CLRT_OK) {
         clrt_tensor_release(loss);
+        clrt_tensor_release(grad);
         return NULL;
     }
+    extra[0] = grad;
     return loss;
 }
+
+/* d loss / d logits times the incoming (0-dim) gradient. */
+static clrt_status xent_loss_backward(const clrt__grad_ctx *c, clrt_tensor *g,
+                                      clrt_tensor **grad_in)
+{
+    grad_in[0] = clrt__mul(c->extra[0], g);
+    return grad_in[0] ? CLRT_OK : clrt_last_status();
+}
+
+const clrt__op_def clrt__op_cross_entropy_loss = {"clrt_cross_entropy_loss", 2, 0,
+                                                  xent_loss_forward, xent_loss_backward};

@@ -17,7 +17,8 @@ const clrt__op_def *const clrt__op_table[] = {
     &clrt__op_matmul,
     /* convolution and pooling */
     &clrt__op_conv2d, &clrt__op_maxpool2d, &clrt__op_avgpool2d, &clrt__op_adaptive_avgpool2d,
-    NULL};
+    /* normalization, dropout, the loss */
+    &clrt__op_batch_norm, &clrt__op_dropout, &clrt__op_cross_entropy_loss, NULL};
 
 const clrt__op_def *clrt__op_find(const char *name)
 {

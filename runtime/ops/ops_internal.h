@@ -18,6 +18,7 @@ extern const clrt__op_def clrt__op_sum, clrt__op_mean, clrt__op_sum_dim, clrt__o
 extern const clrt__op_def clrt__op_matmul;
 extern const clrt__op_def clrt__op_conv2d, clrt__op_maxpool2d, clrt__op_avgpool2d,
     clrt__op_adaptive_avgpool2d;
+extern const clrt__op_def clrt__op_batch_norm, clrt__op_dropout, clrt__op_cross_entropy_loss;
 
 /* def's forward on n inputs, unrecorded; a may be NULL. */
 clrt_tensor *clrt__call(const clrt__op_def *def, int n, clrt_tensor *const *in,

@@ -288,8 +288,12 @@ clrt_status clrt_f_batch_norm_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor 
                                   clrt_tensor *running_var, int training, double momentum,
                                   double eps, clrt_tensor *save)
 {
-    return clrt__batch_norm_fused_out(out, x, weight, bias, running_mean, running_var, training,
-                                      momentum, eps, save, NULL, &CLRT__NO_EPILOGUE);
+    clrt_status st = clrt__unrecorded_write("clrt_f_batch_norm_out", out, "out", 3, x, "x", weight,
+                                            "weight", bias, "bias");
+    return st != CLRT_OK ? st
+                         : clrt__batch_norm_fused_out(out, x, weight, bias, running_mean,
+                                                      running_var, training, momentum, eps, save,
+                                                      NULL, &CLRT__NO_EPILOGUE);
 }
 
 /* --- backward --- */
@@ -375,5 +379,8 @@ clrt_status clrt_f_batch_norm_backward_out(clrt_tensor *grad_x, clrt_tensor *gra
                                            int accumulate)
 {
     bn_bwd b = {grad_x, grad_weight, grad_bias, grad_out, x, weight, save, accumulate};
-    return backward(&b);
+    clrt_status st = clrt__check_unrecorded("clrt_f_batch_norm_backward_out", 3,
+                                            (clrt_tensor *[]){grad_out, x, weight},
+                                            (const char *const[]){"grad_out", "x", "weight"});
+    return st != CLRT_OK ? st : backward(&b);
 }
