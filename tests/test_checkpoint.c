@@ -671,8 +671,7 @@ static Suite *checkpoint_suite(void)
     tcase_set_timeout(mount, 120);
     tcase_add_test(mount, full_disk_keeps_the_previous_file);
     /* A device node of its own needs root (mknod). */
-    tcase_add_loop_test(mount, save_writes_only_over_a_regular_file_or_nothing, AT_DEVICE,
-                        N_KINDS);
+    tcase_add_loop_test(mount, save_writes_only_over_a_regular_file_or_nothing, AT_DEVICE, N_KINDS);
     suite_add_tcase(s, mount);
     return s;
 }

@@ -6,10 +6,10 @@
 
 #include <clrt/ops.h>
 
-#define BINARY(name)                                                \
-    clrt_tensor *clrt_##name(clrt_tensor *a, clrt_tensor *b)        \
-    {                                                               \
-        return clrt__dispatch2(&clrt__op_##name, a, b, NULL);       \
+#define BINARY(name)                                          \
+    clrt_tensor *clrt_##name(clrt_tensor *a, clrt_tensor *b)  \
+    {                                                         \
+        return clrt__dispatch2(&clrt__op_##name, a, b, NULL); \
     }
 BINARY(add)
 BINARY(sub)
@@ -17,7 +17,7 @@ BINARY(mul)
 BINARY(div)
 BINARY(matmul)
 
-#define UNARY(api, def)                                             \
+#define UNARY(api, def) \
     clrt_tensor *api(clrt_tensor *x) { return clrt__dispatch1(&clrt__op_##def, x, NULL); }
 UNARY(clrt_neg, neg)
 UNARY(clrt_exp, exp)

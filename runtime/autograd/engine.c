@@ -104,8 +104,8 @@ static clrt_status check_grad(const clrt__node *u, int i, const clrt_tensor *g)
     return clrt__fail(CLRT_EINVAL,
                       "clrt_backward: %s's backward gave input %d a gradient of shape %s, not "
                       "its shape %s (a defect in its rule)",
-                      u->kind->name(u), i, g ? clrt_shape_str(g->ndim, g->shape, got, sizeof got)
-                                             : "(none)",
+                      u->kind->name(u), i,
+                      g ? clrt_shape_str(g->ndim, g->shape, got, sizeof got) : "(none)",
                       clrt_shape_str(e->ndim, e->shape, want, sizeof want));
 }
 
@@ -129,7 +129,8 @@ static clrt_status run_node(clrt__node *u, node_list *ready)
     int n = u->n_in;
     int *needs = clrt__calloc(n > 0 ? (size_t)n : 1, sizeof *needs);
     clrt_tensor **grads = clrt__calloc(n > 0 ? (size_t)n : 1, sizeof *grads);
-    clrt_status st = needs && grads ? CLRT_OK : clrt__fail(CLRT_ENOMEM, "clrt_backward: out of memory");
+    clrt_status st =
+        needs && grads ? CLRT_OK : clrt__fail(CLRT_ENOMEM, "clrt_backward: out of memory");
     for (int i = 0; st == CLRT_OK && i < n; i++)
         needs[i] = clrt__edge_needs(&u->edges[i]);
     if (st == CLRT_OK)

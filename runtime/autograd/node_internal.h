@@ -16,7 +16,7 @@ typedef struct clrt__node clrt__node;
 typedef struct {
     clrt__node *node; /* counted reference */
     int nr;
-    clrt_tensor *leaf; /* counted reference */
+    clrt_tensor *leaf;            /* counted reference */
     int64_t shape[CLRT_MAX_DIMS]; /* the input's shape and device, saved or not */
     int ndim;
     clrt_device *dev;
@@ -51,8 +51,7 @@ struct clrt__node {
 /* A node of `kind` with n inputs taken from in[] (NULL entries: no
  * input), data its kind's (freed by its release_saved or destroy).
  * Refcount 1 (the caller's). NULL + CLRT_ENOMEM. */
-clrt__node *clrt__node_new(const clrt__node_kind *kind, int n, clrt_tensor *const *in,
-                           void *data);
+clrt__node *clrt__node_new(const clrt__node_kind *kind, int n, clrt_tensor *const *in, void *data);
 /* Makes out a result of node (its output 0): requires grad, grad_fn a
  * new reference to node. out must have no history of its own. */
 void clrt__node_set_output(clrt__node *node, clrt_tensor *out);

@@ -35,8 +35,7 @@ clrt_status clrt__pass_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_te
     return CLRT_OK;
 }
 
-const clrt__op_def clrt__op_clone = {"clrt_tensor_clone", 1, 0, clone_forward,
-                                     clrt__pass_backward};
+const clrt__op_def clrt__op_clone = {"clrt_tensor_clone", 1, 0, clone_forward, clrt__pass_backward};
 
 /* attrs dev: the target device. */
 static clrt_tensor *to_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a, int keep,
