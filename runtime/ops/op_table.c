@@ -14,7 +14,10 @@ const clrt__op_def *const clrt__op_table[] = {
     /* reductions */
     &clrt__op_sum, &clrt__op_mean, &clrt__op_sum_dim, &clrt__op_mean_dim, &clrt__op_norm,
     /* products */
-    &clrt__op_matmul, NULL};
+    &clrt__op_matmul,
+    /* transformer ops: softmax, layer norm, activations, embedding, variance */
+    &clrt__op_softmax, &clrt__op_log_softmax, &clrt__op_layer_norm, &clrt__op_gelu, &clrt__op_silu,
+    &clrt__op_embedding, &clrt__op_var_dim, NULL};
 
 const clrt__op_def *clrt__op_find(const char *name)
 {

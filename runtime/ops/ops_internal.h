@@ -16,6 +16,10 @@ extern const clrt__op_def clrt__op_reshape, clrt__op_clone, clrt__op_to, clrt__o
 extern const clrt__op_def clrt__op_sum, clrt__op_mean, clrt__op_sum_dim, clrt__op_mean_dim,
     clrt__op_norm;
 extern const clrt__op_def clrt__op_matmul;
+/* transformer ops (runtime/ops/nn/, norm/layernorm.c, elementwise/unary.c,
+ * reduce/var.c) */
+extern const clrt__op_def clrt__op_softmax, clrt__op_log_softmax, clrt__op_layer_norm,
+    clrt__op_gelu, clrt__op_silu, clrt__op_embedding, clrt__op_var_dim;
 
 /* def's forward on n inputs, unrecorded; a may be NULL. */
 clrt_tensor *clrt__call(const clrt__op_def *def, int n, clrt_tensor *const *in,
