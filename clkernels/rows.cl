@@ -239,9 +239,9 @@ float blk_dot(__global const float *g, __global const float *y, ulong n, ulong s
 }
 
 /* Layer norm's backward sums: (sum gw, sum gw * xhat), gw = g * w (w may
- * be absent), xhat = (x - mean) * rstd. */
+ * be absent), xhat = ((x - hi) - lo) * rstd (the mean as hi + lo). */
 float2 blk_ln_sums(__global const float *g, __global const float *x, __global const float *w,
-                   int has_w, ulong n, ulong step, float mean, float rstd)
+                   int has_w, ulong n, ulong step, float hi, float lo, float rstd)
 {
     float2 s = (float2)(0.0f);
     ulong r = 0;
@@ -250,20 +250,20 @@ float2 blk_ln_sums(__global const float *g, __global const float *x, __global co
         for (; r + VW <= n; r += VW) {
             VEC gw = VLOAD(g + r) * (has_w ? VLOAD(w + r) : (VEC)(1.0f));
             a += gw;
-            b += gw * ((VLOAD(x + r) - mean) * rstd);
+            b += gw * (((VLOAD(x + r) - hi) - lo) * rstd);
         }
         s = (float2)(HSUM(a), HSUM(b));
     }
     for (; r < n; r++) {
         float gw = g[r * step] * (has_w ? w[r * step] : 1.0f);
-        s += (float2)(gw, gw * ((x[r * step] - mean) * rstd));
+        s += (float2)(gw, gw * (((x[r * step] - hi) - lo) * rstd));
     }
     return s;
 }
 
 /* --- softmax and log-softmax, forward: max, sum of exponentials, output.
  * Softmax stores the exponentials on the way and scales them; log-softmax
- * writes x - max - log(sum). A row of -inf gives NaN (-inf - -inf), as
+ * writes (x - max) - log(sum). A row of -inf gives NaN (-inf - -inf), as
  * does a row holding NaN or +inf, as in PyTorch. --- */
 
 void softmax_body(__global const float *x, __global float *y, ROW_ARGS, const int group,
@@ -287,12 +287,13 @@ void softmax_body(__global const float *x, __global float *y, ROW_ARGS, const in
             sum = group_sum(sum, red);
         ulong r = 0;
         if (lg) {
-            float c = m + log(sum);
+            /* (x - m) first: exact near the max, where the values matter */
+            float lse = log(sum);
             if (s.step == 1)
                 for (; r + VW <= s.n; r += VW)
-                    VSTORE(VLOAD(xs + r) - c, ys + r);
+                    VSTORE((VLOAD(xs + r) - m) - lse, ys + r);
             for (; r < s.n; r++)
-                ys[r * s.step] = xs[r * s.step] - c;
+                ys[r * s.step] = (xs[r * s.step] - m) - lse;
         } else {
             float inv = 1.0f / sum;
             if (s.step == 1)
@@ -379,10 +380,13 @@ __kernel void log_softmax_bwd_group(__global const float *g, __global const floa
  * mean is m0 + c / R and the squared deviations from it ss - c^2 / R.
  * The deviations are exact where x is near its mean however large the
  * offset, and c corrects m0's rounding: no cancellation of large sums.
- * A row of R = 0 gives NaN for both. --- */
+ * The mean stays a pair, hi = m0 and lo = c / R: far from zero a float
+ * holds it only to half an ulp of the offset (5e-4 at 1e4), which would
+ * shift every deviation x - mean by that much; (x - hi) - lo keeps them
+ * exact. A row of R = 0 gives NaN. --- */
 
 typedef struct {
-    float mean, m2;
+    float hi, lo, m2;
 } moments;
 
 moments row_moments(__global const float *x, segment s, ulong R, __local float *red,
@@ -400,7 +404,8 @@ moments row_moments(__global const float *x, segment s, ulong R, __local float *
     if (group)
         cd = group_sum2(cd, red);
     moments mo;
-    mo.mean = m0 + cd.x / (float)R;
+    mo.hi = m0;
+    mo.lo = cd.x / (float)R;
     mo.m2 = fmax(cd.y - cd.x * (cd.x / (float)R), 0.0f);
     if (R == 0)
         mo.m2 = NAN;
@@ -409,7 +414,8 @@ moments row_moments(__global const float *x, segment s, ulong R, __local float *
 
 /* --- var_dim: var[q] = m2 / dof (inv_dof = 1 / max(0, R - correction),
  * inf for none, so 0 / 0 is NaN and anything else inf, as in PyTorch);
- * the row's mean into mean[q] when want_mean (its backward reads it). --- */
+ * the row's mean as (hi, lo) into mean[2 q], mean[2 q + 1] when want_mean
+ * (its backward reads it). --- */
 
 void moments_body(__global const float *x, __global float *var, __global float *mean,
                   int want_mean, float inv_dof, ROW_ARGS, const int group)
@@ -419,8 +425,10 @@ void moments_body(__global const float *x, __global float *var, __global float *
         moments mo = row_moments(x, segment_of(q, R, inner, span, l, L), R, red, group);
         if (l == 0) {
             var[q] = mo.m2 * inv_dof;
-            if (want_mean)
-                mean[q] = mo.mean;
+            if (want_mean) {
+                mean[2 * q] = mo.hi;
+                mean[2 * q + 1] = mo.lo;
+            }
         }
     }
 }
@@ -446,12 +454,13 @@ __kernel void var_bwd(__global const float *g, __global const float *x,
     if (i >= Rin || o >= outer)
         return;
     ulong q = o * inner + i % inner, k = o * Rin + i;
-    dx[k] = g[q] * (x[k] - mean[q]) * two_inv_dof;
+    dx[k] = g[q] * ((x[k] - mean[2 * q]) - mean[2 * q + 1]) * two_inv_dof;
 }
 
 /* --- layer norm over rows of R (inner == 1): y = (x - mean) * rstd * w + b,
  * rstd = 1 / sqrt(var + eps) with the biased variance; w and b (R values,
- * each optional) follow r. mean and rstd go to stats when want_stats. --- */
+ * each optional) follow r. The mean (as (hi, lo), two floats a row) and
+ * rstd go to mean_out and rstd_out when want_stats. --- */
 
 void layer_norm_body(__global const float *x, __global const float *w, int has_w,
                      __global const float *bias, int has_b, float eps, __global float *y,
@@ -462,9 +471,10 @@ void layer_norm_body(__global const float *x, __global const float *w, int has_w
     {
         segment s = segment_of(q, R, inner, span, l, L);
         moments mo = row_moments(x, s, R, red, group);
-        float rstd = 1.0f / sqrt(mo.m2 / (float)R + eps), mean = mo.mean;
+        float rstd = 1.0f / sqrt(mo.m2 / (float)R + eps), hi = mo.hi, lo = mo.lo;
         if (want_stats && l == 0) {
-            mean_out[q] = mean;
+            mean_out[2 * q] = hi;
+            mean_out[2 * q + 1] = lo;
             rstd_out[q] = rstd;
         }
         ulong c0 = s.off - row_base(q, R, inner); /* where the segment starts in the row */
@@ -473,7 +483,7 @@ void layer_norm_body(__global const float *x, __global const float *w, int has_w
         ulong r = 0;
         if (s.step == 1)
             for (; r + VW <= s.n; r += VW) {
-                VEC v = (VLOAD(xs + r) - mean) * rstd;
+                VEC v = ((VLOAD(xs + r) - hi) - lo) * rstd;
                 if (has_w)
                     v *= VLOAD(ws + r);
                 if (has_b)
@@ -481,7 +491,7 @@ void layer_norm_body(__global const float *x, __global const float *w, int has_w
                 VSTORE(v, ys + r);
             }
         for (; r < s.n; r++) {
-            float v = (xs[r * s.step] - mean) * rstd;
+            float v = ((xs[r * s.step] - hi) - lo) * rstd;
             if (has_w)
                 v *= ws[r * s.step];
             if (has_b)
@@ -506,8 +516,8 @@ __kernel void layer_norm_group(__global const float *x, __global const float *w,
     layer_norm_body(x, w, has_w, b, has_b, eps, y, mean, rstd, want_stats, ROW_PARAMS, 1);
 }
 
-/* --- layer norm's backward for rows of R, from the forward's mean and
- * rstd: with gw = g * w and xhat = (x - mean) * rstd,
+/* --- layer norm's backward for rows of R, from the forward's mean (hi,
+ * lo) and rstd: with gw = g * w and xhat = (x - mean) * rstd,
  *   dx = rstd * (gw - sum(gw) / R - xhat * sum(gw * xhat) / R)  (want_dx)
  *   gx = g * xhat                                               (want_gx)
  * gx, summed over rows by the host, is w's gradient. --- */
@@ -520,14 +530,14 @@ void layer_norm_bwd_body(__global const float *g, __global const float *x,
     FOR_ROWS(group)
     {
         segment s = segment_of(q, R, inner, span, l, L);
-        float mean = mean_in[q], rstd = rstd_in[q];
+        float hi = mean_in[2 * q], lo = mean_in[2 * q + 1], rstd = rstd_in[q];
         ulong c0 = s.off - row_base(q, R, inner);
         __global const float *gs = g + s.off, *xs = x + s.off, *ws = w + c0;
         float2 t = (float2)(0.0f);
         if (want_dx) {
             for (ulong b = 0; b < s.n; b += CHUNK)
                 t += blk_ln_sums(gs + b * s.step, xs + b * s.step, ws + b * s.step, has_w,
-                                 min(s.n - b, CHUNK), s.step, mean, rstd);
+                                 min(s.n - b, CHUNK), s.step, hi, lo, rstd);
             if (group)
                 t = group_sum2(t, red);
         }
@@ -536,7 +546,7 @@ void layer_norm_bwd_body(__global const float *g, __global const float *x,
         ulong r = 0;
         if (s.step == 1)
             for (; r + VW <= s.n; r += VW) {
-                VEC gv = VLOAD(gs + r), xh = (VLOAD(xs + r) - mean) * rstd;
+                VEC gv = VLOAD(gs + r), xh = ((VLOAD(xs + r) - hi) - lo) * rstd;
                 if (want_gx)
                     VSTORE(gv * xh, gxs + r);
                 if (want_dx) {
@@ -546,7 +556,7 @@ void layer_norm_bwd_body(__global const float *g, __global const float *x,
             }
         for (; r < s.n; r++) {
             ulong k = r * s.step;
-            float gv = gs[k], xh = (xs[k] - mean) * rstd;
+            float gv = gs[k], xh = ((xs[k] - hi) - lo) * rstd;
             if (want_gx)
                 gxs[k] = gv * xh;
             if (want_dx) {

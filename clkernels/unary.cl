@@ -10,13 +10,16 @@ float stable_sigmoid(float v)
     return v >= 0.0f ? r : e * r;
 }
 
-/* GELU, the erf form (F.gelu's default): x * Phi(x). */
-float gelu(float v) { return 0.5f * v * (1.0f + erf(v * M_SQRT1_2_F)); }
+/* GELU, the erf form (F.gelu's default): x * Phi(x), Phi(x) = (1 +
+ * erf(x / sqrt 2)) / 2 = erfc(-x / sqrt 2) / 2. erfc keeps Phi's relative
+ * accuracy for negative x, where 1 + erf cancels (at x = -5 erf's few ulps
+ * of 1 are the whole result). */
+float gelu(float v) { return 0.5f * v * erfc(-v * M_SQRT1_2_F); }
 
 /* d gelu / dx = Phi(x) + x * phi(x), phi the standard normal density. */
 float gelu_grad(float v)
 {
-    return 0.5f * (1.0f + erf(v * M_SQRT1_2_F)) + v * 0.3989422804014327f * exp(-0.5f * v * v);
+    return 0.5f * erfc(-v * M_SQRT1_2_F) + v * 0.3989422804014327f * exp(-0.5f * v * v);
 }
 
 /* d silu / dx = s (1 + x (1 - s)), s = sigmoid(x). */

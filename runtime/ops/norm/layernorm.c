@@ -4,8 +4,8 @@
  * kernel per row (clkernels/rows.cl, planned by runtime/ops/rows.c): the
  * mean in two passes (a sum, then the deviations from it, which also
  * correct it), so data far from zero keeps its variance. With `keep` the
- * rows' mean and rstd go to extra[0] and extra[1] for the backward
- * (layernorm_grad.c). */
+ * rows' mean (as a pair hi + lo, [rows, 2]: rows.cl says why) and rstd
+ * ([rows]) go to extra[0] and extra[1] for the backward (layernorm_grad.c). */
 #include "runtime/ops/norm/layernorm_internal.h"
 #include "runtime/ops/rows_internal.h"
 #include "runtime/tensor/check_internal.h"
@@ -82,11 +82,11 @@ static clrt_tensor *layer_norm_forward(int n, clrt_tensor *const *in, const clrt
     clrt_tensor *x = in[0], *w = n > 1 ? in[1] : NULL, *b = n > 2 ? in[2] : NULL;
     if (check_call(x, (int)a->i[0], w, b, &v) != CLRT_OK)
         return NULL;
-    int64_t rows = v.outer;
+    int64_t rows[2] = {v.outer, 2};
     clrt_tensor *y = clrt__alloc_like(x), *mean = NULL, *rstd = NULL;
     if (y && keep) {
-        mean = clrt__alloc(clrt__dev(x), CLRT_F32, 1, &rows);
-        rstd = mean ? clrt__alloc(clrt__dev(x), CLRT_F32, 1, &rows) : NULL;
+        mean = clrt__alloc(clrt__dev(x), CLRT_F32, 2, rows);
+        rstd = mean ? clrt__alloc(clrt__dev(x), CLRT_F32, 1, rows) : NULL;
     }
     if (!y || (keep && !rstd) || run(x, w, b, (float)a->f[0], y, mean, rstd, &v) != CLRT_OK) {
         clrt_tensor_release(y);

@@ -3,8 +3,9 @@
  * two passes per row (clkernels/rows.cl's moments: a sum, then the
  * deviations from it, which also correct it), so data with a large offset
  * keeps its variance. No degrees of freedom give NaN (0 / 0) or inf, as
- * in PyTorch. With `keep` the rows' means go to extra[0] for the
- * backward, dx = g * 2 (x - mean) / dof (one kernel). */
+ * in PyTorch. With `keep` the rows' means go to extra[0] ([rows, 2]: a
+ * pair hi + lo, as rows.cl says) for the backward, dx = g * 2 (x - mean) /
+ * dof (one kernel). */
 #include "runtime/ops/reduce/reduce_internal.h"
 #include "runtime/ops/ops_internal.h"
 #include "runtime/ops/rows_internal.h"
@@ -36,13 +37,13 @@ static clrt_tensor *var_forward(int n, clrt_tensor *const *in, const clrt__op_at
         clrt__rows_of_dim(API, x, dim, &v) != CLRT_OK)
         return NULL;
     int nd = x->ndim > 0 ? x->ndim : 1, dd = dim < 0 ? dim + nd : dim, ondim = 0;
-    int64_t oshape[CLRT_MAX_DIMS], rows = v.outer * v.inner;
+    int64_t oshape[CLRT_MAX_DIMS], rows = v.outer * v.inner, mshape[2] = {rows, 2};
     for (int i = 0; i < x->ndim; i++)
         if (i != dd || keepdim)
             oshape[ondim++] = i == dd ? 1 : x->shape[i];
     clrt_device *d = clrt__dev(x);
     clrt_tensor *var = clrt__alloc(d, CLRT_F32, ondim, oshape);
-    clrt_tensor *mean = var && keep ? clrt__alloc(d, CLRT_F32, 1, &rows) : NULL;
+    clrt_tensor *mean = var && keep ? clrt__alloc(d, CLRT_F32, 2, mshape) : NULL;
     clrt__rows_plan p;
     clrt_status st = var && (!keep || mean) ? CLRT_OK : clrt_last_status();
     if (st == CLRT_OK && rows > 0) {
