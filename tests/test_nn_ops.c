@@ -704,19 +704,21 @@ END_TEST
 /* ------------------------------------------------------------- loop budget */
 
 /* llvmpipe ends a work item's loops after 65535 iterations in all
- * (clrt__loop_budget): with the cap lowered to 3000 rows of 20011 take a
- * work-group each, whose items share them; ids beyond an item's run fail
- * loudly, and so does a cap under which no plan fits. */
+ * (clrt__loop_budget): with the cap lowered to 6000 rows of 20011 take a
+ * work-group each, whose items share them (on llvmpipe itself 32 items, a
+ * float a step: its kernels' work-group size and vector width); 4000 ids,
+ * whose runs may be longer than an item runs, fail loudly, and so does a
+ * cap under which no plan fits. */
 START_TEST(test_loop_budget)
 {
     uint64_t rng = tu_seed() + 9;
-    tu_device()->loop_cap = 3000;
+    tu_device()->loop_cap = 6000;
     check_softmax_random(2, EU_SHAPE(2, 20011), 1, 3, &rng);
     check_layer_norm(2, EU_SHAPE(2, 20011), 1, 100, 1, &rng);
     check_var(2, EU_SHAPE(2, 20011), 1, 1, 0, 100, &rng);
     float hw[4] = {1, 2, 3, 4};
-    int32_t *ids = calloc(2000, sizeof *ids);
-    int64_t N = 2000;
+    int32_t *ids = calloc(4000, sizeof *ids);
+    int64_t N = 4000;
     clrt_tensor *ti = upload_ids(1, &N, ids), *w = upload(2, EU_SHAPE(2, 2), hw);
     TU_OK(clrt_requires_grad_(w, 1));
     clrt_tensor *y = TU_NONNULL(clrt_f_embedding(ti, w));
