@@ -4,6 +4,7 @@
  * goes nowhere). Kernels in clkernels/embedding.cl; the weight's gradient
  * in embedding_grad.c. */
 #include "runtime/ops/nn/nn_internal.h"
+#include "runtime/device/arch_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_nn.h>
@@ -55,8 +56,13 @@ static clrt_tensor *embedding_forward(int n, clrt_tensor *const *in, const clrt_
     cl_uint N = (cl_uint)ids->numel, D = (cl_uint)w->shape[1], V = (cl_uint)w->shape[0];
     clrt__karg ka[] = {CLRT__ARG(mi), CLRT__ARG(mw), CLRT__ARG(mo),
                        CLRT__ARG(N),  CLRT__ARG(D),  CLRT__ARG(V)};
-    if (clrt__run_planes(d, clrt__kernel(d, "embedding", NULL, "emb_forward"), D, N, 6, ka) !=
-        CLRT_OK) {
+    /* GPUs: an item per element (neighbours read neighbours); CPU devices:
+     * an item per row, streaming it (runs within the loop budget: D / 4). */
+    int rows = clrt__cpu_style(d) && (size_t)D / 4 + 8 <= clrt__loop_budget(d);
+    clrt_status st =
+        rows ? clrt__run_1d(d, "embedding", NULL, "emb_forward_rows", N, 6, ka)
+             : clrt__run_planes(d, clrt__kernel(d, "embedding", NULL, "emb_forward"), D, N, 6, ka);
+    if (st != CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;
     }
