@@ -633,7 +633,8 @@ def kernel_dir_empty(c):
 
 
 # --- issue 36 -----------------------------------------------------------------
-# 36.6 loads quadratic in the number of tensors, 36.7 CLBlast parameters far
+# 36.4 a forced Winograd where it does not apply, 36.8 a residual block's
+# broadcast identity, 36.6 loads quadratic in the number of tensors, 36.7 CLBlast parameters far
 # beyond CLBlast's constraints, 36.9 names that are not UTF-8 (probe_api's
 # subcommands, tests/probe/probe_api36.c); 36.10 to 36.13 the GPU report's
 # scripts, through the checks of tests/gpu_report/check_gpu_report.py (they
@@ -646,6 +647,16 @@ for _item, _name, _desc, _timeout in [
         ("36.9", "child-name-not-utf8", "a child name that is not UTF-8 ('\\xff')", 60),
         ("36.9", "safetensors-nul-name", "a tensor name with \\u0000 in a file", 60)]:
     probe(_item, _desc)(lambda c, n=_name, t=_timeout: api_probe(c, n, timeout=t))
+
+
+@probe("36.4", "CLRT_CONV_ALGO=winograd on a 5x5 and a stride-2 convolution")
+def winograd_not_applicable(c):
+    return api_probe(c, "winograd-not-applicable", env={"CLRT_CONV_ALGO": "winograd"})
+
+
+@probe("36.8", "clrt_residual(clrt_conv2d(1, 4, 3, 1, 1), NULL): backward of the broadcast")
+def residual_broadcast(c):
+    return api_probe(c, "residual-broadcast")
 
 
 @probe("36.7", "clrt_clblast_tuning_store and _override with MWG=4294967296")

@@ -787,7 +787,7 @@ START_TEST(test_host_gemm_on_calling_thread_when_idle)
     double scale = reference(&g, ha, hb, NULL, ref);
     clrt_tensor *a = upload(ha, 2, s), *b = upload(hb, 2, s), *c = TU_NONNULL(clrt_matmul(a, b));
     TU_OK(clrt_device_synchronize(d));
-    float *mem = clrt__host_ptr_lookup(clrt__mem(c));
+    float *mem = clrt__host_ptr_lookup(d, clrt__mem(c));
     ck_assert_ptr_nonnull(mem); /* recorded by the first GEMM */
     poison(mem, NN);            /* the device is idle: nothing else touches C */
     TU_OK(clrt_matmul_out(c, a, b));
@@ -833,7 +833,7 @@ START_TEST(test_host_gemm_not_run_is_reported)
     clrt_tensor *a = upload(h, 2, s), *b = upload(h, 2, s);
     clrt_tensor *c = TU_NONNULL(clrt_matmul(a, b));
     TU_OK(clrt_to_host(c, got, sizeof got)); /* every address recorded */
-    clrt__host_ptr_record(clrt__mem(a), decoy);
+    clrt__host_ptr_record(d, clrt__mem(a), decoy);
     /* Queued work ahead keeps the GEMM off the calling thread (gemm_host.c):
      * only a queued GEMM sees the addresses the driver hands over. */
     cl_int err;

@@ -169,6 +169,83 @@ static size_t ref_matmul(const gc_case *c, const double *const *in, double *out)
     return (size_t)(B * m * n);
 }
 
+/* NCHW convolution: in[0] x, in[1] w [O,C,K,K], in[2] bias or none;
+ * i: stride, padding. */
+static size_t ref_conv2d(const gc_case *c, const double *const *in, double *out)
+{
+    const int64_t *xs = c->in[0].shape, *ws = c->in[1].shape;
+    int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], O = ws[0], K = ws[2];
+    int64_t s = c->i[0], p = c->i[1], OH = (H + 2 * p - K) / s + 1, OW = (W + 2 * p - K) / s + 1;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t y = 0; y < OH; y++)
+                for (int64_t x = 0; x < OW; x++) {
+                    double acc = c->n_in > 2 ? in[2][o] : 0;
+                    for (int64_t ch = 0; ch < C; ch++)
+                        for (int64_t ky = 0; ky < K; ky++)
+                            for (int64_t kx = 0; kx < K; kx++) {
+                                int64_t iy = y * s - p + ky, ix = x * s - p + kx;
+                                if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                                    acc += in[0][((n * C + ch) * H + iy) * W + ix] *
+                                           in[1][((o * C + ch) * K + ky) * K + kx];
+                            }
+                    out[((n * O + o) * OH + y) * OW + x] = acc;
+                }
+    return (size_t)(N * O * OH * OW);
+}
+
+/* Max (max 1) or average pooling of every plane; i: kernel, stride,
+ * padding (-inf, max only). */
+static size_t ref_pool(const gc_case *c, const double *const *in, double *out, int max)
+{
+    const int64_t *xs = c->in[0].shape;
+    int64_t planes = xs[0] * xs[1], H = xs[2], W = xs[3], K = c->i[0], s = c->i[1], p = c->i[2];
+    int64_t OH = (H + 2 * p - K) / s + 1, OW = (W + 2 * p - K) / s + 1;
+    for (int64_t q = 0; q < planes; q++)
+        for (int64_t y = 0; y < OH; y++)
+            for (int64_t x = 0; x < OW; x++) {
+                double acc = max ? -INFINITY : 0;
+                for (int64_t ky = 0; ky < K; ky++)
+                    for (int64_t kx = 0; kx < K; kx++) {
+                        int64_t iy = y * s - p + ky, ix = x * s - p + kx;
+                        if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                            continue;
+                        double v = in[0][(q * H + iy) * W + ix];
+                        acc = max ? (v > acc ? v : acc) : acc + v / (double)(K * K);
+                    }
+                out[(q * OH + y) * OW + x] = acc;
+            }
+    return (size_t)(planes * OH * OW);
+}
+
+static size_t ref_maxpool(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_pool(c, in, out, 1);
+}
+static size_t ref_avgpool(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_pool(c, in, out, 0);
+}
+
+/* F.adaptive_avg_pool2d to i[0] x i[1]. */
+static size_t ref_adaptive(const gc_case *c, const double *const *in, double *out)
+{
+    const int64_t *xs = c->in[0].shape;
+    int64_t planes = xs[0] * xs[1], H = xs[2], W = xs[3], OH = c->i[0], OW = c->i[1];
+    for (int64_t q = 0; q < planes; q++)
+        for (int64_t y = 0; y < OH; y++)
+            for (int64_t x = 0; x < OW; x++) {
+                int64_t y0 = y * H / OH, y1 = ((y + 1) * H + OH - 1) / OH;
+                int64_t x0 = x * W / OW, x1 = ((x + 1) * W + OW - 1) / OW;
+                double acc = 0;
+                for (int64_t iy = y0; iy < y1; iy++)
+                    for (int64_t ix = x0; ix < x1; ix++)
+                        acc += in[0][(q * H + iy) * W + ix];
+                out[(q * OH + y) * OW + x] = acc / (double)((y1 - y0) * (x1 - x0));
+            }
+    return (size_t)(planes * OH * OW);
+}
+
 /* --- calls --- */
 
 #define CALL2(name, expr)                                                     \
@@ -200,6 +277,11 @@ CALL2(mean, clrt_mean(in[0]))
 CALL2(norm, clrt_norm(in[0]))
 CALL2(sum_dim, clrt_sum_dim(in[0], (int)c->i[0], (int)c->i[1]))
 CALL2(mean_dim, clrt_mean_dim(in[0], (int)c->i[0], (int)c->i[1]))
+
+CALL2(conv2d, clrt_f_conv2d(in[0], in[1], c->n_in > 2 ? in[2] : NULL, (int)c->i[0], (int)c->i[1]))
+CALL2(maxpool2d, clrt_f_maxpool2d_pad(in[0], (int)c->i[0], (int)c->i[1], (int)c->i[2]))
+CALL2(avgpool2d, clrt_f_avgpool2d(in[0], (int)c->i[0], (int)c->i[1]))
+CALL2(adaptive, clrt_f_adaptive_avgpool2d(in[0], (int)c->i[0], (int)c->i[1]))
 
 /* reshape to i[] (ndim f[0]); a view: its values are the input's */
 static clrt_tensor *call_reshape(const gc_case *c, clrt_tensor *const *in)
@@ -552,6 +634,56 @@ static const gc_case cases[] = {
      .in = {IN_T(2, 3, 4), IN_T(3, 2, 4, 5)},
      .call = call_matmul,
      .ref = ref_matmul},
+    /* convolution and pooling */
+    {.op = "clrt_f_conv2d",
+     .label = "bias, stride 2, padding 1",
+     .n_in = 3,
+     .in = {IN(4, 2, 3, 7, 6), IN(4, 4, 3, 3, 3), IN(1, 4)},
+     .call = call_conv2d,
+     .ref = ref_conv2d,
+     .i = {2, 1}},
+    {.op = "clrt_f_conv2d",
+     .label = "no bias, 5x5, padding 2",
+     .n_in = 2,
+     .in = {IN(4, 1, 2, 9, 8), IN(4, 3, 2, 5, 5)},
+     .call = call_conv2d,
+     .ref = ref_conv2d,
+     .i = {1, 2}},
+    {.op = "clrt_f_maxpool2d",
+     .label = "2x2 stride 2",
+     .n_in = 1,
+     .in = {IN(4, 2, 3, 6, 8)},
+     .call = call_maxpool2d,
+     .ref = ref_maxpool,
+     .i = {2, 2, 0}},
+    {.op = "clrt_f_maxpool2d",
+     .label = "3x3 stride 2 padding 1 (ResNet's stem)",
+     .n_in = 1,
+     .in = {IN(4, 1, 2, 7, 9)},
+     .call = call_maxpool2d,
+     .ref = ref_maxpool,
+     .i = {3, 2, 1}},
+    {.op = "clrt_f_avgpool2d",
+     .label = "3x3 stride 2",
+     .n_in = 1,
+     .in = {IN(4, 2, 2, 7, 9)},
+     .call = call_avgpool2d,
+     .ref = ref_avgpool,
+     .i = {3, 2, 0}},
+    {.op = "clrt_f_adaptive_avgpool2d",
+     .label = "7x9 to 3x4",
+     .n_in = 1,
+     .in = {IN(4, 2, 3, 7, 9)},
+     .call = call_adaptive,
+     .ref = ref_adaptive,
+     .i = {3, 4}},
+    {.op = "clrt_f_adaptive_avgpool2d",
+     .label = "global",
+     .n_in = 1,
+     .in = {IN(4, 3, 2, 5, 5)},
+     .call = call_adaptive,
+     .ref = ref_adaptive,
+     .i = {1, 1}},
     /* --- transformer ops --- */
     {.op = "clrt_softmax",
      .label = "last dim",

@@ -1,4 +1,5 @@
-/* The device memory budget (issue 14, defect 4): clrt counts the bytes of
+/* The device memory budget (issue 14, defect 4) and the cache of released
+ * buffers (buffer_cache.c): clrt counts the bytes of
  * the buffers it creates on each device and refuses, with CLRT_ENOMEM
  * naming the device, the bytes asked, the bytes in use and the limit, an
  * allocation that would take the total above the device's global memory
@@ -109,6 +110,33 @@ START_TEST(limit_in_percent)
 }
 END_TEST
 
+/* Released tensors' buffers are cached for the next tensor of their size
+ * (no new buffer), and an allocation that the cached bytes would push over
+ * the limit empties the cache first instead of failing. */
+START_TEST(cache_reuse_and_flush)
+{
+    set_env("1000000");
+    clrt_device *d = tu_device();
+    int64_t n = 100000, big = 200000;
+    clrt_tensor *a = TU_NONNULL(clrt_zeros(d, CLRT_F32, 1, &n));
+    uint64_t made = clrt_device_buffers_made(d);
+    clrt_tensor_release(a);
+    ck_assert_uint_eq(clrt_device_cached_bytes(d), 400000);
+    clrt_tensor *b = TU_NONNULL(clrt_zeros(d, CLRT_F32, 1, &n));
+    ck_assert_uint_eq(clrt_device_buffers_made(d), made); /* a's buffer again */
+    ck_assert_uint_eq(clrt_device_cached_bytes(d), 0);
+    clrt_tensor_release(b);
+    clrt_tensor *c = TU_NONNULL(clrt_zeros(d, CLRT_F32, 1, &big)); /* 400000 cached + 800000 */
+    ck_assert_uint_eq(clrt_device_cached_bytes(d), 0);
+    float *v = tu_read(c);
+    ck_assert_float_eq(v[big - 1], 0.0f);
+    free(v);
+    clrt_tensor_release(c);
+    TU_OK(clrt_device_empty_cache(d));
+    ck_assert_uint_eq(clrt_device_cached_bytes(d), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("memory");
@@ -117,6 +145,7 @@ int main(void)
     tcase_add_test(tc, over_commit_is_refused);
     tcase_add_test(tc, limit_in_bytes);
     tcase_add_test(tc, limit_in_percent);
+    tcase_add_test(tc, cache_reuse_and_flush);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

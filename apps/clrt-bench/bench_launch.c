@@ -1,6 +1,8 @@
 /* clrt-bench launch: what one small op costs to enqueue. clrt_add (a new
- * output tensor per call) and clrt_add_out (a fixed output) on N floats,
- * called back to back with one synchronize at the end, against bare
+ * output tensor per call; also with inputs that require grad, so that
+ * autograd records each call: its bookkeeping is the difference) and
+ * clrt_add_out (a fixed output) on N floats, called back to back with one
+ * synchronize at the end, against bare
  * clEnqueueNDRangeKernel loops of the same add kernel on the same device
  * and queue: with a fresh output buffer per call (as clrt_add makes) and
  * with a fixed output. A loop that waits after every launch shows what a
@@ -176,9 +178,19 @@ static int parse(int argc, char **argv, launch_opts *o)
     return bench_parse_opts(argc, argv, opts, usage);
 }
 
-enum { BARE_FIXED, BARE_NEW, CLRT_NEW, CLRT_FIXED, BARE_WAIT, N_LOOPS };
-static const char *const loop_key[N_LOOPS] = {"bare_fixed_out", "bare_new_out", "clrt_add",
-                                              "clrt_add_out", "bare_wait_each"};
+enum { BARE_FIXED, BARE_NEW, CLRT_NEW, CLRT_FIXED, BARE_WAIT, CLRT_RECORDED, N_LOOPS };
+static const char *const loop_key[N_LOOPS] = {"bare_fixed_out", "bare_new_out",
+                                              "clrt_add",       "clrt_add_out",
+                                              "bare_wait_each", "clrt_add_recorded"};
+
+/* a and b as leaves of their own that require grad (their storage shared). */
+static int leaves(clrt_tensor *a, clrt_tensor *b, clrt_tensor **ga, clrt_tensor **gb)
+{
+    *ga = clrt_detach(a);
+    *gb = clrt_detach(b);
+    return *ga && *gb && clrt_requires_grad_(*ga, 1) == CLRT_OK &&
+           clrt_requires_grad_(*gb, 1) == CLRT_OK;
+}
 
 /* Round r of each loop, interleaved so drift hits all alike. */
 static int measure(const launch_opts *o, clrt_device *d, clrt_tensor *a, clrt_tensor *b,
@@ -186,8 +198,9 @@ static int measure(const launch_opts *o, clrt_device *d, clrt_tensor *a, clrt_te
 {
     int wait_iters = o->iters / 10 > 0 ? o->iters / 10 : 1;
     int64_t n = o->n;
-    clrt_tensor *out = clrt_empty(d, CLRT_F32, 1, &n);
-    int ok = out && time_clrt(d, a, b, NULL, 200).total >= 0 &&
+    clrt_tensor *out = clrt_empty(d, CLRT_F32, 1, &n), *ga = NULL, *gb = NULL;
+    int ok = out && leaves(a, b, &ga, &gb) && time_clrt(d, a, b, NULL, 200).total >= 0 &&
+             time_clrt(d, ga, gb, NULL, 200).total >= 0 &&
              time_clrt(d, a, b, out, 200).total >= 0 && time_raw(raw, RAW_NEW_OUT, 200).total >= 0;
     for (int r = 0; ok && r < o->repeats; r++) { /* after the warm-up above */
         t[BARE_FIXED][r] = time_raw(raw, RAW_FIXED_OUT, o->iters);
@@ -195,10 +208,13 @@ static int measure(const launch_opts *o, clrt_device *d, clrt_tensor *a, clrt_te
         t[CLRT_NEW][r] = time_clrt(d, a, b, NULL, o->iters);
         t[CLRT_FIXED][r] = time_clrt(d, a, b, out, o->iters);
         t[BARE_WAIT][r] = time_raw(raw, RAW_WAIT_EACH, wait_iters);
+        t[CLRT_RECORDED][r] = time_clrt(d, ga, gb, NULL, o->iters);
         for (int k = 0; k < N_LOOPS; k++)
             ok &= t[k][r].total >= 0;
     }
     clrt_tensor_release(out);
+    clrt_tensor_release(ga);
+    clrt_tensor_release(gb);
     return ok;
 }
 
@@ -222,7 +238,7 @@ static void report(const launch_opts *o, clrt_device *d, per_call t[N_LOOPS][MAX
     static const char *const what[N_LOOPS] = {
         "bare clEnqueueNDRangeKernel, fixed output", "bare, new output buffer per call",
         "clrt_add (new output tensor per call)",     "clrt_add_out (fixed output)",
-        "bare, clFinish after every launch",
+        "bare, clFinish after every launch",         "clrt_add recorded by autograd",
     };
     double enq[N_LOOPS], tot[N_LOOPS], v[MAX_REPEATS];
     for (int k = 0; k < N_LOOPS; k++) {
@@ -254,6 +270,8 @@ static void report(const launch_opts *o, clrt_device *d, per_call t[N_LOOPS][MAX
     for (int i = 0; i < 4; i++)
         printf("  %-44s %11.2fx %11.2fx\n", ratio_what[i], enq[ratios[i][0]] / enq[ratios[i][1]],
                tot[ratios[i][0]] / tot[ratios[i][1]]);
+    printf("  %-44s %12.2f\n", "autograd's bookkeeping per op (us)",
+           (enq[CLRT_RECORDED] - enq[CLRT_NEW]) * 1e6);
     if (clrt__env()->poison)
         printf("  note: CLRT_POISON=1 adds a fill to every new clrt tensor\n");
 }

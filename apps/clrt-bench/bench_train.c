@@ -4,7 +4,10 @@
  * gathered on the host and uploaded, double-buffered) against the same
  * steps on one batch already on the device, in the same run: the ratio is
  * what the data pipeline and the loop cost. --layers adds forward and
- * backward time per layer, the loss and the optimizer step. */
+ * backward time per layer, the loss and the optimizer step. --autograd
+ * times the resident step with its backward run by clrt_backward (the
+ * model's call recorded as one node) against the explicit backward,
+ * alternating. */
 #include "bench.h"
 
 #include <clrt/clrt.h>
@@ -19,6 +22,7 @@ typedef struct {
     clrt_device *dev;
     const char *device, *model, *data_dir;
     int batch, steps, layers, cifar; /* cifar: seed-cnn or resnet18 */
+    int autograd;
 } options;
 
 static int usage(FILE *f, int code)
@@ -31,19 +35,22 @@ static int usage(FILE *f, int code)
                "  decay 5e-4). N steps\n"
                "  (default 20) of batch N (default 256) through the trainer vs on a batch\n"
                "  resident on the device, on SPEC (default: gpu:0 if any, else cpu), best of 4.\n"
-               "  --layers: time per layer, the loss and the optimizer step.\n");
+               "  --layers: time per layer, the loss and the optimizer step.\n"
+               "  --autograd: the resident step through clrt_backward vs the explicit\n"
+               "  backward, alternating.\n");
     return code;
 }
 
 static int parse(int argc, char **argv, options *o)
 {
-    *o = (options){NULL, NULL, "lenet", NULL, 256, 20, 0, 0};
+    *o = (options){NULL, NULL, "lenet", NULL, 256, 20, 0, 0, 0};
     const bench_opt opts[] = {{"--device", BENCH_STR, &o->device, 0, 0},
                               {"--model", BENCH_STR, &o->model, 0, 0},
                               {"--data-dir", BENCH_STR, &o->data_dir, 0, 0},
                               {"--batch", BENCH_INT, &o->batch, 1, 1 << 20},
                               {"--steps", BENCH_INT, &o->steps, 1, 1 << 20},
                               {"--layers", BENCH_FLAG, &o->layers, 0, 0},
+                              {"--autograd", BENCH_FLAG, &o->autograd, 0, 0},
                               {NULL, BENCH_FLAG, NULL, 0, 0}};
     int rc = bench_parse_opts(argc, argv, opts, usage);
     if (rc >= 0)
@@ -101,14 +108,16 @@ static void net_free(net *n)
     clrt_module_free(n->model);
 }
 
-/* One step on device-resident x, y: what the trainer enqueues per batch. */
+/* One step on device-resident x, y: what the trainer enqueues per batch;
+ * its backward explicit, or run by autograd from the logits' gradient. */
 static int resident_step(net *n, clrt_tensor *x, clrt_tensor *y, clrt_tensor *grad,
-                         clrt_tensor *loss, clrt_tensor *correct)
+                         clrt_tensor *loss, clrt_tensor *correct, int autograd)
 {
     clrt_tensor *logits = clrt_module_forward(n->model, x);
     int ok = logits && clrt_cross_entropy(logits, y, loss, grad, correct) == CLRT_OK &&
              clrt_module_zero_grad(n->model) == CLRT_OK &&
-             clrt_module_backward_params(n->model, grad) == CLRT_OK &&
+             (autograd ? clrt_backward_with(logits, grad)
+                       : clrt_module_backward_params(n->model, grad)) == CLRT_OK &&
              clrt_optimizer_step(n->opt) == CLRT_OK;
     clrt_tensor_release(logits);
     return ok ? 0 : -1;
@@ -116,7 +125,7 @@ static int resident_step(net *n, clrt_tensor *x, clrt_tensor *y, clrt_tensor *gr
 
 /* Seconds per step with one batch resident on the device; steps enqueued
  * back to back and one synchronize at the end, after a warm-up step. */
-static double resident_seconds(const options *o, const clrt_dataset *ds)
+static double resident_seconds(const options *o, const clrt_dataset *ds, int autograd)
 {
     net n;
     int64_t chw[3];
@@ -138,12 +147,12 @@ static double resident_seconds(const options *o, const clrt_dataset *ds)
         clrt_dataset_gather(ds, idx, o->batch, hx, hy) == CLRT_OK &&
         clrt_copy_from_host(x, hx, clrt_tensor_nbytes(x)) == CLRT_OK &&
         clrt_copy_from_host(y, hy, clrt_tensor_nbytes(y)) == CLRT_OK &&
-        resident_step(&n, x, y, grad, loss, correct) == 0 &&
+        resident_step(&n, x, y, grad, loss, correct, autograd) == 0 &&
         clrt_device_synchronize(o->dev) == CLRT_OK) {
         double t0 = bench_now();
         int ok = 1;
         for (int s = 0; s < o->steps && ok; s++)
-            ok = resident_step(&n, x, y, grad, loss, correct) == 0;
+            ok = resident_step(&n, x, y, grad, loss, correct, autograd) == 0;
         if (ok && clrt_device_synchronize(o->dev) == CLRT_OK)
             seconds = (bench_now() - t0) / o->steps;
     }
@@ -268,15 +277,35 @@ static int layer_times(const options *o, const clrt_dataset *ds)
     return ok ? 0 : -1;
 }
 
+/* The resident step through clrt_backward against the explicit one, best
+ * of four each, alternating which goes first. */
+static int autograd_times(const options *o, const clrt_dataset *ds)
+{
+    double t[2] = {1e30, 1e30};
+    for (int rep = 0; rep < 4; rep++)
+        for (int k = 0; k < 2; k++) {
+            int way = (k + rep) % 2;
+            double s = resident_seconds(o, ds, way);
+            if (s < 0)
+                return -1;
+            t[way] = s < t[way] ? s : t[way];
+        }
+    printf("  explicit backward          %8.2f ms/step\n", t[0] * 1e3);
+    printf("  through clrt_backward      %8.2f ms/step  ratio %.3f\n", t[1] * 1e3, t[1] / t[0]);
+    return 0;
+}
+
 static int run_all(const options *o, clrt_dataset *ds)
 {
+    if (o->autograd)
+        return autograd_times(o, ds);
     /* Best of four, alternating which goes first (the second of a pair runs
      * measurably slower on PoCL), against other load on the machine. */
     double resident = 1e30;
     clrt_epoch_stats s = {.train_seconds = 1e30}, run;
     for (int rep = 0; rep < 4; rep++) {
         int trained = rep % 2 ? trainer_run(o, ds, &run) : 0;
-        double r = resident_seconds(o, ds);
+        double r = resident_seconds(o, ds, 0);
         if (rep % 2 == 0)
             trained = trainer_run(o, ds, &run);
         if (r < 0 || trained != 0)

@@ -24,6 +24,7 @@
 #include <clrt/ops.h>
 #include <clrt/autograd.h>
 #include <clrt/nn.h>
+#include <clrt/module.h>
 #include <clrt/optim.h>
 #include <clrt/data.h>
 #include <clrt/train.h>

@@ -1,4 +1,5 @@
-/* clrt/data.h — image classification data sets held in host memory.
+/* clrt/data.h — data sets held in host memory: image classification sets
+ * read from files, and samples a program gives (clrt_dataset_from_arrays).
  *
  * A data set keeps its raw uint8 pixels and labels in host memory and
  * normalises at gather time, so a batch costs one pass over its bytes.
@@ -38,16 +39,29 @@ CLRT_API clrt_dataset *clrt_dataset_fashion_mnist(const char *dir, int train);
  * 32x32). A file may hold any positive number of whole records (the real
  * ones hold 10000), so its size must be a multiple of 3073. */
 CLRT_API clrt_dataset *clrt_dataset_cifar10(const char *dir, int train);
+/* A data set of samples the program holds in memory: n samples of float32
+ * features, each of shape sample_shape (1 to 3 dims: [D], [C, L],
+ * [C, H, W], sample after sample, row-major), and one int32 label each, in
+ * 0..num_classes-1. Both arrays are copied; gathers give the features as
+ * they are (no normalisation). name (at most 31 bytes kept) is for
+ * messages. NULL + CLRT_EINVAL naming the first bad label or size. */
+CLRT_API clrt_dataset *clrt_dataset_from_arrays(const char *name, const float *features,
+                                                int sample_ndim, const int64_t *sample_shape,
+                                                const int32_t *labels, int64_t n, int num_classes);
 CLRT_API void clrt_dataset_free(clrt_dataset *ds); /* NULL: no-op */
 
 /* "fashion-mnist/train", "fashion-mnist/test", "cifar10/train", "cifar10/test". */
 CLRT_API const char *clrt_dataset_name(const clrt_dataset *ds);
 CLRT_API int64_t clrt_dataset_size(const clrt_dataset *ds); /* samples; -1 if ds is NULL */
-/* {1, 28, 28} for Fashion-MNIST, {3, 32, 32} for CIFAR-10. */
+/* {1, 28, 28} for Fashion-MNIST, {3, 32, 32} for CIFAR-10; an array data
+ * set's shape right-aligned with 1s before ({1, 1, D} for [D]). */
 CLRT_API void clrt_dataset_sample_shape(const clrt_dataset *ds, int64_t chw[3]);
+/* The sample's shape as given (3 dims for images): its dims into shape[],
+ * their count returned (0 for NULL). A batch is [n] + this shape. */
+CLRT_API int clrt_dataset_sample_dims(const clrt_dataset *ds, int64_t shape[3]);
 CLRT_API int clrt_dataset_num_classes(const clrt_dataset *ds); /* 10 */
 /* "T-shirt/top", ..., "Ankle boot" / "airplane", ..., "truck";
- * NULL + error when label is out of range. */
+ * NULL + error when label is out of range or the set has no names. */
 CLRT_API const char *clrt_dataset_class_name(const clrt_dataset *ds, int label);
 
 /* Keeps the first n samples (n >= 0); n at or above the size keeps all. */

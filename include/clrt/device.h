@@ -91,6 +91,20 @@ CLRT_API clrt_status clrt_device_synchronize(clrt_device *d);
  * that devices given work one after another compute at the same time. */
 CLRT_API clrt_status clrt_device_flush(clrt_device *d);
 
+/* Tensor storage is cached, as by PyTorch's caching allocator: a released
+ * tensor's buffer is kept for the next tensor of the same byte size on its
+ * device, so a training loop, whose tensors have the same sizes every
+ * step, allocates no device memory once warm. Cached buffers count
+ * against the device's budget (CLRT_MEMORY_LIMIT); an allocation that
+ * would not fit empties the cache first. clrt_device_empty_cache frees the
+ * cached buffers (torch.cuda.empty_cache); clrt_device_cached_bytes says
+ * how many bytes are cached; clrt_device_buffers_made counts the buffers
+ * made for tensors in this process (not taken from the cache), for tests
+ * and benchmarks. Thread-safe. */
+CLRT_API clrt_status clrt_device_empty_cache(clrt_device *d);
+CLRT_API uint64_t clrt_device_cached_bytes(const clrt_device *d);
+CLRT_API uint64_t clrt_device_buffers_made(const clrt_device *d);
+
 /* Number of OpenCL programs this process has built from source (not loaded
  * from the disk cache); for tests and benchmarks. */
 CLRT_API long clrt_program_builds(void);

@@ -1,4 +1,6 @@
-/* clrt/ops_conv.h — 2-D convolution and pooling, NCHW, float32.
+/* clrt/ops_conv.h — 2-D convolution and pooling, NCHW, float32. The forms
+ * that return a new tensor are recorded by autograd (clrt/autograd.h);
+ * the _out and _backward forms are the explicit path's, not recorded.
  *
  * conv2d: x [N,C,H,W], weight [O,C,K,K], bias [O] or NULL, square kernel,
  * the same stride and zero padding on both axes:
@@ -41,6 +43,7 @@ CLRT_API clrt_status clrt_f_maxpool2d_backward_out(clrt_tensor *grad_x, clrt_ten
  * padding, and indices never point into it (a window whose input pixels are
  * all -inf keeps its first input pixel, as PyTorch does). Padding 0 is the
  * calls above. */
+CLRT_API clrt_tensor *clrt_f_maxpool2d_pad(clrt_tensor *x, int kernel, int stride, int padding);
 CLRT_API clrt_status clrt_f_maxpool2d_pad_out(clrt_tensor *out, clrt_tensor *indices,
                                               clrt_tensor *x, int kernel, int stride, int padding);
 CLRT_API clrt_status clrt_f_maxpool2d_pad_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
@@ -57,6 +60,7 @@ CLRT_API clrt_status clrt_f_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_ten
  * [floor(i*H/OH), ceil((i+1)*H/OH)), columns alike; OH = OW = 1 is global
  * average pooling. The backward spreads each output's gradient evenly over
  * its window (grad_x gives the input size). */
+CLRT_API clrt_tensor *clrt_f_adaptive_avgpool2d(clrt_tensor *x, int out_h, int out_w);
 CLRT_API clrt_status clrt_f_adaptive_avgpool2d_out(clrt_tensor *out, clrt_tensor *x);
 CLRT_API clrt_status clrt_f_adaptive_avgpool2d_backward_out(clrt_tensor *grad_x,
                                                             clrt_tensor *grad_out);

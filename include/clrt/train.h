@@ -1,6 +1,7 @@
-/* clrt/train.h — the training loop for image classifiers: mini-batch SGD
- * (any clrt_optimizer) with softmax cross-entropy on a clrt_dataset, and
- * an evaluation pass.
+/* clrt/train.h — the training loop: mini-batch SGD (any clrt_optimizer)
+ * with softmax cross-entropy, or a loss of the program's own, on a
+ * clrt_dataset (images, or samples of float features), and an evaluation
+ * pass.
  *
  * What a step does: the next batch is gathered on the host and uploaded
  * while the device computes the current one (two host staging buffers and
@@ -138,9 +139,17 @@ typedef struct {
      * the host while the device computes, each sample's crop and flip from
      * the epoch's seed and its index: the same on any device count. 0: none. */
     int augment;
+    /* The loss, when it is not softmax cross-entropy over [N, classes]
+     * outputs (NULL, the default): a one-element float32 tensor, the mean
+     * over the batch's samples, from the model's output and the batch's
+     * labels ([N] int32), computed with recorded ops (clrt/autograd.h) so
+     * that clrt_backward runs it backward (in the test pass, with grad
+     * mode off). It gets `ctx`. The epoch's accuracy is then counted only
+     * where the output is [N, classes] (else NaN). */
+    clrt_tensor *(*loss)(void *ctx, clrt_tensor *output, clrt_tensor *labels);
     clrt_progress_fn progress; /* may be NULL */
     clrt_epoch_fn on_epoch;    /* may be NULL */
-    void *ctx;                 /* passed to both callbacks */
+    void *ctx;                 /* passed to the callbacks */
 } clrt_train_config;
 
 #define CLRT_MAX_DATA_PARALLEL 16

@@ -21,19 +21,22 @@ typedef struct {
 
 static const char *op_name(const clrt__node *n) { return ((const op_data *)n->data)->def->name; }
 
-static void op_release_saved(clrt__node *n)
+static void release_data(op_data *d)
 {
-    op_data *d = n->data;
-    if (!d)
-        return;
     for (int i = 0; d->in && i < d->n_in; i++)
         clrt__saved_release(&d->in[i]);
     clrt__saved_release(&d->out);
     for (int i = 0; i < CLRT__OP_MAX_EXTRA; i++)
         clrt__saved_release(&d->extra[i]);
+}
+
+static void op_release_saved(clrt__node *n) { release_data(n->data); }
+
+static void op_destroy(clrt__node *n)
+{
+    op_data *d = n->data;
     free(d->in);
     free(d);
-    n->data = NULL;
 }
 
 /* The saved tensors, checked against writes since the forward, into the
@@ -79,7 +82,7 @@ static clrt_status op_backward(clrt__node *n, clrt_tensor *grad_out, const int *
     return st;
 }
 
-static const clrt__node_kind op_kind = {op_name, op_backward, op_release_saved};
+static const clrt__node_kind op_kind = {op_name, op_backward, op_release_saved, op_destroy};
 
 /* Saves what def's backward reads into a new op_data; NULL + error. */
 static op_data *save_call(const clrt__op_def *def, int n, clrt_tensor *const *in,
@@ -100,11 +103,10 @@ static op_data *save_call(const clrt__op_def *def, int n, clrt_tensor *const *in
         st = clrt__save(&d->extra[i], extra[i]);
     if (st == CLRT_OK)
         return d;
-    if (d) {
-        clrt__node tmp = {.data = d};
-        op_release_saved(&tmp);
-    } else
-        free(saved);
+    if (d)
+        release_data(d);
+    free(saved);
+    free(d);
     return NULL;
 }
 
@@ -117,8 +119,9 @@ static clrt_status record(const clrt__op_def *def, int n, clrt_tensor *const *in
     clrt__node *node = d ? clrt__node_new(&op_kind, n, in, d) : NULL;
     if (!node) {
         if (d) {
-            clrt__node tmp = {.data = d};
-            op_release_saved(&tmp);
+            release_data(d);
+            free(d->in);
+            free(d);
         }
         return clrt_last_status();
     }

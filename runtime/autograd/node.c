@@ -10,6 +10,7 @@ static void node_destroy(clrt__graph_ref *r)
 {
     clrt__node *n = (clrt__node *)r;
     n->kind->release_saved(n);
+    n->kind->destroy(n);
     for (int i = 0; i < n->n_in; i++) {
         clrt__graph_ref_release(n->edges[i].node ? &n->edges[i].node->ref : NULL);
         clrt_tensor_release(n->edges[i].leaf);

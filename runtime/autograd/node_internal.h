@@ -31,6 +31,8 @@ typedef struct {
     /* Frees what the node saved for backward (after its backward, or when
      * the graph goes); may run twice. */
     void (*release_saved)(clrt__node *n);
+    /* Frees the kind's data (after release_saved), when the node goes. */
+    void (*destroy)(clrt__node *n);
 } clrt__node_kind;
 
 struct clrt__node {

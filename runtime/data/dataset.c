@@ -16,6 +16,7 @@ clrt_dataset *clrt__dataset_new(const char *name, const int64_t chw[3], int num_
     }
     snprintf(ds->name, sizeof ds->name, "%s", name);
     memcpy(ds->chw, chw, sizeof ds->chw);
+    ds->sample_ndim = 3;
     ds->num_classes = num_classes;
     ds->class_names = class_names;
     /* A table turns normalisation into one lookup per byte, and makes every
@@ -39,6 +40,8 @@ void clrt_dataset_free(clrt_dataset *ds)
         return;
     free(ds->pixels);
     free(ds->labels);
+    free(ds->features);
+    free(ds->int_labels);
     free(ds);
 }
 
@@ -54,6 +57,14 @@ void clrt_dataset_sample_shape(const clrt_dataset *ds, int64_t chw[3])
         chw[i] = ds ? ds->chw[i] : 0;
 }
 
+int clrt_dataset_sample_dims(const clrt_dataset *ds, int64_t shape[3])
+{
+    int n = ds ? ds->sample_ndim : 0;
+    for (int i = 0; shape && i < 3; i++)
+        shape[i] = i < n ? ds->chw[3 - n + i] : 0;
+    return n;
+}
+
 int clrt_dataset_num_classes(const clrt_dataset *ds) { return ds ? ds->num_classes : 0; }
 
 const char *clrt_dataset_class_name(const clrt_dataset *ds, int label)
@@ -65,6 +76,10 @@ const char *clrt_dataset_class_name(const clrt_dataset *ds, int label)
     if (label < 0 || label >= ds->num_classes) {
         clrt__fail(CLRT_EINVAL, "clrt_dataset_class_name: label %d outside 0..%d of %s", label,
                    ds->num_classes - 1, ds->name);
+        return NULL;
+    }
+    if (!ds->class_names) {
+        clrt__fail(CLRT_EINVAL, "clrt_dataset_class_name: %s has no class names", ds->name);
         return NULL;
     }
     return ds->class_names[label];
@@ -111,7 +126,14 @@ clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int6
     if (s != CLRT_OK)
         return s;
     size_t sample = clrt__sample_bytes(ds);
-    for (int64_t i = 0; i < count; i++) {
+    for (int64_t i = 0; ds->features && i < count; i++) {
+        if (x)
+            memcpy(x + (size_t)i * sample, ds->features + (size_t)idx[i] * sample,
+                   sample * sizeof *x);
+        if (y)
+            y[i] = ds->int_labels[idx[i]];
+    }
+    for (int64_t i = 0; !ds->features && i < count; i++) {
         const uint8_t *src = ds->pixels + (size_t)idx[i] * sample;
         if (x) {
             float *dst = x + (size_t)i * sample;

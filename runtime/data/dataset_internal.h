@@ -12,13 +12,16 @@
 
 struct clrt_dataset {
     char name[32];
-    int64_t size; /* samples kept (clrt_dataset_limit may lower it) */
-    int64_t chw[3];
+    int64_t size;    /* samples kept (clrt_dataset_limit may lower it) */
+    int64_t chw[3];  /* the sample's shape, right-aligned: {1, 1, D} for [D] */
+    int sample_ndim; /* 3 for images; 1 to 3 for clrt_dataset_from_arrays */
     int num_classes;
-    const char *const *class_names;
-    uint8_t *pixels;       /* size * C*H*W raw bytes, sample after sample */
-    uint8_t *labels;       /* size bytes, each < num_classes */
-    float normalised[256]; /* the float each pixel byte gathers as */
+    const char *const *class_names; /* NULL: none (arrays) */
+    uint8_t *pixels;                /* images: size * C*H*W raw bytes, sample after sample */
+    uint8_t *labels;                /* images: size bytes, each < num_classes */
+    float normalised[256];          /* the float each pixel byte gathers as */
+    float *features;                /* arrays: size * numel float32 features, or NULL */
+    int32_t *int_labels;            /* arrays: size labels */
 };
 
 /* A new data set with no samples. Pixel byte v gathers as

@@ -111,7 +111,7 @@ static void *host_address_finished(clrt_device *d, cl_mem m, clrt_status *st)
     *st = CLRT_OK;
     if (!clrt__device_host_addressable(d))
         return NULL;
-    void *p = clrt__host_ptr_lookup(m);
+    void *p = clrt__host_ptr_lookup(d, m);
     if (!p)
         *st = clrt__host_ptr_enqueue_record(d, m, &p);
     if (*st == CLRT_OK)

@@ -268,6 +268,7 @@ static void enumerate(void)
         pthread_mutex_init(&d->lock, NULL);
         pthread_mutex_init(&d->launch_lock, NULL);
         pthread_mutex_init(&d->last_lock, NULL);
+        pthread_mutex_init(&d->host_ptr_lock, NULL);
         set_budget(d);
         if (i < n_gpus)
             snprintf(d->info.name, sizeof d->info.name, "gpu:%d", i);

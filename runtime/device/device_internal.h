@@ -10,6 +10,15 @@
 #include <stdint.h>
 
 typedef struct clrt__program clrt__program; /* program cache entry */
+struct clrt__workspace;                     /* ops/workspace.c */
+struct clrt__buffer_cache;                  /* buffer_cache.c */
+struct clrt__clblast_state;                 /* ops/gemm/gemm_clblast_tuning.c */
+
+/* One entry of a device's table of host addresses (host_ptr.c). */
+typedef struct {
+    cl_mem mem;
+    void *ptr;
+} clrt__host_ptr_slot;
 
 /* What ops chose and measured on a device in this process (conv_choice.c),
  * for tests and tools: they read deltas. */
@@ -18,6 +27,7 @@ typedef struct {
     atomic_uint trials_failed;   /* candidate runs that failed while measuring */
     atomic_uint conv_runs[3][3]; /* convolution passes by pass (forward, input, weight)
                                     and algorithm (im2col, vec, winograd) */
+    atomic_ullong buffers_made;  /* tensor storage made, not taken from the cache */
 } clrt__op_counters;
 
 struct clrt_device {
@@ -47,7 +57,15 @@ struct clrt_device {
     cl_event last_cmd;          /* the compute queue's last command, or NULL */
     atomic_int lost;            /* queued work was lost (command_internal.h) */
     clrt__op_counters counters; /* what ops chose on d in this process */
-    char lost_why[256];         /* why, once lost is set */
+    /* What the layers above keep per device, made on first use by the file
+     * named (opaque here), living as long as the device: */
+    _Atomic(struct clrt__workspace *) workspace;       /* ops/workspace.c */
+    _Atomic(struct clrt__buffer_cache *) buffer_cache; /* buffer_cache.c */
+    struct clrt__clblast_state *clblast;               /* gemm_clblast_tuning.c, under its lock */
+    atomic_int ran_host_gemm;                          /* gemm_host.c: drained at exit */
+    pthread_mutex_t host_ptr_lock;                     /* guards host_ptrs (host_ptr.c) */
+    clrt__host_ptr_slot *host_ptrs;                    /* host addresses of its buffers, or NULL */
+    char lost_why[256];                                /* why, once lost is set */
 };
 
 #define CLRT__MAX_DEVICES 64
@@ -82,6 +100,13 @@ clrt_status clrt__device_set_profiling(clrt_device *d, int on);
  * allocates lazily (PoCL) cannot over-commit the device. NULL + CLRT_ENOMEM
  * naming the device, the bytes asked, in use and the limit. Thread-safe. */
 cl_mem clrt__buffer_new(clrt_device *d, size_t bytes, const char *what);
+/* Tensor storage through the device's cache of released buffers
+ * (buffer_cache.c): a cached buffer of exactly `bytes` when there is one,
+ * else a new one (the cache emptied first when the budget would refuse
+ * it); NULL + error. Release gives it back to the cache. Thread-safe. */
+cl_mem clrt__storage_buffer_new(clrt_device *d, size_t bytes);
+void clrt__storage_buffer_release(clrt_device *d, cl_mem m, size_t bytes);
+
 /* m's size in bytes, as the driver records it. CLRT_OK or error. */
 clrt_status clrt__buffer_bytes(cl_mem m, size_t *bytes);
 /* Releases a buffer from clrt__buffer_new (made with the same `bytes`);

@@ -4,10 +4,12 @@
  * command at all. An entry is recorded by a native command that received
  * the buffer alone (unambiguous), and removed by the buffer's destructor
  * callback, registered before the entry can exist, so a handle reused by a
- * later buffer never finds a stale address. A direct-mapped table: a
- * collision only evicts, costing a rediscovery. Enqueueing the recording
- * command is here; waiting for it is the caller's (command.c). */
+ * later buffer never finds a stale address. A direct-mapped table per
+ * device (made at its first entry): a collision only evicts, costing a
+ * rediscovery. Enqueueing the recording command is here; waiting for it
+ * is the caller's (command.c). */
 #include "runtime/device/host_ptr_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include "runtime/device/idle_internal.h"
 
 #include <pthread.h>
@@ -15,53 +17,51 @@
 
 #define SLOTS 4096 /* a power of two */
 
-typedef struct {
-    cl_mem mem;
-    void *ptr;
-} slot;
-
-static slot table[SLOTS];
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static slot *slot_of(cl_mem m)
+/* m's slot in d's table, made when `make` (NULL when there is none); the
+ * lock is held. */
+static clrt__host_ptr_slot *slot_of(clrt_device *d, cl_mem m, int make)
 {
+    if (!d->host_ptrs && make)
+        d->host_ptrs = clrt__calloc(SLOTS, sizeof *d->host_ptrs);
+    if (!d->host_ptrs)
+        return NULL;
     uintptr_t h = (uintptr_t)m;
     h ^= h >> 17;
     h *= (uintptr_t)0x9E3779B97F4A7C15ULL;
-    return &table[(h >> 20) & (SLOTS - 1)];
+    return &d->host_ptrs[(h >> 20) & (SLOTS - 1)];
 }
 
-void *clrt__host_ptr_lookup(cl_mem m)
+void *clrt__host_ptr_lookup(clrt_device *d, cl_mem m)
 {
-    pthread_mutex_lock(&table_lock);
-    slot *s = slot_of(m);
-    void *p = s->mem == m ? s->ptr : NULL;
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_lock(&d->host_ptr_lock);
+    clrt__host_ptr_slot *s = slot_of(d, m, 0);
+    void *p = s && s->mem == m ? s->ptr : NULL;
+    pthread_mutex_unlock(&d->host_ptr_lock);
     return p;
 }
 
-void clrt__host_ptr_record(cl_mem m, void *ptr)
+void clrt__host_ptr_record(clrt_device *d, cl_mem m, void *ptr)
 {
-    pthread_mutex_lock(&table_lock);
-    slot *s = slot_of(m);
-    s->mem = m;
-    s->ptr = ptr;
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_lock(&d->host_ptr_lock);
+    clrt__host_ptr_slot *s = slot_of(d, m, 1); /* out of memory: not recorded, found again */
+    if (s)
+        s->mem = m, s->ptr = ptr;
+    pthread_mutex_unlock(&d->host_ptr_lock);
 }
 
-static void CL_CALLBACK forget(cl_mem m, void *unused)
+static void CL_CALLBACK forget(cl_mem m, void *device)
 {
-    (void)unused;
-    pthread_mutex_lock(&table_lock);
-    slot *s = slot_of(m);
-    if (s->mem == m)
+    clrt_device *d = device;
+    pthread_mutex_lock(&d->host_ptr_lock);
+    clrt__host_ptr_slot *s = slot_of(d, m, 0);
+    if (s && s->mem == m)
         s->mem = NULL, s->ptr = NULL;
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&d->host_ptr_lock);
 }
 
-clrt_status clrt__host_ptr_track(cl_mem m)
+clrt_status clrt__host_ptr_track(clrt_device *d, cl_mem m)
 {
-    cl_int err = clSetMemObjectDestructorCallback(m, forget, NULL);
+    cl_int err = clSetMemObjectDestructorCallback(m, forget, d);
     return err == CL_SUCCESS ? CLRT_OK : clrt__fail_cl(err, "clSetMemObjectDestructorCallback");
 }
 
@@ -76,23 +76,24 @@ typedef struct {
     void *mem;
     cl_mem handle;
     void **out;
+    clrt_device *dev;
 } record_args;
 
 static void CL_CALLBACK record(void *p)
 {
     const record_args *r = p;
-    clrt__host_ptr_record(r->handle, r->mem);
+    clrt__host_ptr_record(r->dev, r->handle, r->mem);
     *r->out = r->mem;
 }
 
 clrt_status clrt__host_ptr_enqueue_record(clrt_device *d, cl_mem m, void **out)
 {
-    clrt_status st = clrt__host_ptr_track(m);
+    clrt_status st = clrt__host_ptr_track(d, m);
     if (st != CLRT_OK)
         return st;
     /* The result comes back through `out`, not the table, which a colliding
      * buffer could evict before the caller reads it. */
-    record_args r = {(void *)m, m, out};
+    record_args r = {(void *)m, m, out, d};
     const void *loc = &r.mem;
     cl_event ev;
     cl_int err = clEnqueueNativeKernel(d->queue, record, &r, sizeof r, 1, &m, &loc, 0, NULL,

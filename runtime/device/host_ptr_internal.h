@@ -12,13 +12,13 @@
  * addresses that stay put. */
 int clrt__device_host_addressable(const clrt_device *d);
 
-/* The table of addresses as native kernels see them. lookup: NULL when not
+/* d's table of addresses as native kernels see them. lookup: NULL when not
  * known. track: registers the buffer's destructor callback that forgets it;
  * call before enqueueing the native command that records it. record: from
  * inside a native command that received m as its only buffer. Thread-safe. */
-void *clrt__host_ptr_lookup(cl_mem m);
-clrt_status clrt__host_ptr_track(cl_mem m);
-void clrt__host_ptr_record(cl_mem m, void *ptr);
+void *clrt__host_ptr_lookup(clrt_device *d, cl_mem m);
+clrt_status clrt__host_ptr_track(clrt_device *d, cl_mem m);
+void clrt__host_ptr_record(clrt_device *d, cl_mem m, void *ptr);
 
 /* Enqueues on d's compute queue the native command that records m's host
  * address, into the table and into *out, which must stay valid until the

@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 uint64_t clrt__seed_mix(uint64_t a, uint64_t b)
 {
@@ -43,11 +44,29 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size)
     return m;
 }
 
+clrt__param *clrt__module_param_slot(clrt_module *m, int buffers)
+{
+    clrt__param **arr = buffers ? &m->buffers : &m->params;
+    int *n = buffers ? &m->nbuffers : &m->nparams,
+        *cap = buffers ? &m->buffers_cap : &m->params_cap;
+    if (*n == *cap) {
+        int grown = *cap ? 2 * *cap : 2;
+        clrt__param *more = realloc(*arr, (size_t)grown * sizeof **arr);
+        if (!more) {
+            clrt__fail(CLRT_ENOMEM, "%s: out of host memory for a parameter", m->vt->kind);
+            return NULL;
+        }
+        *arr = more, *cap = grown;
+    }
+    memset(&(*arr)[*n], 0, sizeof **arr);
+    return &(*arr)[*n];
+}
+
 clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim, const int64_t *shape)
 {
-    if (m->nparams >= CLRT__MAX_OWN_PARAMS)
-        return clrt__fail(CLRT_EINVAL, "%s: too many parameters", m->vt->kind);
-    clrt__param *p = &m->params[m->nparams];
+    clrt__param *p = clrt__module_param_slot(m, 0);
+    if (!p)
+        return clrt_last_status();
     p->value = clrt__alloc(m->device, CLRT_F32, ndim, shape);
     p->grad = p->value ? clrt_zeros(m->device, CLRT_F32, ndim, shape) : NULL;
     if (!p->grad) {
@@ -72,9 +91,9 @@ void clrt__param_link(clrt__param *p)
 clrt_status clrt__module_add_buffer(clrt_module *m, const char *name, int ndim,
                                     const int64_t *shape, double value)
 {
-    if (m->nbuffers >= CLRT__MAX_OWN_BUFFERS)
-        return clrt__fail(CLRT_EINVAL, "%s: too many buffers", m->vt->kind);
-    clrt__param *b = &m->buffers[m->nbuffers];
+    clrt__param *b = clrt__module_param_slot(m, 1);
+    if (!b)
+        return clrt_last_status();
     b->value = clrt_full(m->device, CLRT_F32, ndim, shape, value);
     if (!b->value)
         return clrt_last_status();
@@ -163,8 +182,8 @@ void clrt_module_train(clrt_module *m, int training)
 
 int clrt_module_is_training(const clrt_module *m) { return m ? m->training : 0; }
 
-clrt_status clrt__module_check_input(const char *op, const clrt_module *m, const clrt_tensor *t,
-                                     const char *what)
+clrt_status clrt__module_check_device(const char *op, const clrt_module *m, const clrt_tensor *t,
+                                      const char *what)
 {
     char desc[160];
     if (!m || !t)
@@ -175,19 +194,29 @@ clrt_status clrt__module_check_input(const char *op, const clrt_module *m, const
                           "clrt_module_to() or clrt_tensor_to()",
                           op, clrt__module_brief(m, desc, sizeof desc), m->device->info.name, what,
                           clrt__dev(t)->info.name);
+    return CLRT_OK;
+}
+
+clrt_status clrt__module_check_input(const char *op, const clrt_module *m, const clrt_tensor *t,
+                                     const char *what)
+{
+    char desc[160];
+    clrt_status st = clrt__module_check_device(op, m, t, what);
+    if (st != CLRT_OK)
+        return st;
     if (t->dtype != CLRT_F32)
         return clrt__fail(CLRT_EDTYPE, "%s: %s: the %s must be float32, got %s", op,
                           clrt__module_brief(m, desc, sizeof desc), what, clrt_dtype_str(t->dtype));
     return CLRT_OK;
 }
 
-clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x)
+/* A built-in kind's forward on x: its ops run unrecorded, and the call is
+ * recorded as one node when grad mode is on and a parameter or x requires
+ * grad. */
+static clrt_tensor *builtin_forward(clrt_module *m, clrt_tensor *x)
 {
-    if (clrt__module_check_input("clrt_module_forward", m, x, "input") != CLRT_OK ||
-        clrt__module_claim_state(m) != CLRT_OK)
-        return NULL;
     int record = clrt__module_records(m, x);
-    int was = clrt_set_grad_enabled(0); /* a layer's own ops are not recorded: the call is */
+    int was = clrt_set_grad_enabled(0);
     clrt_tensor *y = m->vt->forward(m, x);
     clrt_set_grad_enabled(was);
     if (!y)
@@ -200,6 +229,52 @@ clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x)
     clrt_tensor *out = clrt__module_record(m, x, y);
     clrt_tensor_release(y);
     return out;
+}
+
+/* A custom kind's forward: its ops record themselves (module_custom.c). */
+static clrt_tensor *custom_forward(clrt_module *m, int n, clrt_tensor *const *in)
+{
+    clrt_tensor *y = m->vt->forward_n(m, n, in);
+    if (!y)
+        return NULL;
+    clrt__module_keep(&m->out, y);
+    if (m->training)
+        clrt__module_keep(&m->saved, in[0]);
+    return y;
+}
+
+/* The inputs: non-NULL, on m's device; float32 for the built-in kinds,
+ * which take one. */
+static clrt_status check_inputs(clrt_module *m, int n, clrt_tensor *const *in)
+{
+    const char *op = "clrt_module_forward";
+    char desc[160];
+    if (!m)
+        return clrt__fail(CLRT_EINVAL, "%s: module is NULL", op);
+    if (n < 1 || !in || (n > 1 && !m->vt->forward_n))
+        return clrt__fail(CLRT_EINVAL, "%s: %s takes %s input(s), got %d", op,
+                          clrt__module_brief(m, desc, sizeof desc),
+                          m->vt->forward_n ? "1 or more" : "1", n);
+    for (int i = 0; i < n; i++) {
+        clrt_status st = m->vt->forward_n && in[i] && in[i]->dtype != CLRT_F32
+                             ? clrt__module_check_device(op, m, in[i], "input")
+                             : clrt__module_check_input(op, m, in[i], "input");
+        if (st != CLRT_OK)
+            return st;
+    }
+    return CLRT_OK;
+}
+
+clrt_tensor *clrt_module_forward_n(clrt_module *m, int n, clrt_tensor *const *in)
+{
+    if (check_inputs(m, n, in) != CLRT_OK || clrt__module_claim_state(m) != CLRT_OK)
+        return NULL;
+    return m->vt->forward_n ? custom_forward(m, n, in) : builtin_forward(m, in[0]);
+}
+
+clrt_tensor *clrt_module_forward(clrt_module *m, clrt_tensor *x)
+{
+    return clrt_module_forward_n(m, 1, &x);
 }
 
 /* The state a backward needs, or an ESTATE error naming the module. */
@@ -266,12 +341,17 @@ void clrt__module_release(clrt_module *m)
     }
     free(m->children);
     free(m->child_names);
-    for (int i = 0; i < m->nbuffers; i++)
+    for (int i = 0; i < m->nbuffers; i++) {
         clrt_tensor_release(m->buffers[i].value);
+        free(m->buffers[i].own_name);
+    }
     for (int i = 0; i < m->nparams; i++) {
         clrt_tensor_release(m->params[i].value);
         clrt_tensor_release(m->params[i].grad);
+        free(m->params[i].own_name);
     }
+    free(m->params);
+    free(m->buffers);
     clrt_tensor_release(m->out);
     clrt_tensor_release(m->grad_in);
     clrt_tensor_release(m->saved);

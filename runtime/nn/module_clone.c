@@ -10,12 +10,33 @@
 
 /* The copy's parameters and buffers: values copied, gradients zeroed.
  * Entries not made are NULL, so clrt_module_free can undo a partial copy. */
+/* The copy's arrays of parameters and buffers: their own, names copied,
+ * tensors NULL until clone_state fills them. */
+static clrt_status clone_arrays(clrt_module *copy, const clrt_module *m)
+{
+    copy->params = copy->buffers = NULL;
+    copy->nparams = copy->nbuffers = copy->params_cap = copy->buffers_cap = 0;
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < (b ? m->nbuffers : m->nparams); i++) {
+            const clrt__param *from = b ? &m->buffers[i] : &m->params[i];
+            clrt__param *to = clrt__module_param_slot(copy, b);
+            if (!to)
+                return clrt_last_status();
+            to->name = from->name;
+            if (from->own_name && !(to->own_name = clrt__strdup(from->own_name)))
+                return clrt__fail(CLRT_ENOMEM, "clrt_module_clone: out of host memory");
+            if (to->own_name)
+                to->name = to->own_name;
+            *(b ? &copy->nbuffers : &copy->nparams) += 1;
+        }
+    return CLRT_OK;
+}
+
 static clrt_status clone_state(clrt_module *copy, const clrt_module *m, clrt_device *d)
 {
-    for (int i = 0; i < m->nparams; i++)
-        copy->params[i].value = copy->params[i].grad = NULL;
-    for (int i = 0; i < m->nbuffers; i++)
-        copy->buffers[i].value = NULL;
+    clrt_status st = clone_arrays(copy, m);
+    if (st != CLRT_OK)
+        return st;
     for (int i = 0; i < m->nparams; i++) {
         clrt_tensor *v = m->params[i].value;
         copy->params[i].value = clrt__tensor_copy_on(v, d);
@@ -67,6 +88,8 @@ clrt_module *clrt_module_clone(clrt_module *m, clrt_device *d)
     memcpy(copy, m, m->size);
     atomic_init(&copy->refs, 1);
     copy->owner = NULL;
+    copy->params = copy->buffers = NULL; /* the original's: clone_arrays makes the copy's */
+    copy->nparams = copy->nbuffers = copy->params_cap = copy->buffers_cap = 0;
     copy->device = d;
     copy->owned = 0;       /* a new module; clone_children marks the copy's children */
     copy->children = NULL; /* until clone_children: a failure frees only the copy's own */

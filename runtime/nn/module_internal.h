@@ -7,19 +7,18 @@
 #include "runtime/tensor/safetensors_internal.h"
 #include "runtime/tensor/tensor_internal.h"
 #include <clrt/autograd.h>
-#include <clrt/nn.h>
+#include <clrt/module.h>
 
 /* One tensor of a module's state: a parameter (with its gradient), or a
  * buffer (grad NULL: state that is not trained, such as BatchNorm's
  * running statistics; optimizers never see it). */
 typedef struct {
-    const char *name; /* "weight", "bias", "running_mean": a string literal */
+    const char *name; /* "weight", "bias", "running_mean": a string literal, or own_name */
+    char *own_name;   /* a copy of a name given from outside (clrt_module_add_parameter), or
+                         NULL */
     clrt_tensor *value;
     clrt_tensor *grad;
 } clrt__param;
-
-#define CLRT__MAX_OWN_PARAMS 2
-#define CLRT__MAX_OWN_BUFFERS 2
 
 /* What a state walk visits (clrt__state_walk): parameters, float32 buffers
  * on the device, and host counters (int64 buffers kept on the host, such
@@ -38,6 +37,10 @@ typedef struct {
     const char *kind;
     /* Forward on x (non-NULL, on m->device): a new reference to the output. */
     clrt_tensor *(*forward)(clrt_module *m, clrt_tensor *x);
+    /* Optional: forward on n inputs (custom modules, module_custom.c),
+     * whose ops record themselves: a kind with it records no node of its
+     * own and runs with the caller's grad mode. */
+    clrt_tensor *(*forward_n)(clrt_module *m, int n, clrt_tensor *const *in);
     /* Backward of the last training-mode forward; grad_out already matches
      * the output's shape and device. Accumulates parameter gradients; when
      * grad_in is non-NULL stores a new reference to the input gradient. */
@@ -95,11 +98,11 @@ struct clrt_module {
     size_t size;              /* bytes of the kind's struct, for clrt_module_clone */
     clrt_device *device;      /* where parameters live or will be created */
     int training;
-    uint64_t init_seed; /* seed of this module's parameter values */
-    int nparams;
-    clrt__param params[CLRT__MAX_OWN_PARAMS];
-    int nbuffers;
-    clrt__param buffers[CLRT__MAX_OWN_BUFFERS];
+    uint64_t init_seed;      /* seed of this module's parameter values */
+    int nparams, params_cap; /* its own parameters, in the order they were added */
+    clrt__param *params;
+    int nbuffers, buffers_cap; /* its own buffers */
+    clrt__param *buffers;
     const char *counter_name; /* a host counter's name (a literal), or NULL */
     int64_t counter;
     int owned;     /* a container holds it (module_adopt.c) */
@@ -118,9 +121,13 @@ struct clrt_module {
 clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
 
 /* Adds a float32 parameter of the given shape on m->device with a zeroed
- * gradient; its values are left to the caller (see clrt__init_uniform). */
+ * gradient; its values are left to the caller (see clrt__init_uniform).
+ * name: a string literal (the module keeps the pointer). */
 clrt_status clrt__module_add_param(clrt_module *m, const char *name, int ndim,
                                    const int64_t *shape);
+/* Room for one more parameter (or buffer, when buffers): a slot at the
+ * end of the array, zeroed, not yet counted. NULL + CLRT_ENOMEM. */
+clrt__param *clrt__module_param_slot(clrt_module *m, int buffers);
 
 /* Makes p's value a parameter as nn.Parameter is: a leaf that requires
  * grad, whose .grad (clrt_tensor_grad, what clrt_backward accumulates
@@ -194,12 +201,20 @@ void clrt__module_forget(clrt_module *m);
  * none) goes to the kind's backward_epi, which it must have. */
 clrt_tensor *clrt__module_backward(clrt_module *m, clrt_tensor *grad_out, int want_grad_in,
                                    const clrt__epilogue *epi, clrt_status *status);
+/* m and t non-NULL, t on m's device (named `what` in the message). */
+clrt_status clrt__module_check_device(const char *op, const clrt_module *m, const clrt_tensor *t,
+                                      const char *what);
 /* The checks of clrt_module_forward: m and x non-NULL, x on m's device and
  * float32. */
 clrt_status clrt__module_check_input(const char *op, const clrt_module *m, const clrt_tensor *t,
                                      const char *what);
 /* Replaces *slot with t (retaining it), releasing the previous value. */
 void clrt__module_keep(clrt_tensor **slot, clrt_tensor *t);
+
+/* An attribute's name (a child's, a parameter's, a buffer's): non-empty,
+ * without dots, UTF-8; CLRT_EINVAL naming op and `what` ("child 3's")
+ * otherwise (sequential.c). */
+clrt_status clrt__check_attr_name(const char *op, const char *what, const char *name);
 
 /* Containers (sequential.c). clrt__container_new makes a module of `vt`
  * (`size` bytes) owning the n children, named by `names` (NULL: their

@@ -123,8 +123,7 @@ static clrt_status stash_state(clrt__node *n)
 
 static const char *module_name(const clrt__node *n)
 {
-    const module_data *d = n->data;
-    return d && d->root ? d->root->vt->kind : "a module";
+    return ((const module_data *)n->data)->root->vt->kind;
 }
 
 static clrt_status module_backward(clrt__node *n, clrt_tensor *grad_out, const int *needs,
@@ -145,8 +144,6 @@ static clrt_status module_backward(clrt__node *n, clrt_tensor *grad_out, const i
 static void module_release_saved(clrt__node *n)
 {
     module_data *d = n->data;
-    if (!d)
-        return;
     if (d->stash) {
         clrt_module **mods = clrt__calloc((size_t)d->n_modules, sizeof *mods);
         if (mods)
@@ -155,14 +152,20 @@ static void module_release_saved(clrt__node *n)
             free_state(mods ? mods[i] : d->root, d->stash[i]);
         free(mods);
         free(d->stash);
+        d->stash = NULL;
     } else if (d->root->owner == n)
         set_owner(d->root, NULL); /* the state stays, for the explicit backward */
-    clrt__module_release(d->root);
-    free(d);
-    n->data = NULL;
 }
 
-static const clrt__node_kind module_kind = {module_name, module_backward, module_release_saved};
+static void module_destroy(clrt__node *n)
+{
+    module_data *d = n->data;
+    clrt__module_release(d->root);
+    free(d);
+}
+
+static const clrt__node_kind module_kind = {module_name, module_backward, module_release_saved,
+                                            module_destroy};
 
 clrt_status clrt__module_claim_state(clrt_module *m)
 {

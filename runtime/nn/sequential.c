@@ -84,26 +84,32 @@ static clrt_status check_children(const char *op, int n, clrt_module **mods)
     return st;
 }
 
-/* Child i's name is a module attribute's: non-empty, without dots (which
- * separate the parts of a state name), and UTF-8, since state names go into
- * safetensors headers (JSON), which PyTorch's reader refuses otherwise. */
-static clrt_status check_name(int i, const char *name)
+/* An attribute's name (a child's, a parameter's, a buffer's): non-empty,
+ * without dots (which separate the parts of a state name), and UTF-8,
+ * since state names go into safetensors headers (JSON), which PyTorch's
+ * reader refuses otherwise. `what` says whose: "child 3's". */
+clrt_status clrt__check_attr_name(const char *op, const char *what, const char *name)
 {
     char shown[96];
     if (!name || !name[0] || strchr(name, '.'))
-        return clrt__fail(CLRT_EINVAL,
-                          "clrt_sequential_named: child %d's name '%s' must be non-empty "
-                          "and without dots",
-                          i, name ? name : "(null)");
+        return clrt__fail(CLRT_EINVAL, "%s: %s name '%s' must be non-empty and without dots", op,
+                          what, name ? name : "(null)");
     long at = clrt__utf8_bad_at(name, strlen(name));
     if (at >= 0)
         return clrt__fail(CLRT_EINVAL,
-                          "clrt_sequential_named: child %d's name '%s' is not UTF-8 (byte 0x%02x "
-                          "at offset %ld): state names go into safetensors files, whose JSON "
-                          "header PyTorch's reader refuses unless it is UTF-8",
-                          i, clrt__text_shown(name, shown, sizeof shown), (unsigned char)name[at],
-                          at);
+                          "%s: %s name '%s' is not UTF-8 (byte 0x%02x at offset %ld): state "
+                          "names go into safetensors files, whose JSON header PyTorch's reader "
+                          "refuses unless it is UTF-8",
+                          op, what, clrt__text_shown(name, shown, sizeof shown),
+                          (unsigned char)name[at], at);
     return CLRT_OK;
+}
+
+static clrt_status check_name(int i, const char *name)
+{
+    char what[32];
+    snprintf(what, sizeof what, "child %d's", i);
+    return clrt__check_attr_name("clrt_sequential_named", what, name);
 }
 
 /* Each name valid and unique in its container (a hash index: O(n)). */

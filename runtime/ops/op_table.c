@@ -15,6 +15,8 @@ const clrt__op_def *const clrt__op_table[] = {
     &clrt__op_sum, &clrt__op_mean, &clrt__op_sum_dim, &clrt__op_mean_dim, &clrt__op_norm,
     /* products */
     &clrt__op_matmul,
+    /* convolution and pooling */
+    &clrt__op_conv2d, &clrt__op_maxpool2d, &clrt__op_avgpool2d, &clrt__op_adaptive_avgpool2d,
     /* transformer ops: softmax, layer norm, activations, embedding, variance */
     &clrt__op_softmax, &clrt__op_log_softmax, &clrt__op_layer_norm, &clrt__op_gelu, &clrt__op_silu,
     &clrt__op_embedding, &clrt__op_var_dim, NULL};

@@ -16,6 +16,8 @@ extern const clrt__op_def clrt__op_reshape, clrt__op_clone, clrt__op_to, clrt__o
 extern const clrt__op_def clrt__op_sum, clrt__op_mean, clrt__op_sum_dim, clrt__op_mean_dim,
     clrt__op_norm;
 extern const clrt__op_def clrt__op_matmul;
+extern const clrt__op_def clrt__op_conv2d, clrt__op_maxpool2d, clrt__op_avgpool2d,
+    clrt__op_adaptive_avgpool2d;
 /* transformer ops (runtime/ops/nn/, norm/layernorm.c, elementwise/unary.c,
  * reduce/var.c) */
 extern const clrt__op_def clrt__op_softmax, clrt__op_log_softmax, clrt__op_layer_norm,
@@ -74,7 +76,8 @@ static inline clrt_tensor *clrt__transpose(clrt_tensor *x, int d0, int d1)
  * operand); a copy when none. NULL + error. */
 clrt_tensor *clrt__sum_to(clrt_tensor *g, int ndim, const int64_t *shape);
 
-/* Releases the n tensors (NULLs skipped) and returns st: a rule's exit. */
-clrt_status clrt__drop(clrt_status st, int n, ...);
+/* The rule of an op whose output is its input's values (a copy, a
+ * same-dtype cast): the gradient passes as it is (shape.c). */
+clrt_status clrt__pass_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in);
 
 #endif

@@ -120,8 +120,8 @@ static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, in
  * LOAD16). GPUs (CLRT_CONV_ALGO=vec) have no such ABI. */
 static int row_vector(const clrt_device *d, const pool_dims *pd)
 {
-    if (!clrt__cpu_style(d) || pd->K != 2 || pd->stride != 2 || pd->pad || pd->H % 2 ||
-        pd->W % 2 || pd->OW < 2)
+    if (!clrt__cpu_style(d) || pd->K != 2 || pd->stride != 2 || pd->pad || pd->H % 2 || pd->W % 2 ||
+        pd->OW < 2)
         return 0;
     int lanes = d->info.kind == CLRT_DEVICE_CPU ? (int)d->vector_width : 16, pv = 8;
     while (pv > 2 && (2 * pv > lanes || pv > pd->OW))
@@ -184,7 +184,34 @@ static clrt_status maxpool_out(const char *op, clrt_tensor *out, clrt_tensor *in
     if (!out)
         return clrt__fail(CLRT_EINVAL, "%s: out is NULL", op);
     clrt_status st = check_maxpool_fwd(op, out, indices, x, kernel, stride, pad, &pd);
+    if (st == CLRT_OK)
+        st = clrt__unrecorded_write(op, out, "out", 1, x, "x");
     return st != CLRT_OK ? st : maxpool_fwd(out, indices, x, &pd);
+}
+
+/* New [N,C,OH,OW] float32 output of x's pooling. */
+static clrt_tensor *alloc_pooled(const clrt_tensor *x, const pool_dims *pd, clrt_dtype t)
+{
+    int64_t shape[4] = {pd->N, pd->C, pd->OH, pd->OW};
+    return clrt__alloc(clrt__dev(x), t, 4, shape);
+}
+
+clrt_tensor *clrt__maxpool2d_new(const char *op, clrt_tensor *x, int kernel, int stride, int pad,
+                                 clrt_tensor **indices)
+{
+    pool_dims pd = {0};
+    if (check_maxpool_fwd(op, NULL, NULL, x, kernel, stride, pad, &pd) != CLRT_OK)
+        return NULL;
+    clrt_tensor *out = alloc_pooled(x, &pd, CLRT_F32);
+    clrt_tensor *idx = out && indices ? alloc_pooled(x, &pd, CLRT_I32) : NULL;
+    if (!out || (indices && !idx) || maxpool_fwd(out, idx, x, &pd) != CLRT_OK) {
+        clrt_tensor_release(out);
+        clrt_tensor_release(idx);
+        return NULL;
+    }
+    if (indices)
+        *indices = idx;
+    return out;
 }
 
 clrt_status clrt_f_maxpool2d_out(clrt_tensor *out, clrt_tensor *indices, clrt_tensor *x, int kernel,
@@ -197,26 +224,6 @@ clrt_status clrt_f_maxpool2d_pad_out(clrt_tensor *out, clrt_tensor *indices, clr
                                      int kernel, int stride, int padding)
 {
     return maxpool_out("clrt_f_maxpool2d_pad_out", out, indices, x, kernel, stride, padding);
-}
-
-/* New [N,C,OH,OW] float32 output of x's pooling. */
-static clrt_tensor *alloc_pooled(const clrt_tensor *x, const pool_dims *pd)
-{
-    int64_t shape[4] = {pd->N, pd->C, pd->OH, pd->OW};
-    return clrt__alloc(clrt__dev(x), CLRT_F32, 4, shape);
-}
-
-clrt_tensor *clrt_f_maxpool2d(clrt_tensor *x, int kernel, int stride)
-{
-    pool_dims pd = {0};
-    if (check_maxpool_fwd("clrt_f_maxpool2d", NULL, NULL, x, kernel, stride, 0, &pd) != CLRT_OK)
-        return NULL;
-    clrt_tensor *out = alloc_pooled(x, &pd);
-    if (out && maxpool_fwd(out, NULL, x, &pd) != CLRT_OK) {
-        clrt_tensor_release(out);
-        return NULL;
-    }
-    return out;
 }
 
 /* Checks a backward call whose n args are {grad_x, grad_out[, indices]}:
@@ -252,6 +259,8 @@ static clrt_status maxpool_backward(const char *op, clrt_tensor *grad_x, clrt_te
     clrt_status st = check_backward(op, 3, args, kernel, stride, pad, &pd);
     if (st == CLRT_OK)
         st = clrt__check_epilogue(op, epi, grad_x);
+    if (st == CLRT_OK)
+        st = clrt__unrecorded_write(op, grad_x, "grad_x", 1, grad_out, "grad_out");
     if (st != CLRT_OK)
         return st;
     cl_mem mg = clrt__mem(grad_out), mi = clrt__mem(indices), mx = clrt__mem(grad_x);
@@ -316,15 +325,17 @@ clrt_status clrt_f_avgpool2d_out(clrt_tensor *out, clrt_tensor *x, int kernel, i
     if (!out)
         return clrt__fail(CLRT_EINVAL, "clrt_f_avgpool2d_out: out is NULL");
     clrt_status st = check_avgpool_fwd("clrt_f_avgpool2d_out", out, x, kernel, stride, &pd);
+    if (st == CLRT_OK)
+        st = clrt__unrecorded_write("clrt_f_avgpool2d_out", out, "out", 1, x, "x");
     return st != CLRT_OK ? st : avgpool_fwd(out, x, &pd);
 }
 
-clrt_tensor *clrt_f_avgpool2d(clrt_tensor *x, int kernel, int stride)
+clrt_tensor *clrt__avgpool2d_new(const char *op, clrt_tensor *x, int kernel, int stride)
 {
     pool_dims pd = {0};
-    if (check_avgpool_fwd("clrt_f_avgpool2d", NULL, x, kernel, stride, &pd) != CLRT_OK)
+    if (check_avgpool_fwd(op, NULL, x, kernel, stride, &pd) != CLRT_OK)
         return NULL;
-    clrt_tensor *out = alloc_pooled(x, &pd);
+    clrt_tensor *out = alloc_pooled(x, &pd, CLRT_F32);
     if (out && avgpool_fwd(out, x, &pd) != CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;
@@ -339,6 +350,8 @@ clrt_status clrt_f_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_tensor *grad
     pool_dims pd = {0};
     clrt__arg args[] = {{"grad_x", grad_x, 0}, {"grad_out", grad_out, 0}};
     clrt_status st = check_backward(op, 2, args, kernel, stride, 0, &pd);
+    if (st == CLRT_OK)
+        st = clrt__unrecorded_write(op, grad_x, "grad_x", 1, grad_out, "grad_out");
     if (st != CLRT_OK)
         return st;
     cl_mem mg = clrt__mem(grad_out), mx = clrt__mem(grad_x);

@@ -92,6 +92,8 @@ clrt_status clrt_f_adaptive_avgpool2d_out(clrt_tensor *out, clrt_tensor *x)
         st = check_sizes(op, "x", x, "out", out);
     if (st == CLRT_OK)
         st = clrt__check_no_alias(op, &args[1], 1, args);
+    if (st == CLRT_OK)
+        st = clrt__unrecorded_write(op, out, "out", 1, x, "x");
     if (st != CLRT_OK)
         return st;
     const int64_t *s = x->shape, *o = out->shape;
@@ -118,6 +120,8 @@ clrt_status clrt_f_adaptive_avgpool2d_backward_out(clrt_tensor *grad_x, clrt_ten
                          window_cost(window_span(grad_out->shape[2], grad_x->shape[2]),
                                      window_span(grad_out->shape[3], grad_x->shape[3])),
                          grad_x, grad_out);
+    if (st == CLRT_OK)
+        st = clrt__unrecorded_write(op, grad_x, "grad_x", 1, grad_out, "grad_out");
     if (st != CLRT_OK)
         return st;
     return launch("adaptive_avgpool_bwd", grad_x, grad_out, grad_out, grad_x,

@@ -30,4 +30,12 @@ static inline clrt__pool_geom clrt__pool_geom_of(int64_t planes, int64_t H, int6
                              clrt__divisor_of((uint32_t)W)};
 }
 
+/* The pools' new-tensor forms, checked as op names them (pool.c): max
+ * pooling with -inf padding pad, its indices (flat, per plane) into
+ * *indices when it is not NULL; average pooling. NULL + error. */
+#include "runtime/tensor/tensor_internal.h"
+clrt_tensor *clrt__maxpool2d_new(const char *op, clrt_tensor *x, int kernel, int stride, int pad,
+                                 clrt_tensor **indices);
+clrt_tensor *clrt__avgpool2d_new(const char *op, clrt_tensor *x, int kernel, int stride);
+
 #endif

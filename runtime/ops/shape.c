@@ -27,7 +27,7 @@ static clrt_tensor *clone_forward(int n, clrt_tensor *const *in, const clrt__op_
     return clrt__clone(in[0]);
 }
 
-static clrt_status pass_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
+clrt_status clrt__pass_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
 {
     (void)c;
     clrt_tensor_retain(g);
@@ -35,7 +35,8 @@ static clrt_status pass_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_t
     return CLRT_OK;
 }
 
-const clrt__op_def clrt__op_clone = {"clrt_tensor_clone", 1, 0, clone_forward, pass_backward};
+const clrt__op_def clrt__op_clone = {"clrt_tensor_clone", 1, 0, clone_forward,
+                                     clrt__pass_backward};
 
 /* attrs dev: the target device. */
 static clrt_tensor *to_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a, int keep,

@@ -1,38 +1,35 @@
-/* Per-device grow-only scratch buffers (see workspace_internal.h). Entries
- * live as long as the process, like the devices they belong to. */
+/* Per-device grow-only scratch buffers (see workspace_internal.h), hung
+ * off the device (clrt_device.workspace) at first use; they live as long
+ * as the process, like the devices they belong to. */
 #include "runtime/ops/workspace_internal.h"
 #include "runtime/core/alloc_internal.h"
 
 #include <stdlib.h>
 
-typedef struct ws_entry {
-    clrt_device *dev;
+typedef struct clrt__workspace {
     pthread_mutex_t lock; /* held between begin and end */
     cl_mem mem[CLRT__WS_SLOTS];
     size_t bytes[CLRT__WS_SLOTS];
-    struct ws_entry *next;
 } ws_entry;
 
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static ws_entry *table;
-
-/* d's entry, created on first use; NULL + error when out of host memory. */
+/* d's workspace, made on first use (two threads racing: one keeps its
+ * own); NULL + error when out of host memory. */
 static ws_entry *entry_for(clrt_device *d)
 {
-    pthread_mutex_lock(&table_lock);
-    ws_entry *e = table;
-    while (e && e->dev != d)
-        e = e->next;
-    if (!e && (e = clrt__calloc(1, sizeof *e)) != NULL) {
-        e->dev = d;
-        pthread_mutex_init(&e->lock, NULL);
-        e->next = table;
-        table = e;
-    }
-    pthread_mutex_unlock(&table_lock);
-    if (!e)
+    ws_entry *e = atomic_load(&d->workspace);
+    if (e)
+        return e;
+    ws_entry *made = clrt__calloc(1, sizeof *made);
+    if (!made) {
         clrt__fail(CLRT_ENOMEM, "workspace for %s: out of host memory", d->info.name);
-    return e;
+        return NULL;
+    }
+    pthread_mutex_init(&made->lock, NULL);
+    if (atomic_compare_exchange_strong(&d->workspace, &e, made))
+        return made;
+    pthread_mutex_destroy(&made->lock);
+    free(made);
+    return e; /* the other thread's */
 }
 
 clrt_status clrt__workspace_begin(clrt_device *d)

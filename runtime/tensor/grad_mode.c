@@ -4,6 +4,7 @@
 #include "runtime/tensor/tensor_internal.h"
 
 #include <clrt/autograd.h>
+#include <stdarg.h>
 
 static _Thread_local int grad_disabled; /* 0: on (the default of every thread) */
 
@@ -40,4 +41,22 @@ clrt_status clrt__check_unrecorded(const char *op, int n, clrt_tensor *const *ts
                               "(clrt_set_grad_enabled(0))",
                               op, names[i]);
     return CLRT_OK;
+}
+
+clrt_status clrt__unrecorded_write(const char *op, clrt_tensor *out, const char *out_name, int n,
+                                   ...)
+{
+    clrt_tensor *ts[8] = {out};
+    const char *names[8] = {out_name};
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 1; i <= n && i < 8; i++) {
+        ts[i] = va_arg(ap, clrt_tensor *);
+        names[i] = va_arg(ap, const char *);
+    }
+    va_end(ap);
+    clrt_status st = clrt__check_unrecorded(op, n + 1 < 8 ? n + 1 : 8, ts, names);
+    if (st == CLRT_OK)
+        clrt__bump_version(out);
+    return st;
 }

@@ -105,7 +105,7 @@ static clrt__storage *storage_new(clrt_device *d, size_t bytes)
         clrt__fail(CLRT_ENOMEM, "out of host memory");
         return NULL;
     }
-    s->mem = clrt__buffer_new(d, bytes, "tensor storage");
+    s->mem = clrt__storage_buffer_new(d, bytes);
     if (!s->mem) {
         free(s);
         return NULL;
@@ -120,7 +120,7 @@ static clrt__storage *storage_new(clrt_device *d, size_t bytes)
 static void storage_release(clrt__storage *s)
 {
     if (s && atomic_fetch_sub(&s->refcount, 1) == 1) {
-        clrt__buffer_release(s->dev, s->mem, s->bytes);
+        clrt__storage_buffer_release(s->dev, s->mem, s->bytes);
         free(s);
     }
 }

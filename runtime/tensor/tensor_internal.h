@@ -74,6 +74,11 @@ int clrt__grad_wanted(int n, clrt_tensor *const *ts);
  * naming op and the tensor's argument name (names[i]); CLRT_OK otherwise. */
 clrt_status clrt__check_unrecorded(const char *op, int n, clrt_tensor *const *ts,
                                    const char *const *names);
+/* The same for an unrecorded form writing into `out`: n more arguments
+ * after it as (clrt_tensor *, const char *name) pairs; on success out's
+ * storage version is bumped (the write is about to be enqueued). */
+clrt_status clrt__unrecorded_write(const char *op, clrt_tensor *out, const char *out_name, int n,
+                                   ...);
 
 /* The tensor's buffer (never NULL for a live tensor; a zero-size tensor
  * still has a 1-element buffer so kernels can take it). */

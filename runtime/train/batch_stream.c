@@ -118,8 +118,9 @@ static clrt_status enqueue_copies(clrt__batch_stream *l, clrt__stream_slot *s, c
  * on the compute queue precedes the marker too. */
 static clrt_status upload(clrt__batch_stream *l, clrt__stream_slot *s, int64_t count)
 {
-    int64_t xshape[4] = {count, l->chw[0], l->chw[1], l->chw[2]};
-    clrt_status st = clrt__tensor_reuse(&s->x, l->dev, CLRT_F32, 4, xshape);
+    int64_t xshape[4] = {count};
+    int nd = 1 + clrt_dataset_sample_dims(l->ds, xshape + 1);
+    clrt_status st = clrt__tensor_reuse(&s->x, l->dev, CLRT_F32, nd, xshape);
     if (st == CLRT_OK)
         st = clrt__tensor_reuse(&s->y, l->dev, CLRT_I32, 1, &count);
     if (st != CLRT_OK || count == 0) /* count 0: an empty shard, nothing to copy */

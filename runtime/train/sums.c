@@ -3,6 +3,7 @@
 #include "runtime/core/alloc_internal.h"
 #include "runtime/device/command_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 clrt_status clrt__sums_init(clrt__sums *s, clrt_device *d)
@@ -39,6 +40,7 @@ clrt_status clrt__sums_cum_init(clrt__sums *s, const clrt_train_config *cfg,
 
 clrt_status clrt__sums_zero(clrt__sums *s)
 {
+    s->uncounted = 0;
     clrt_status st = clrt__fill(s->loss_sum, 0);
     return st == CLRT_OK ? clrt__fill(s->correct, 0) : st;
 }
@@ -51,7 +53,7 @@ clrt_status clrt__sums_add(const clrt__sums *s, double *loss, double *right)
     clrt_status st = clrt_item(s->loss_sum, &l);
     if (st == CLRT_OK)
         st = clrt_item(s->correct, &c);
-    *loss += l, *right += c;
+    *loss += l, *right += s->uncounted ? NAN : c;
     return st;
 }
 

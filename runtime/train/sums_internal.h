@@ -17,6 +17,8 @@ typedef struct {
     clrt_tensor *grad;     /* d loss / d logits, [batch, classes] */
     clrt_tensor *cum;      /* cfg.step_losses: loss_sum after each step, [batches] */
     float *step_losses;    /* host: each step's mean loss, from cum */
+    int uncounted;         /* a step of this pass had no class per output column (a loss
+                              callback's model): its accuracy is NaN */
 } clrt__sums;
 
 /* Makes the accumulators on d; clrt__sums_free frees whatever was made. */
@@ -27,7 +29,8 @@ clrt_status clrt__sums_cum_init(clrt__sums *s, const clrt_train_config *cfg,
                                 const clrt_dataset *train, clrt_device *d);
 /* Zeroes the accumulators (enqueued). */
 clrt_status clrt__sums_zero(clrt__sums *s);
-/* Adds the accumulators to *loss and *right: the one wait of a pass. */
+/* Adds the accumulators to *loss and *right (NaN when a step was
+ * uncounted): the one wait of a pass. */
 clrt_status clrt__sums_add(const clrt__sums *s, double *loss, double *right);
 /* Copies the running loss sum after step i into cum[i], on the device. */
 clrt_status clrt__sums_record_step(clrt__sums *s, int64_t i);

@@ -49,6 +49,48 @@ static clrt_status check_logits(const pass_args *p, const clrt_tensor *logits)
                       clrt_dataset_name(p->stream->ds), p->classes, p->classes);
 }
 
+/* The program's loss (cfg->loss) on a batch part's output: its sum into
+ * the loss sums (mean times the samples), the correct count where the
+ * output has a class per column, and in training its backward, scaled by
+ * `weight`. */
+static clrt_status custom_loss_step(const pass_args *p, clrt_tensor *out, clrt_tensor *y,
+                                    double weight)
+{
+    clrt__sums *s = p->sums;
+    clrt_tensor *loss = p->cfg->loss(p->cfg->ctx, out, y);
+    if (!loss)
+        return clrt_last_status() != CLRT_OK
+                   ? clrt_last_status()
+                   : clrt__fail(CLRT_EINVAL, "training: the loss callback returned NULL");
+    char sh[128];
+    clrt_status st = loss->numel == 1 && loss->dtype == CLRT_F32
+                         ? CLRT_OK
+                         : clrt__fail(CLRT_ESHAPE,
+                                      "training: the loss callback gave a %s %s tensor, not one "
+                                      "float32 element",
+                                      clrt_dtype_str(loss->dtype),
+                                      clrt_shape_str(loss->ndim, loss->shape, sh, sizeof sh));
+    int was = clrt_set_grad_enabled(0);
+    clrt_tensor *v = st == CLRT_OK ? clrt__view("training", loss, 0, NULL) : NULL;
+    if (st == CLRT_OK)
+        st = v ? clrt_axpy_(s->loss_sum, (double)y->shape[0], v) : clrt_last_status();
+    int counts = out->ndim == 2 && out->shape[1] == p->classes && y->ndim == 1;
+    if (st == CLRT_OK && counts)
+        st = clrt_count_correct(out, y, s->correct);
+    s->uncounted |= !counts;
+    clrt_set_grad_enabled(was);
+    clrt_tensor_release(v);
+    clrt_tensor *scaled =
+        st == CLRT_OK && p->opt && weight != 1.0 ? clrt_mul_scalar(loss, weight) : NULL;
+    if (st == CLRT_OK && p->opt)
+        st = clrt_module_zero_grad(p->model);
+    if (st == CLRT_OK && p->opt)
+        st = clrt_backward(weight != 1.0 ? scaled : loss);
+    clrt_tensor_release(scaled);
+    clrt_tensor_release(loss);
+    return st;
+}
+
 /* Enqueues one batch: forward, loss sums, and in training the backward
  * pass with the loss gradient scaled by `weight` (a replica's share of
  * the batch). The optimizer step is the caller's. An empty part of a batch
@@ -60,6 +102,11 @@ static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y, doub
     if (x->shape[0] == 0)
         return p->opt ? clrt_module_zero_grad(p->model) : CLRT_OK;
     clrt_tensor *logits = clrt_module_forward(p->model, x);
+    if (logits && p->cfg && p->cfg->loss) {
+        clrt_status st = custom_loss_step(p, logits, y, weight);
+        clrt_tensor_release(logits);
+        return st;
+    }
     if (!logits)
         return clrt_last_status();
     clrt_status st = check_logits(p, logits);
@@ -125,6 +172,7 @@ static clrt_status eval_pass(pass_args *p, pass_result *r)
     clrt_tensor *x = NULL, *y = NULL;
     double t0 = clrt__now(), loss = 0, right = 0;
     int was_training = clrt_module_is_training(p->model);
+    int was_grad = clrt_set_grad_enabled(0); /* nothing to record in a test pass */
     clrt_module_train(p->model, 0);
     p->opt = NULL;
     p->phase = CLRT_PHASE_TEST;
@@ -151,6 +199,7 @@ static clrt_status eval_pass(pass_args *p, pass_result *r)
     r->data_seconds = p->stream->data_seconds;
     r->wait_seconds = p->stream->wait_seconds;
     clrt_module_train(p->model, was_training);
+    clrt_set_grad_enabled(was_grad);
     return st;
 }
 
@@ -158,7 +207,7 @@ clrt_status clrt_evaluate(clrt_module *model, const clrt_dataset *ds, int batch_
                           double *accuracy)
 {
     clrt__batch_stream l;
-    clrt__sums s = {NULL, NULL, NULL, NULL, NULL};
+    clrt__sums s = {0};
     pass_result r = {0};
     if (!model || !ds)
         return clrt__fail(CLRT_EINVAL, "clrt_evaluate: NULL model or data set");

@@ -39,6 +39,11 @@ static clrt_status check_config(const clrt_module *model, const clrt_optimizer *
                           "clrt_trainer_new: augment %d (padding pixels) must be "
                           "from 0 to 64",
                           cfg->augment);
+    if (cfg->augment && clrt_dataset_sample_dims(train, a) != 3)
+        return clrt__fail(CLRT_EINVAL,
+                          "clrt_trainer_new: augment crops and flips images; %s's samples are "
+                          "not [C, H, W]",
+                          clrt_dataset_name(train));
     if (!test)
         return CLRT_OK;
     clrt_dataset_sample_shape(train, a);

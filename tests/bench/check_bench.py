@@ -65,7 +65,8 @@ def main():
     la = docs["launch"] = rows("launch", "--device", DEV, "--iters", "20", "--repeats", "1",
               fields=["loop", "n", "enqueue_seconds", "seconds"])
     if {r["loop"] for r in la["rows"]} != {"bare_fixed_out", "bare_new_out", "clrt_add",
-                                            "clrt_add_out", "bare_wait_each"}:
+                                            "clrt_add_out", "bare_wait_each",
+                                            "clrt_add_recorded"}:
         sys.exit(f"launch: {la}")
 
     # peak: every FMA width, both streaming kernels and the driver's copy,

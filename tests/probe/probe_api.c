@@ -236,7 +236,9 @@ static const struct {
               {"checkpoint-many-tensors", probe36_checkpoint_many_tensors},
               {"clblast-huge-mwg", probe36_clblast_huge_mwg},
               {"child-name-not-utf8", probe36_child_name_not_utf8},
-              {"safetensors-nul-name", probe36_safetensors_nul_name}};
+              {"safetensors-nul-name", probe36_safetensors_nul_name},
+              {"winograd-not-applicable", probe36_winograd_not_applicable},
+              {"residual-broadcast", probe36_residual_broadcast}};
 
 int main(int argc, char **argv)
 {

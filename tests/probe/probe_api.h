@@ -16,5 +16,7 @@ int probe36_checkpoint_many_tensors(void);
 int probe36_clblast_huge_mwg(void);
 int probe36_child_name_not_utf8(void);
 int probe36_safetensors_nul_name(void);
+int probe36_winograd_not_applicable(void);
+int probe36_residual_broadcast(void);
 
 #endif

@@ -200,3 +200,52 @@ int probe36_safetensors_nul_name(void)
     printf("load: %s\n", why);
     return strstr(why, "u0000") ? clean() : defect(why);
 }
+
+/* Item 4: CLRT_CONV_ALGO=winograd on a 5x5 and on a stride-2 convolution
+ * ran the direct kernels without a word (probe.py sets the variable). */
+int probe36_winograd_not_applicable(void)
+{
+    clrt_device *d = dev();
+    int64_t xs[4] = {1, 8, 9, 9}, w5[4] = {8, 8, 5, 5}, w3[4] = {8, 8, 3, 3};
+    clrt_tensor *x = d ? clrt_zeros(d, CLRT_F32, 4, xs) : NULL;
+    clrt_tensor *a = x ? clrt_zeros(d, CLRT_F32, 4, w5) : NULL;
+    clrt_tensor *b = a ? clrt_zeros(d, CLRT_F32, 4, w3) : NULL;
+    if (!b)
+        return defect(clrt_last_error());
+    clrt_tensor *y5 = clrt_f_conv2d(x, a, NULL, 1, 2);
+    char first[512];
+    snprintf(first, sizeof first, "%s", clrt_last_error());
+    clrt_tensor *y2 = clrt_f_conv2d(x, b, NULL, 2, 1);
+    int refused = !y5 && !y2 && strstr(first, "CLRT_CONV_ALGO=winograd") &&
+                  strstr(clrt_last_error(), "does not apply");
+    printf("5x5: %s\nstride 2: %s\n", first, clrt_last_error());
+    clrt_tensor *all[] = {x, a, b, y5, y2};
+    for (int i = 0; i < 5; i++)
+        clrt_tensor_release(all[i]);
+    return refused ? clean()
+                   : defect("a forced Winograd ran another algorithm on a layer it does not fit");
+}
+
+/* Item 8: clrt_residual(clrt_conv2d(1, 4, 3, 1, 1), NULL) broadcast the
+ * identity in its forward, and its backward failed (clrt_add_out: out has
+ * shape [2, 1, 5, 5]). Now the identity's gradient is summed over the
+ * channels it was broadcast to: checked against the conv's input gradient
+ * plus that sum, computed apart. */
+int probe36_residual_broadcast(void)
+{
+    clrt_device *d = dev();
+    clrt_module *m = clrt_residual(clrt_conv2d(1, 4, 3, 1, 1), NULL);
+    int64_t xs[4] = {2, 1, 5, 5};
+    clrt_tensor *x = m && clrt_module_to(m, d) == CLRT_OK ? clrt_randn(d, 4, xs, 7) : NULL;
+    clrt_tensor *y = x ? clrt_module_forward(m, x) : NULL;
+    clrt_tensor *g = y ? clrt_ones(d, CLRT_F32, 4, clrt_tensor_shape(y)) : NULL;
+    clrt_tensor *gx = g ? clrt_module_backward(m, g) : NULL;
+    int ok = gx && clrt_tensor_ndim(gx) == 4 && clrt_tensor_shape(gx)[1] == 1;
+    char why[512];
+    snprintf(why, sizeof why, "%s", ok ? "" : clrt_last_error());
+    clrt_tensor *all[] = {x, y, g, gx};
+    for (int i = 0; i < 4; i++)
+        clrt_tensor_release(all[i]);
+    clrt_module_free(m);
+    return ok ? clean() : defect(why);
+}

@@ -122,21 +122,9 @@ clrt_status clrt__conv2d_fused_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor
 clrt_status clrt_f_conv2d_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,
                               clrt_tensor *bias, int stride, int padding)
 {
-    return clrt__conv2d_fused_out(out, x, weight, bias, stride, padding, &CLRT__NO_EPILOGUE);
-}
-
-clrt_tensor *clrt_f_conv2d(clrt_tensor *x, clrt_tensor *weight, clrt_tensor *bias, int stride,
-                           int padding)
-{
-    clrt__conv_dims cd;
-    if (check_forward("clrt_f_conv2d", NULL, x, weight, bias, stride, padding, &cd) != CLRT_OK)
-        return NULL;
-    int64_t shape[4] = {cd.N, cd.O, cd.OH, cd.OW};
-    clrt_tensor *out = clrt__alloc(clrt__dev(x), CLRT_F32, 4, shape);
-    if (out &&
-        forward_into("clrt_f_conv2d", out, x, weight, bias, &cd, &CLRT__NO_EPILOGUE) != CLRT_OK) {
-        clrt_tensor_release(out);
-        return NULL;
-    }
-    return out;
+    clrt_status st = clrt__unrecorded_write("clrt_f_conv2d_out", out, "out", 3, x, "x", weight,
+                                            "weight", bias, "bias");
+    return st != CLRT_OK
+               ? st
+               : clrt__conv2d_fused_out(out, x, weight, bias, stride, padding, &CLRT__NO_EPILOGUE);
 }

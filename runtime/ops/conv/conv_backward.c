@@ -207,8 +207,11 @@ clrt_status clrt__conv2d_backward_input_fused_out(clrt_tensor *grad_x, clrt_tens
 clrt_status clrt_f_conv2d_backward_input_out(clrt_tensor *grad_x, clrt_tensor *grad_out,
                                              clrt_tensor *weight, int stride, int padding)
 {
-    return clrt__conv2d_backward_input_fused_out(grad_x, grad_out, weight, stride, padding,
-                                                 &CLRT__NO_EPILOGUE);
+    clrt_status st = clrt__unrecorded_write("clrt_f_conv2d_backward_input_out", grad_x, "grad_x", 2,
+                                            grad_out, "grad_out", weight, "weight");
+    return st != CLRT_OK ? st
+                         : clrt__conv2d_backward_input_fused_out(grad_x, grad_out, weight, stride,
+                                                                 padding, &CLRT__NO_EPILOGUE);
 }
 
 /* gb (+)= per-channel sums of g [N, O, ohw]: row sums of g as [N*O, ohw]
@@ -294,6 +297,8 @@ clrt_status clrt_f_conv2d_backward_bias_out(clrt_tensor *grad_b, clrt_tensor *gr
     const char *op = "clrt_f_conv2d_backward_bias_out";
     clrt__arg g = {"grad_out", grad_out, 0};
     clrt_status st = check_bias(op, grad_b, grad_out, 1, &g);
+    if (st == CLRT_OK)
+        st = clrt__unrecorded_write(op, grad_b, "grad_b", 1, grad_out, "grad_out");
     return st != CLRT_OK ? st : bias_into(grad_b, grad_out, accumulate);
 }
 
@@ -354,5 +359,9 @@ clrt_status clrt_f_conv2d_backward_weight_out(clrt_tensor *grad_w, clrt_tensor *
                                               clrt_tensor *x, int stride, int padding,
                                               int accumulate)
 {
-    return clrt__conv2d_backward_params_out(grad_w, NULL, grad_out, x, stride, padding, accumulate);
+    clrt_status st = clrt__unrecorded_write("clrt_f_conv2d_backward_weight_out", grad_w, "grad_w",
+                                            2, grad_out, "grad_out", x, "x");
+    return st != CLRT_OK ? st
+                         : clrt__conv2d_backward_params_out(grad_w, NULL, grad_out, x, stride,
+                                                            padding, accumulate);
 }

@@ -99,12 +99,4 @@ static clrt_tensor *cast_forward(int n_in, clrt_tensor *const *in, const clrt__o
 }
 
 /* Recorded only float32 to float32 (a copy): the gradient passes. */
-static clrt_status cast_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
-{
-    (void)c;
-    clrt_tensor_retain(g);
-    grad_in[0] = g;
-    return CLRT_OK;
-}
-
-const clrt__op_def clrt__op_cast = {"clrt_cast", 1, 0, cast_forward, cast_backward};
+const clrt__op_def clrt__op_cast = {"clrt_cast", 1, 0, cast_forward, clrt__pass_backward};

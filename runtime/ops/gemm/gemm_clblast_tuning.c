@@ -35,8 +35,7 @@ static const char *const kernels[N_KERNELS] = {"Xgemm", "XgemmDirect"};
 
 typedef enum { FROM_CLBLAST, FROM_STORE, FROM_CALLER } param_source;
 
-typedef struct {
-    const clrt_device *dev;
+typedef struct clrt__clblast_state {
     int looked_up; /* the store was read and its parameters handed over */
     int bad;       /* 1 + the kernel whose stored parameters cannot be used, or 0 */
     char bad_text[PARAMS_MAX], problem[WHY_MAX + 64];
@@ -44,20 +43,14 @@ typedef struct {
     char stored[N_KERNELS][PARAMS_MAX]; /* the stored text in use (FROM_STORE) */
 } device_state;
 
-static device_state states[CLRT__MAX_DEVICES];
-
-/* d's state, made on first use; the lock is held. NULL past the table. */
+/* d's state (clrt_device.clblast), made on first use; the lock is held.
+ * NULL when out of host memory. */
 static device_state *state_of(const clrt_device *d)
 {
-    for (int i = 0; i < CLRT__MAX_DEVICES; i++) {
-        if (states[i].dev == d)
-            return &states[i];
-        if (!states[i].dev) {
-            states[i].dev = d;
-            return &states[i];
-        }
-    }
-    return NULL;
+    clrt_device *dev = (clrt_device *)d; /* the state is the device's own, kept beside it */
+    if (!dev->clblast)
+        dev->clblast = calloc(1, sizeof *dev->clblast);
+    return dev->clblast;
 }
 
 static int kernel_index(const char *kernel)

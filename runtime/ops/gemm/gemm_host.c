@@ -46,26 +46,23 @@
 
 enum { OP_A, OP_B, OP_C, N_OPS };
 
-/* The devices that have run a host GEMM. They are drained at exit: a
- * process that exits with a GEMM still running on a driver thread can
- * crash inside OpenBLAS as exit() runs its finalizer (seen in test_nn's
- * children). The handler is registered at the first GEMM, after the
- * driver's own exit handlers, so it runs before them; only devices with
- * native kernels get it (calling OpenCL at exit broke Oclgrind, whose
- * handlers had run). At the first GEMM, a process that has opened two or
- * more devices running host GEMMs makes them share the cores
+/* The devices that have run a host GEMM (ran_host_gemm on the device) are
+ * drained at exit: a process that exits with a GEMM still running on a
+ * driver thread can crash inside OpenBLAS as exit() runs its finalizer
+ * (seen in test_nn's children). The handler is registered at the first
+ * GEMM, after the driver's own exit handlers, so it runs before them; only
+ * devices with native kernels get it (calling OpenCL at exit broke
+ * Oclgrind, whose handlers had run). At the first GEMM, a process that has
+ * opened two or more devices running host GEMMs makes them share the cores
  * (clrt__host_blas_share_cores). */
-enum { MAX_GEMM_DEVICES = 16 };
-static clrt_device *gemm_devices[MAX_GEMM_DEVICES];
-static int n_gemm_devices;
-static pthread_mutex_t gemm_devices_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static void drain_at_exit(void)
 {
-    pthread_mutex_lock(&gemm_devices_lock);
-    for (int i = 0; i < n_gemm_devices; i++)
-        (void)clrt__device_drain(gemm_devices[i]);
-    pthread_mutex_unlock(&gemm_devices_lock);
+    int count = clrt_device_count();
+    for (int i = 0; i < count; i++) {
+        clrt_device *d = clrt_device_at(i);
+        if (d && atomic_load(&d->ran_host_gemm))
+            (void)clrt__device_drain(d);
+    }
 }
 
 /* How many of the devices the process has opened (put buffers or
@@ -81,21 +78,18 @@ static int host_blas_devices_open(void)
     return n;
 }
 
+static void first_host_gemm(void)
+{
+    atexit(drain_at_exit);
+    if (host_blas_devices_open() > 1)
+        clrt__host_blas_share_cores();
+}
+
 static void note_gemm_device(clrt_device *d)
 {
-    pthread_mutex_lock(&gemm_devices_lock);
-    int known = 0;
-    for (int i = 0; i < n_gemm_devices; i++)
-        known |= gemm_devices[i] == d;
-    if (!known && n_gemm_devices < MAX_GEMM_DEVICES) {
-        if (n_gemm_devices == 0) {
-            atexit(drain_at_exit);
-            if (host_blas_devices_open() > 1)
-                clrt__host_blas_share_cores();
-        }
-        gemm_devices[n_gemm_devices++] = d;
-    }
-    pthread_mutex_unlock(&gemm_devices_lock);
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, first_host_gemm);
+    atomic_store(&d->ran_host_gemm, 1);
 }
 
 /* Shared by one GEMM's commands; freed by whichever finishes last. */
@@ -147,7 +141,7 @@ static void CL_CALLBACK step_run(void *p)
     const host_gemm_step *s = p;
     host_gemm_job *j = s->job;
     if (!s->gemm) {
-        clrt__host_ptr_record(s->handle, s->mem[0]);
+        clrt__host_ptr_record(j->dev, s->handle, s->mem[0]);
         for (int op = 0; op < N_OPS; op++)
             if (s->ops & (1u << op))
                 j->ptr[op] = s->mem[0];
@@ -219,11 +213,11 @@ static int plan_steps(host_gemm_job *j, int n, const cl_mem *mems, const unsigne
 {
     int n_unknown = 0;
     for (int s = 0; s < n; s++) {
-        float *p = clrt__host_ptr_lookup(mems[s]);
+        float *p = clrt__host_ptr_lookup(j->dev, mems[s]);
         for (int op = 0; p && op < N_OPS; op++)
             if (ops[s] & (1u << op))
                 j->ptr[op] = p;
-        if (!p && clrt__host_ptr_track(mems[s]) != CLRT_OK)
+        if (!p && clrt__host_ptr_track(j->dev, mems[s]) != CLRT_OK)
             return -1;
         if (!p)
             unknown[n_unknown++] = s;
