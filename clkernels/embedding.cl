@@ -32,7 +32,7 @@ __kernel void emb_forward(__global const int *ids, __global const float *w, __gl
     out[o] = id >= 0 && (uint)id < V ? w[(ulong)id * D + d] : NAN;
 }
 
-/* The same for CPU devices: item n copies row n, four floats a step (a
+/* The same for CPU devices: item n copies row n, 16 floats a step (a
  * work item per element left PoCL thousands of tiny work-groups). */
 __kernel void emb_forward_rows(__global const int *ids, __global const float *w,
                                __global float *out, uint N, uint D, uint V)
@@ -41,14 +41,18 @@ __kernel void emb_forward_rows(__global const int *ids, __global const float *w,
     if (n >= N)
         return;
     int id = ids[n];
-    int ok = id >= 0 && (uint)id < V;
-    __global const float *src = w + (ok ? (ulong)id * D : 0);
     __global float *dst = out + (ulong)n * D;
     uint d = 0;
-    for (; d + 4 <= D; d += 4)
-        vstore4(ok ? vload4(0, src + d) : (float4)(NAN), 0, dst + d);
+    if (id < 0 || (uint)id >= V) {
+        for (; d < D; d++)
+            dst[d] = NAN;
+        return;
+    }
+    __global const float *src = w + (ulong)id * D;
+    for (; d + 16 <= D; d += 16)
+        STORE16(LOAD16(0, src + d), 0, dst + d);
     for (; d < D; d++)
-        dst[d] = ok ? src[d] : NAN;
+        dst[d] = src[d];
 }
 
 /* The sort key of position j: in the first pass the id itself (V when out

@@ -57,8 +57,9 @@ static clrt_tensor *embedding_forward(int n, clrt_tensor *const *in, const clrt_
     clrt__karg ka[] = {CLRT__ARG(mi), CLRT__ARG(mw), CLRT__ARG(mo),
                        CLRT__ARG(N),  CLRT__ARG(D),  CLRT__ARG(V)};
     /* GPUs: an item per element (neighbours read neighbours); CPU devices:
-     * an item per row, streaming it (runs within the loop budget: D / 4). */
-    int rows = clrt__cpu_style(d) && (size_t)D / 4 + 8 <= clrt__loop_budget(d);
+     * an item per row, streaming it (within the loop budget: a NaN row is
+     * D steps). */
+    int rows = clrt__cpu_style(d) && (size_t)D + 8 <= clrt__loop_budget(d);
     clrt_status st =
         rows ? clrt__run_1d(d, "embedding", NULL, "emb_forward_rows", N, 6, ka)
              : clrt__run_planes(d, clrt__kernel(d, "embedding", NULL, "emb_forward"), D, N, 6, ka);
