@@ -18,7 +18,10 @@ const clrt__op_def *const clrt__op_table[] = {
     /* convolution and pooling */
     &clrt__op_conv2d, &clrt__op_maxpool2d, &clrt__op_avgpool2d, &clrt__op_adaptive_avgpool2d,
     /* normalization, dropout, the loss */
-    &clrt__op_batch_norm, &clrt__op_dropout, &clrt__op_cross_entropy_loss, NULL};
+    &clrt__op_batch_norm, &clrt__op_dropout, &clrt__op_cross_entropy_loss,
+    /* transformer ops: softmax, layer norm, activations, embedding, variance */
+    &clrt__op_softmax, &clrt__op_log_softmax, &clrt__op_layer_norm, &clrt__op_gelu, &clrt__op_silu,
+    &clrt__op_embedding, &clrt__op_var_dim, NULL};
 
 const clrt__op_def *clrt__op_find(const char *name)
 {

@@ -19,6 +19,10 @@ extern const clrt__op_def clrt__op_matmul;
 extern const clrt__op_def clrt__op_conv2d, clrt__op_maxpool2d, clrt__op_avgpool2d,
     clrt__op_adaptive_avgpool2d;
 extern const clrt__op_def clrt__op_batch_norm, clrt__op_dropout, clrt__op_cross_entropy_loss;
+/* transformer ops (runtime/ops/nn/, norm/layernorm.c, elementwise/unary.c,
+ * reduce/var.c) */
+extern const clrt__op_def clrt__op_softmax, clrt__op_log_softmax, clrt__op_layer_norm,
+    clrt__op_gelu, clrt__op_silu, clrt__op_embedding, clrt__op_var_dim;
 
 /* def's forward on n inputs, unrecorded; a may be NULL. */
 clrt_tensor *clrt__call(const clrt__op_def *def, int n, clrt_tensor *const *in,
