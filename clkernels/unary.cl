@@ -10,6 +10,25 @@ float stable_sigmoid(float v)
     return v >= 0.0f ? r : e * r;
 }
 
+/* GELU, the erf form (F.gelu's default): x * Phi(x), Phi(x) = (1 +
+ * erf(x / sqrt 2)) / 2 = erfc(-x / sqrt 2) / 2. erfc keeps Phi's relative
+ * accuracy for negative x, where 1 + erf cancels (at x = -5 erf's few ulps
+ * of 1 are the whole result). */
+float gelu(float v) { return 0.5f * v * erfc(-v * M_SQRT1_2_F); }
+
+/* d gelu / dx = Phi(x) + x * phi(x), phi the standard normal density. */
+float gelu_grad(float v)
+{
+    return 0.5f * erfc(-v * M_SQRT1_2_F) + v * 0.3989422804014327f * exp(-0.5f * v * v);
+}
+
+/* d silu / dx = s (1 + x (1 - s)), s = sigmoid(x). */
+float silu_grad(float v)
+{
+    float s = stable_sigmoid(v);
+    return s * (1.0f + v * (1.0f - s));
+}
+
 /* relu keeps NaN (like PyTorch): the comparison is false for NaN. */
 #define DEFINE_UNARY(name, expr)                                                       \
     __kernel void name(__global const float *x, __global float *out, ulong n)          \
@@ -28,6 +47,8 @@ DEFINE_UNARY(sqrt_f32, sqrt(v))
 DEFINE_UNARY(relu_f32, v < 0.0f ? 0.0f : v)
 DEFINE_UNARY(sigmoid_f32, stable_sigmoid(v))
 DEFINE_UNARY(tanh_f32, tanh(v))
+DEFINE_UNARY(gelu_f32, gelu(v))
+DEFINE_UNARY(silu_f32, v * stable_sigmoid(v))
 
 __kernel void add_scalar_f32(__global const float *x, __global float *out, ulong n, float s)
 {
@@ -52,7 +73,7 @@ __kernel void axpy_f32(__global float *y, __global const float *x, ulong n, floa
 }
 
 /* grad_in = grad_out * f'(.); v is relu's input (or output), sigmoid's and
- * tanh's output. */
+ * tanh's output, gelu's and silu's input. */
 #define DEFINE_BACKWARD(name, expr)                                                    \
     __kernel void name(__global const float *grad_out, __global const float *t,        \
                        __global float *grad_in, ulong n)                               \
@@ -67,6 +88,8 @@ __kernel void axpy_f32(__global float *y, __global const float *x, ulong n, floa
 DEFINE_BACKWARD(relu_backward_f32, v > 0.0f ? g : 0.0f)
 DEFINE_BACKWARD(sigmoid_backward_f32, g * v * (1.0f - v))
 DEFINE_BACKWARD(tanh_backward_f32, g * (1.0f - v * v))
+DEFINE_BACKWARD(gelu_backward_f32, g * gelu_grad(v))
+DEFINE_BACKWARD(silu_backward_f32, g * silu_grad(v))
 
 /* Linear's fused epilogue: out [rows, cols] <- epi(out + bias[col]), or
  * epi(out) without a bias; mask (EPI_MASK) has out's shape. Item (col,

@@ -3,7 +3,7 @@
 #  1. runs clrt on PoCL posing as an NVIDIA H100 and H200
 #     (tests/nvptx/gpu_pose.c: an OpenCL layer giving NVIDIA's device
 #     queries) with CLRT_PROGRAM_LOG set: the shipped models' training and
-#     evaluation steps (tests/nvptx/gpu_path.c) under each CLRT_CONV_ALGO,
+#     evaluation steps (tests/nvptx/gpu_path.c) with every candidate algorithm measured,
 #     clrt-bench peak, then the kernel suites at small size (those in CI's
 #     Oclgrind pass, test_conv's every-algorithm sweep included); the log
 #     names every program,
@@ -104,7 +104,8 @@ done
 # process logging on its own.
 suites=(test_tensor test_elementwise test_elementwise_unary test_elementwise_cast test_reduce
   test_gemm test_shape_ops test_conv test_pool test_pool_padded test_pool_adaptive test_dropout
-  test_loss test_optim test_nn test_nn_lenet test_batchnorm test_residual)
+  test_loss test_optim test_nn test_nn_lenet test_batchnorm test_residual test_gradcheck
+  test_nn_ops)
 run_logged() { # NAME CMD...: one run on the posed card, logging builds to NAME.log
   local name=$1
   shift
@@ -128,9 +129,15 @@ collect() { # CARD (in a subshell: it changes the environment)
   unset "${!CLRT_@}" # the defaults, whatever the caller set
   pose "$1"
   export CLRT_CACHE_DIR=$work/cache-$1 CLRT_KERNEL_WERROR=1 CLRT_POISON=1
-  for algo in auto im2col vec winograd; do
-    CLRT_CONV_ALGO=$algo run_logged "$1-models-$algo" "$b/nvptx/gpu_path" gpu:0
-  done
+  # Every pass measured (CLRT_CONV_MEASURE_MACS=1) builds every candidate
+  # algorithm of every layer: the GPU's own kernels, then the CPU-style
+  # ones (the direct convolutions, row pooling) a GPU runs when told to
+  # (CLRT_KERNEL_STYLE=cpu). A forced CLRT_CONV_ALGO fails where its
+  # algorithm does not apply, so it cannot walk a whole model.
+  run_logged "$1-models" "$b/nvptx/gpu_path" gpu:0
+  CLRT_CONV_MEASURE_MACS=1 run_logged "$1-models-measured" "$b/nvptx/gpu_path" gpu:0
+  CLRT_CONV_MEASURE_MACS=1 CLRT_KERNEL_STYLE=cpu \
+    run_logged "$1-models-cpu-style" "$b/nvptx/gpu_path" gpu:0
   run_logged "$1-peak" "$root/build/clrt-bench" peak --device gpu:0 --kib 256 --items 4096 \
     --launches 10 --repeats 1 --min-ms 1
   for s in "${suites[@]}"; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Replays issue 25's list of defects (and issue 36's, items numbered 36.N)
-against the library and its programs and says, for each probe, whether it
-is clean or still a defect.
+"""Replays issue 25's list of defects (and issue 36's, numbered 36.N) against
+the library and its programs and says, for each probe, whether it is clean
+or still a defect.
 
 Each probe is one reproduction from the issue (its item number first):
 saves over what is not a regular file, output paths checked late, resumes
@@ -12,7 +12,7 @@ API misuse per subcommand) and mpirun, with build/tests/probe/
 librename_hook.so preloaded where a process must die at a rename. Python's
 standard library only; runs offline after scripts/setup.sh.
 
-  scripts/probe.py [--build build] [--only WORD] [--list] [--keep]
+  scripts/probe.py [--build build] [--only WORD|ITEM] [--list] [--keep]
 
 Prints one line per probe and then "probes N, clean C, defects D"
 (skipped probes, e.g. those that need root or mpirun, are counted apart).
@@ -70,10 +70,11 @@ class Result:
         return f"{state}: {tail[0][:160]}"
 
 
-def run(cmd, env=None, timeout=60, fsize=None, cwd=None):
+def run(cmd, env=None, timeout=60, fsize=None, cwd=None, address_space=None):
     """Runs cmd in its own session; kills the session at the timeout.
     fsize: an RLIMIT_FSIZE in bytes (a full disk), SIGXFSZ ignored so
-    writes fail with EFBIG instead of killing the process."""
+    writes fail with EFBIG instead of killing the process. address_space:
+    an RLIMIT_AS in bytes (`ulimit -v`)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
 
@@ -81,6 +82,8 @@ def run(cmd, env=None, timeout=60, fsize=None, cwd=None):
         if fsize is not None:
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        if address_space is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
 
     out_f = tempfile.TemporaryFile()
     err_f = tempfile.TemporaryFile()
@@ -691,14 +694,38 @@ for _item, _check, _desc in [
     probe(_item, _desc)(lambda c, n=_check: gpu_report_check(c, n))
 
 
+# --- Issue 36: numerics, the loss gradient, a batch near the memory limit ---
+
+for _item, _name, _desc in [
+        ("36.1", "bn-outlier", "batch norm of [256, 1, 64, 64] noise with an outlier 10 first, "
+                               "in the middle, last: statistics, y, grad_x against float64"),
+        ("36.2", "xent-ignored-grad", "cross-entropy gradient with labels {0, 1, -100, -100}: "
+                                      "PyTorch's mean over valid rows (grad[0][0] -0.4550)"),
+        ("36.3", "bn-huge", "batch norm at deviations 1e15, 1e18, 1e-15: grad_x and "
+                            "running_var against float64")]:
+    probe(_item, _desc)(lambda c, n=_name: api_probe(c, n))
+
+
+@probe("36.5", "ResNet-18, batch 512, under ulimit -v 2.5 GiB")
+def batch_over_address_space(c):
+    # PoCL's CPU buffers are host memory: clrt must refuse the batch with
+    # CLRT_ENOMEM naming the limit before PoCL's own allocation fails
+    # (it aborted: "pocl_create_migration_commands: Assertion").
+    r = c.cnn_run("--model", "resnet18", "--batch-size", "512", "--epochs", "1",
+                  address_space=5 << 29, timeout=300)
+    return fails_cleanly(r, ["RLIMIT_AS"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--only", help="run the probes whose 'ITEM. NAME' contains this (e.g. 36.)")
+    ap.add_argument("--only", help="run the probes whose name contains this, or of this "
+                                   "item (9, 36, 36.5)")
     ap.add_argument("--list", action="store_true", help="list the probes")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     a = ap.parse_args()
-    chosen = [p for p in PROBES if not a.only or a.only in f"{p[0]}. {p[1]}"]
+    chosen = [p for p in PROBES if not a.only or a.only in p[1] or str(p[0]) == a.only
+              or str(p[0]).startswith(a.only + ".")]
     if a.list:
         for item, name, _ in chosen:
             print(f"{item}. {name}")

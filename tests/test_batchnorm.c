@@ -24,8 +24,9 @@ static const bn_case cases[] = {{2, 3, 5, 7},   {1, 1, 1, 2},  {13, 4, 1, 1},
 #define MOMENTUM 0.1
 /* The far channel (mean 1000, deviation 0.29): its mean held in float32 is
  * off by up to half an ulp of 1000 (3e-5), 1e-4 of its deviation, in any
- * float32 implementation (without the shifted sums its variance would be
- * float32 noise of E[x^2] ~ 1e6, errors near 1). check_saved bounds the
+ * float32 implementation (from plain sums of x and x^2 its variance would
+ * be float32 noise of E[x^2] ~ 1e6, errors near 1; test_batchnorm_stats
+ * has the harder cases). check_saved bounds the
  * saved statistics by that; the outputs and gradients are checked against
  * float64 given the saved statistics, as the backward receives them.
  * Largest errors seen over 150 seeds on PoCL: 1.3e-7 forward, 1.1e-6
@@ -339,7 +340,7 @@ END_TEST
  * partial sums take at most as many images a group as their items' loops
  * cover. Here its cap lowered on any device, with 4 images of 10x12 in 64
  * channels: at 200 a CPU device's items (one a channel and image group)
- * take two images each, at 80 not even one plane fits such an item and the
+ * take one image each, at 80 not even one plane fits such an item and the
  * work-group tree (128 items a group, as on GPUs) sums them; at 48 nothing
  * fits, and training and the backward are refused rather than summing
  * part of the batch. */

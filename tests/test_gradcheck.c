@@ -6,6 +6,7 @@
  * of clrt_mul's def whose rule is off by 1%, dispatched like the real one).
  * The harness: support/gradcheck.c. */
 #include "gradcheck.h"
+#include "philox_ref.h"
 
 #include "runtime/autograd/autograd_internal.h"
 #include "runtime/ops/ops_internal.h"
@@ -261,6 +262,71 @@ static size_t ref_adaptive(const gc_case *c, const double *const *in, double *ou
     return (size_t)(planes * OH * OW);
 }
 
+/* F.batch_norm over x [N, C, ...]: i[0] training (the batch's biased
+ * statistics) or the running ones (in[3], in[4]); w in[1], b in[2]; f[1]
+ * eps. */
+static size_t ref_batch_norm(const gc_case *c, const double *const *in, double *out)
+{
+    const gc_input *x = &c->in[0];
+    int64_t N = x->shape[0], C = x->shape[1], S = gc_numel(x->ndim - 2, x->shape + 2);
+    for (int64_t ch = 0; ch < C; ch++) {
+        double mean = 0, var = 0;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < S; k++)
+                mean += in[0][(n * C + ch) * S + k] / (double)(N * S);
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < S; k++) {
+                double dv = in[0][(n * C + ch) * S + k] - mean;
+                var += dv * dv / (double)(N * S);
+            }
+        if (!c->i[0])
+            mean = in[3][ch], var = in[4][ch];
+        double inv = 1 / sqrt(var + c->f[1]);
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < S; k++) {
+                size_t at = (size_t)((n * C + ch) * S + k);
+                out[at] = (in[0][at] - mean) * inv * in[1][ch] + in[2][ch];
+            }
+    }
+    return (size_t)(N * C * S);
+}
+
+/* F.dropout with the mask of (seed i[0], step i[1], p f[0]). */
+static size_t ref_dropout(const gc_case *c, const double *const *in, double *out)
+{
+    size_t n = (size_t)gc_numel(c->in[0].ndim, c->in[0].shape);
+    unsigned char *drop = malloc(n + 1);
+    tu_philox_dropout_mask((uint64_t)c->i[0], (uint64_t)c->i[1], c->f[0], n, drop);
+    double scale = (double)(float)(1.0 / (1.0 - c->f[0]));
+    for (size_t k = 0; k < n; k++)
+        out[k] = drop[k] ? 0 : in[0][k] * scale;
+    free(drop);
+    return n;
+}
+
+/* The mean of -log softmax(logits)[label] over the rows whose label is in
+ * range. */
+static size_t ref_cross_entropy(const gc_case *c, const double *const *in, double *out)
+{
+    int64_t N = c->in[0].shape[0], K = c->in[0].shape[1];
+    double sum = 0;
+    int64_t valid = 0;
+    for (int64_t i = 0; i < N; i++) {
+        int64_t y = (int64_t)in[1][i];
+        if (y < 0 || y >= K)
+            continue;
+        double mx = -INFINITY, e = 0;
+        for (int64_t k = 0; k < K; k++)
+            mx = fmax(mx, in[0][i * K + k]);
+        for (int64_t k = 0; k < K; k++)
+            e += exp(in[0][i * K + k] - mx);
+        sum += mx + log(e) - in[0][i * K + y];
+        valid++;
+    }
+    out[0] = valid ? sum / (double)valid : NAN;
+    return 1;
+}
+
 /* --- calls --- */
 
 #define CALL2(name, expr)                                                     \
@@ -298,11 +364,129 @@ CALL2(maxpool2d, clrt_f_maxpool2d_pad(in[0], (int)c->i[0], (int)c->i[1], (int)c-
 CALL2(avgpool2d, clrt_f_avgpool2d(in[0], (int)c->i[0], (int)c->i[1]))
 CALL2(adaptive, clrt_f_adaptive_avgpool2d(in[0], (int)c->i[0], (int)c->i[1]))
 
+CALL2(batch_norm, clrt_f_batch_norm(in[0], in[1], in[2], c->n_in > 3 ? in[3] : NULL,
+                                    c->n_in > 4 ? in[4] : NULL, (int)c->i[0], 0.1, c->f[1]))
+CALL2(dropout, clrt_f_dropout(in[0], c->f[0], (uint64_t)c->i[0], (uint64_t)c->i[1]))
+CALL2(cross_entropy, clrt_cross_entropy_loss(in[0], in[1]))
+
 /* reshape to i[] (ndim f[0]); a view: its values are the input's */
 static clrt_tensor *call_reshape(const gc_case *c, clrt_tensor *const *in)
 {
     return clrt_reshape(in[0], (int)c->f[0], c->i);
 }
+
+/* --- transformer ops: references --- */
+
+/* x (shape c->in[0]) as [outer, R, inner] around dim d (negative from the
+ * end; a 0-dim x is one row of one). */
+static void rows_around(const gc_input *x, int64_t dim, int64_t *outer, int64_t *R, int64_t *inner)
+{
+    int nd = x->ndim > 0 ? x->ndim : 1, d = (int)(dim < 0 ? dim + nd : dim);
+    *outer = *inner = 1;
+    *R = x->ndim > 0 ? x->shape[d] : 1;
+    for (int i = 0; i < x->ndim; i++) {
+        if (i < d)
+            *outer *= x->shape[i];
+        else if (i > d)
+            *inner *= x->shape[i];
+    }
+}
+
+/* softmax (or with lg log_softmax) along dim i[0]. */
+static size_t ref_softmax_any(const gc_case *c, const double *const *in, double *out, int lg)
+{
+    int64_t outer, R, inner;
+    rows_around(&c->in[0], c->i[0], &outer, &R, &inner);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < inner; j++) {
+            const double *x = in[0] + o * R * inner + j;
+            double m = -INFINITY, s = 0;
+            for (int64_t r = 0; r < R; r++)
+                m = fmax(m, x[r * inner]);
+            for (int64_t r = 0; r < R; r++)
+                s += exp(x[r * inner] - m);
+            for (int64_t r = 0; r < R; r++)
+                out[o * R * inner + j + r * inner] =
+                    lg ? x[r * inner] - m - log(s) : exp(x[r * inner] - m) / s;
+        }
+    return (size_t)(outer * R * inner);
+}
+static size_t ref_softmax(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_softmax_any(c, in, out, 0);
+}
+static size_t ref_log_softmax(const gc_case *c, const double *const *in, double *out)
+{
+    return ref_softmax_any(c, in, out, 1);
+}
+
+/* F.layer_norm over the last i[0] dims, eps f[0]; w = in[1] and b = in[2]
+ * when there are that many inputs. */
+static size_t ref_layer_norm(const gc_case *c, const double *const *in, double *out)
+{
+    const gc_input *x = &c->in[0];
+    int64_t D = 1, n = gc_numel(x->ndim, x->shape);
+    for (int i = x->ndim - (int)c->i[0]; i < x->ndim; i++)
+        D *= x->shape[i];
+    for (int64_t row = 0; D > 0 && row < n / D; row++) {
+        const double *xr = in[0] + row * D;
+        double mean = 0, var = 0;
+        for (int64_t k = 0; k < D; k++)
+            mean += xr[k] / (double)D;
+        for (int64_t k = 0; k < D; k++)
+            var += (xr[k] - mean) * (xr[k] - mean) / (double)D;
+        double rstd = 1 / sqrt(var + (double)(float)c->f[0]);
+        for (int64_t k = 0; k < D; k++) {
+            double v = (xr[k] - mean) * rstd;
+            v = c->n_in > 1 ? v * in[1][k] : v;
+            out[row * D + k] = c->n_in > 2 ? v + in[2][k] : v;
+        }
+    }
+    return (size_t)n;
+}
+
+/* weight (in[1], [V, D]) at ids in[0]. */
+static size_t ref_embedding(const gc_case *c, const double *const *in, double *out)
+{
+    int64_t N = gc_numel(c->in[0].ndim, c->in[0].shape), D = c->in[1].shape[1];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t d = 0; d < D; d++)
+            out[n * D + d] = in[1][(int64_t)in[0][n] * D + d];
+    return (size_t)(N * D);
+}
+
+/* torch.var along i[0], correction i[1] (keepdim i[2] keeps the order). */
+static size_t ref_var_dim(const gc_case *c, const double *const *in, double *out)
+{
+    int64_t outer, R, inner;
+    rows_around(&c->in[0], c->i[0], &outer, &R, &inner);
+    double dof = (double)R - (double)c->i[1];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < inner; j++) {
+            const double *x = in[0] + o * R * inner + j;
+            double mean = 0, ss = 0;
+            for (int64_t r = 0; r < R; r++)
+                mean += x[r * inner] / (double)R;
+            for (int64_t r = 0; r < R; r++)
+                ss += (x[r * inner] - mean) * (x[r * inner] - mean);
+            out[o * inner + j] = ss / (dof > 0 ? dof : 0);
+        }
+    return (size_t)(outer * inner);
+}
+
+UNARY_REF(gelu, 0.5 * x * (1 + erf(x / sqrt(2.0))))
+UNARY_REF(silu, x / (1 + exp(-x)))
+
+/* --- transformer ops: calls --- */
+
+CALL2(softmax, clrt_softmax(in[0], (int)c->i[0]))
+CALL2(log_softmax, clrt_log_softmax(in[0], (int)c->i[0]))
+CALL2(layer_norm, clrt_f_layer_norm(in[0], (int)c->i[0], c->n_in > 1 ? in[1] : NULL,
+                                    c->n_in > 2 ? in[2] : NULL, c->f[0]))
+CALL2(gelu, clrt_f_gelu(in[0]))
+CALL2(silu, clrt_f_silu(in[0]))
+CALL2(embedding, clrt_f_embedding(in[0], in[1]))
+CALL2(var_dim, clrt_var_dim(in[0], (int)c->i[0], (int)c->i[1], (int)c->i[2]))
 
 /* --- the cases --- */
 
@@ -317,6 +501,11 @@ static clrt_tensor *call_reshape(const gc_case *c, clrt_tensor *const *in)
 #define IN_T(nd, ...)                          \
     {                                          \
         nd, {__VA_ARGS__}, GC_UNIFORM, 0, 1, 0 \
+    }
+/* int32 ids in [0, range) */
+#define IN_IDS(range, nd, ...)                   \
+    {                                            \
+        nd, {__VA_ARGS__}, GC_INDEX, range, 0, 0 \
     }
 
 static const gc_case cases[] = {
@@ -581,6 +770,224 @@ static const gc_case cases[] = {
      .call = call_adaptive,
      .ref = ref_adaptive,
      .i = {1, 1}},
+    /* normalization, dropout, the loss */
+    {.op = "clrt_f_batch_norm",
+     .label = "training, [3, 4, 5, 3]",
+     .n_in = 3,
+     .in = {IN(4, 3, 4, 5, 3), IN(1, 4), IN(1, 4)},
+     .call = call_batch_norm,
+     .ref = ref_batch_norm,
+     .i = {1},
+     .f = {0, 1e-5}},
+    {.op = "clrt_f_batch_norm",
+     .label = "evaluation, running statistics",
+     .n_in = 5,
+     .in = {IN(3, 5, 3, 7),
+            IN(1, 3),
+            IN(1, 3),
+            {1, {3}, GC_UNIFORM, 0, 0, 1},
+            {1, {3}, GC_POSITIVE, 0, 0, 1}},
+     .call = call_batch_norm,
+     .ref = ref_batch_norm,
+     .i = {0},
+     .f = {0, 1e-5}},
+    {.op = "clrt_f_dropout",
+     .label = "p 0.3",
+     .n_in = 1,
+     .in = {IN(2, 7, 13)},
+     .call = call_dropout,
+     .ref = ref_dropout,
+     .i = {12345, 7},
+     .f = {0.3}},
+    {.op = "clrt_cross_entropy_loss",
+     .label = "labels in range",
+     .n_in = 2,
+     .in = {IN(2, 6, 5), {1, {6}, GC_INDEX, 5, 0, 0}},
+     .call = call_cross_entropy,
+     .ref = ref_cross_entropy},
+    {.op = "clrt_cross_entropy_loss",
+     .label = "some labels ignored (out of range)",
+     .n_in = 2,
+     .in = {IN(2, 9, 4), {1, {9}, GC_INDEX, 7, 0, 0}},
+     .call = call_cross_entropy,
+     .ref = ref_cross_entropy},
+    /* --- transformer ops --- */
+    {.op = "clrt_softmax",
+     .label = "last dim",
+     .n_in = 1,
+     .in = {IN(2, 3, 7)},
+     .call = call_softmax,
+     .ref = ref_softmax,
+     .i = {-1}},
+    {.op = "clrt_softmax",
+     .label = "rows of 1",
+     .n_in = 1,
+     .in = {IN(2, 5, 1)},
+     .call = call_softmax,
+     .ref = ref_softmax,
+     .i = {1}},
+    {.op = "clrt_softmax",
+     .label = "rows of 521 (past a work-group)",
+     .n_in = 1,
+     .in = {IN(2, 2, 521)},
+     .call = call_softmax,
+     .ref = ref_softmax,
+     .i = {-1}},
+    {.op = "clrt_softmax",
+     .label = "middle dim",
+     .n_in = 1,
+     .in = {IN(3, 4, 5, 3)},
+     .call = call_softmax,
+     .ref = ref_softmax,
+     .i = {1}},
+    {.op = "clrt_softmax",
+     .label = "first dim of a transposed input",
+     .n_in = 1,
+     .in = {IN_T(2, 6, 5)},
+     .call = call_softmax,
+     .ref = ref_softmax,
+     .i = {0}},
+    {.op = "clrt_softmax",
+     .label = "0-dim",
+     .n_in = 1,
+     .in = {IN(0, 0)},
+     .call = call_softmax,
+     .ref = ref_softmax,
+     .i = {-1}},
+    {.op = "clrt_log_softmax",
+     .label = "last dim",
+     .n_in = 1,
+     .in = {IN(2, 4, 9)},
+     .call = call_log_softmax,
+     .ref = ref_log_softmax,
+     .i = {-1}},
+    {.op = "clrt_log_softmax",
+     .label = "rows of 263, transposed input",
+     .n_in = 1,
+     .in = {IN_T(2, 3, 263)},
+     .call = call_log_softmax,
+     .ref = ref_log_softmax,
+     .i = {1}},
+    {.op = "clrt_log_softmax",
+     .label = "first dim",
+     .n_in = 1,
+     .in = {IN(3, 7, 2, 3)},
+     .call = call_log_softmax,
+     .ref = ref_log_softmax,
+     .i = {0}},
+    {.op = "clrt_f_layer_norm",
+     .label = "last dim, w and b",
+     .n_in = 3,
+     .in = {IN(2, 4, 7), IN(1, 7), IN(1, 7)},
+     .call = call_layer_norm,
+     .ref = ref_layer_norm,
+     .i = {1},
+     .f = {1e-5}},
+    {.op = "clrt_f_layer_norm",
+     .label = "last two dims, w and b",
+     .n_in = 3,
+     .in = {IN(3, 2, 3, 5), IN(2, 3, 5), IN(2, 3, 5)},
+     .call = call_layer_norm,
+     .ref = ref_layer_norm,
+     .i = {2},
+     .f = {1e-5}},
+    {.op = "clrt_f_layer_norm",
+     .label = "no w or b",
+     .n_in = 1,
+     .in = {IN(2, 3, 11)},
+     .call = call_layer_norm,
+     .ref = ref_layer_norm,
+     .i = {1},
+     .f = {1e-5}},
+    {.op = "clrt_f_layer_norm",
+     .label = "w only, rows of 521 (past a work-group)",
+     .n_in = 2,
+     .in = {IN(2, 2, 521), IN(1, 521)},
+     .call = call_layer_norm,
+     .ref = ref_layer_norm,
+     .i = {1},
+     .f = {1e-5}},
+    {.op = "clrt_f_layer_norm",
+     .label = "rows of 1",
+     .n_in = 3,
+     .in = {IN(2, 5, 1), IN(1, 1), IN(1, 1)},
+     .call = call_layer_norm,
+     .ref = ref_layer_norm,
+     .i = {1},
+     .f = {1e-5}},
+    {.op = "clrt_f_layer_norm",
+     .label = "transposed input, large eps",
+     .n_in = 3,
+     .in = {IN_T(2, 6, 5), IN(1, 5), IN(1, 5)},
+     .call = call_layer_norm,
+     .ref = ref_layer_norm,
+     .i = {1},
+     .f = {0.1}},
+    {.op = "clrt_f_gelu",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 7, 3)},
+     .call = call_gelu,
+     .ref = ref_gelu},
+    {.op = "clrt_f_silu",
+     .label = "",
+     .n_in = 1,
+     .in = {IN(2, 7, 3)},
+     .call = call_silu,
+     .ref = ref_silu},
+    {.op = "clrt_f_embedding",
+     .label = "repeated ids",
+     .n_in = 2,
+     .in = {IN_IDS(4, 2, 2, 5), IN(2, 4, 3)},
+     .call = call_embedding,
+     .ref = ref_embedding},
+    {.op = "clrt_f_embedding",
+     .label = "two sort passes",
+     .n_in = 2,
+     .in = {IN_IDS(50, 1, 13), IN(2, 50, 7)},
+     .call = call_embedding,
+     .ref = ref_embedding},
+    {.op = "clrt_f_embedding",
+     .label = "three sort passes, 3-D ids",
+     .n_in = 2,
+     .in = {IN_IDS(300, 3, 2, 4, 5), IN(2, 300, 2)},
+     .call = call_embedding,
+     .ref = ref_embedding},
+    {.op = "clrt_var_dim",
+     .label = "last dim, unbiased",
+     .n_in = 1,
+     .in = {IN(2, 3, 7)},
+     .call = call_var_dim,
+     .ref = ref_var_dim,
+     .i = {-1, 1, 0}},
+    {.op = "clrt_var_dim",
+     .label = "middle dim, biased, keepdim",
+     .n_in = 1,
+     .in = {IN(3, 4, 5, 3)},
+     .call = call_var_dim,
+     .ref = ref_var_dim,
+     .i = {1, 0, 1}},
+    {.op = "clrt_var_dim",
+     .label = "first dim of a transposed input",
+     .n_in = 1,
+     .in = {IN_T(2, 6, 5)},
+     .call = call_var_dim,
+     .ref = ref_var_dim,
+     .i = {0, 1, 0}},
+    {.op = "clrt_var_dim",
+     .label = "rows of 263, correction 2",
+     .n_in = 1,
+     .in = {IN(2, 2, 263)},
+     .call = call_var_dim,
+     .ref = ref_var_dim,
+     .i = {1, 2, 0}},
+    {.op = "clrt_var_dim",
+     .label = "rows of 1, biased",
+     .n_in = 1,
+     .in = {IN(2, 5, 1)},
+     .call = call_var_dim,
+     .ref = ref_var_dim,
+     .i = {-1, 0, 0}},
 };
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 

@@ -41,14 +41,19 @@ static double ref_row(const double *x, int K, int y, double *grad_row, double sc
     return valid ? m + log(s) - x[y] : 0.0;
 }
 
-/* Sum of row losses; grad (may be NULL) = (softmax - onehot) / N. */
+/* Sum of row losses; grad (may be NULL) = (softmax - onehot) / V, V the
+ * rows whose label is in range (PyTorch's mean with ignore_index). */
 static double ref_loss(const double *x, const int *y, int N, int K, double *grad, int *correct)
 {
     double l = 0;
+    int valid = 0;
+    for (int i = 0; i < N; i++)
+        valid += y[i] >= 0 && y[i] < K;
     *correct = 0;
     for (int i = 0; i < N; i++) {
         int hit;
-        l += ref_row(x + (size_t)i * K, K, y[i], grad ? grad + (size_t)i * K : NULL, 1.0 / N, &hit);
+        double *g = grad ? grad + (size_t)i * K : NULL;
+        l += ref_row(x + (size_t)i * K, K, y[i], g, valid ? 1.0 / valid : 0.0, &hit);
         *correct += hit;
     }
     return l;
@@ -185,7 +190,9 @@ START_TEST(out_of_range_labels)
     float *g = tu_read(grad);
     for (int j = 0; j < 20; j++)
         ck_assert(g[j] == 0.0f);
-    ck_assert(tu_rel_err(g, ref_grad, 30, 1.0 / 6) <= GRAD_TOL); /* 6 rows: see above */
+    /* the mean over the 2 rows that count (issue 36: it was over all 6) */
+    double err = tu_rel_err(g, ref_grad, 30, 1.0 / 2);
+    ck_assert_msg(err <= GRAD_TOL, "grad with ignored rows: rel err %.3g", err);
     /* The count of ignored rows is there, and the mean is over the others
      * (issue 25: nothing said how many were ignored). */
     clrt_tensor *ignored = scalar(CLRT_I32, 1);
@@ -203,10 +210,57 @@ START_TEST(out_of_range_labels)
     ck_assert_msg(isnan(item(mean)), "mean of an all-ignored batch: %g", item(mean));
     TU_OK(clrt_cross_entropy_ex(b.logits, b.labels, NULL, NULL, NULL, ignored));
     ck_assert_int_eq((int)item(ignored), 1 + 4 + 6);
+    /* and its gradient is zero, as PyTorch's */
+    TU_OK(clrt_fill_(grad, NAN));
+    TU_OK(clrt_cross_entropy(b.logits, b.labels, NULL, grad, NULL));
+    free(g);
+    g = tu_read(grad);
+    for (int j = 0; j < 30; j++)
+        ck_assert_msg(g[j] == 0.0f, "all-ignored grad[%d] = %g", j, g[j]);
     clrt_tensor_release(mean), clrt_tensor_release(ignored);
     free(g), free(ref_grad);
     clrt_tensor_release(loss), clrt_tensor_release(correct), clrt_tensor_release(grad);
     batch_free(&b);
+}
+END_TEST
+
+/* Issue 36's case: logits [4, 3], labels {0, 1, -100, -100}: PyTorch's
+ * F.cross_entropy(x, y).backward() gives grad[0][0] = -0.4550 (the mean
+ * over the 2 rows that count; it was -0.2275, over all 4), and the
+ * gradient is that of the mean loss clrt_cross_entropy_loss returns,
+ * against central differences of it in float64. */
+START_TEST(ignored_rows_pytorch_mean)
+{
+    float x[12] = {1, 2, 3, 0.5f, -1, 2, 3, 1, 0, 0, 0, 1};
+    int y[4] = {0, 1, -100, -100};
+    int64_t ls[2] = {4, 3}, ys = 4;
+    clrt_tensor *logits = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 2, ls, x));
+    clrt_tensor *labels = TU_NONNULL(clrt_from_host(tu_device(), CLRT_I32, 1, &ys, y));
+    clrt_tensor *grad = TU_NONNULL(clrt_full(tu_device(), CLRT_F32, 2, ls, NAN));
+    TU_OK(clrt_cross_entropy(logits, labels, NULL, grad, NULL));
+    float *g = tu_read(grad);
+    ck_assert_msg(fabs(g[0] - -0.4550) < 5e-5, "grad[0][0] %.4f, PyTorch -0.4550", g[0]);
+    double xd[12], ref[12];
+    int hits;
+    for (int i = 0; i < 12; i++)
+        xd[i] = x[i];
+    ref_loss(xd, y, 4, 3, ref, &hits);
+    for (int i = 0; i < 12; i++) {
+        double keep = xd[i], h = 1e-5;
+        xd[i] = keep + h;
+        double lp = ref_loss(xd, y, 4, 3, NULL, &hits) / 2;
+        xd[i] = keep - h;
+        double lm = ref_loss(xd, y, 4, 3, NULL, &hits) / 2;
+        xd[i] = keep;
+        ck_assert_msg(fabs((lp - lm) / (2 * h) - ref[i]) < 1e-8, "reference %d vs fd", i);
+        ck_assert_msg(fabs(g[i] - ref[i]) <= GRAD_TOL, "grad[%d] %.7g, want %.7g", i, g[i], ref[i]);
+    }
+    clrt_tensor *mean = TU_NONNULL(clrt_cross_entropy_loss(logits, labels));
+    double want = ref_loss(xd, y, 4, 3, NULL, &hits) / 2;
+    ck_assert_msg(fabs(item(mean) - want) <= LOSS_TOL * want, "mean %g, want %g", item(mean), want);
+    free(g);
+    clrt_tensor_release(logits), clrt_tensor_release(labels), clrt_tensor_release(grad);
+    clrt_tensor_release(mean);
 }
 END_TEST
 
@@ -354,6 +408,7 @@ static Suite *loss_suite(void)
     tcase_add_loop_test(tc, values_grad_counts, 0, N_CASES);
     tcase_add_test(tc, accumulates_over_calls);
     tcase_add_test(tc, out_of_range_labels);
+    tcase_add_test(tc, ignored_rows_pytorch_mean);
     tcase_add_test(tc, gradient_vs_finite_differences);
     tcase_add_test(tc, correct_counts_first_max);
     tcase_add_test(tc, correct_counts_nan_argmax);

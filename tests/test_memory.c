@@ -4,7 +4,9 @@
  * naming the device, the bytes asked, the bytes in use and the limit, an
  * allocation that would take the total above the device's global memory
  * (or CLRT_MEMORY_LIMIT). Drivers that allocate lazily (PoCL) accepted
- * five 4 GiB tensors on an 11 GiB device before.
+ * five 4 GiB tensors on an 11 GiB device before. A device whose buffers
+ * are host memory is budgeted by what the process may take from the host
+ * too (issue 36: under `ulimit -v` PoCL aborted on its failed allocation).
  *
  * Each test sets its environment first: check runs every test in a fresh
  * child process of main, and the library reads CLRT_* variables at its first
@@ -12,8 +14,11 @@
  * suite only reserves. */
 #include "testutil.h"
 
+#include "runtime/device/device_internal.h"
+
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static void set_env(const char *limit)
 {
@@ -56,12 +61,17 @@ START_TEST(over_commit_is_refused)
     set_env(NULL);
     clrt_device_info info;
     TU_OK(clrt_device_info_get(tu_device(), &info));
+    /* the global memory, or less where the host has less to give */
+    uint64_t budget = tu_device()->mem_budget;
+    ck_assert_uint_le(budget, info.global_mem_bytes);
     uint64_t chunk = (uint64_t)4 << 30;
     if (chunk > info.max_alloc_bytes)
         chunk = info.max_alloc_bytes & ~(uint64_t)3;
-    int max = (int)(info.global_mem_bytes / chunk) + 2;
-    int made = fill_until_refused(tu_device(), chunk, info.global_mem_bytes, max);
-    ck_assert_int_eq(made, (int)(info.global_mem_bytes / chunk));
+    if (chunk > budget / 2)
+        chunk = (budget / 2) & ~(uint64_t)3;
+    int max = (int)(budget / chunk) + 2;
+    int made = fill_until_refused(tu_device(), chunk, budget, max);
+    ck_assert_int_eq(made, (int)(budget / chunk));
     /* Released bytes are available again. */
     int64_t n = (int64_t)(chunk / 4);
     clrt_tensor *again = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 1, &n));
@@ -137,6 +147,63 @@ START_TEST(cache_reuse_and_flush)
 }
 END_TEST
 
+/* VmSize of this process, from /proc/self/status. */
+static uint64_t vm_size(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    ck_assert_uint_gt(kb, 0);
+    return (uint64_t)kb * 1024;
+}
+
+/* Under RLIMIT_AS (`ulimit -v`, 2 GiB more than this process maps when the
+ * test starts), 64 MiB tensors filled (the driver allocates their memory
+ * then) are refused by clrt with CLRT_ENOMEM naming the limit, and the
+ * library works on after it. Before, the budget was the device's 11 GiB
+ * and PoCL aborted the process: "pocl_create_migration_commands:
+ * Assertion `p->mem_ptr != NULL' failed". */
+START_TEST(rlimit_as_is_respected)
+{
+    set_env(NULL);
+    uint64_t limit = vm_size() + ((uint64_t)2 << 30);
+    struct rlimit r = {(rlim_t)limit, (rlim_t)limit};
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &r), 0);
+    clrt_device *d = tu_device();
+    if (!d->host_pool) {
+        tu_skip("%s keeps its buffers in its own memory: RLIMIT_AS does not bound them",
+                clrt_device_str(d));
+        return;
+    }
+    ck_assert_uint_lt(d->mem_budget, limit);
+    clrt_tensor *held[64] = {NULL};
+    int64_t n = (int64_t)(16 << 20); /* floats: 64 MiB */
+    int made = 0;
+    while (made < 64 && (held[made] = clrt_empty(d, CLRT_F32, 1, &n)) != NULL) {
+        TU_OK(clrt_fill_(held[made], 1.0));
+        TU_OK(clrt_device_synchronize(d));
+        made++;
+    }
+    ck_assert_int_lt(made, 64);
+    tu_assert_error(CLRT_ENOMEM, clrt_device_str(d), "RLIMIT_AS", "in use", NULL);
+    ck_assert_uint_le((uint64_t)made * (64 << 20), d->mem_budget);
+    for (int i = 0; i < made; i++)
+        clrt_tensor_release(held[i]);
+    clrt_tensor *again = TU_NONNULL(clrt_full(d, CLRT_F32, 1, &n, 2.0));
+    clrt_tensor *total = TU_NONNULL(clrt_sum(again));
+    double v = 0;
+    TU_OK(clrt_item(total, &v));
+    ck_assert_double_eq(v, 2.0 * (double)n);
+    clrt_tensor_release(total);
+    clrt_tensor_release(again);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("memory");
@@ -147,5 +214,10 @@ int main(void)
     tcase_add_test(tc, limit_in_percent);
     tcase_add_test(tc, cache_reuse_and_flush);
     suite_add_tcase(s, tc);
+    TCase *host = tcase_create("host");
+    tcase_set_timeout(host, 300);
+    tcase_set_tags(host, TU_MAY_SKIP);
+    tcase_add_test(host, rlimit_as_is_respected);
+    suite_add_tcase(s, host);
     return tu_run(s);
 }

@@ -12,4 +12,5 @@
 #include <clrt/ops_loss.h>
 #include <clrt/ops_norm.h>
 #include <clrt/ops_dropout.h>
+#include <clrt/ops_nn.h>
 #endif

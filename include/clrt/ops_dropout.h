@@ -21,6 +21,8 @@
 extern "C" {
 #endif
 
+/* A new tensor: the dropout of x (recorded by autograd). */
+CLRT_API clrt_tensor *clrt_f_dropout(clrt_tensor *x, double p, uint64_t seed, uint64_t step);
 /* out (float32, x's shape; may be x itself: in place) = dropout of x. */
 CLRT_API clrt_status clrt_f_dropout_out(clrt_tensor *out, clrt_tensor *x, double p, uint64_t seed,
                                         uint64_t step);

@@ -42,7 +42,8 @@ CLRT_API clrt_status clrt_mul_scalar_(clrt_tensor *a, double s);
 CLRT_API clrt_status clrt_axpy_(clrt_tensor *y, double alpha, clrt_tensor *x);
 
 /* Unary float32 ops. sigmoid never overflows (exp sees only -|x|); relu
- * keeps NaN, like PyTorch. */
+ * keeps NaN, like PyTorch. gelu is F.gelu's default, the erf form
+ * x * (1 + erf(x / sqrt(2))) / 2; silu is x * sigmoid(x) (F.silu). */
 CLRT_API clrt_tensor *clrt_neg(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_exp(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_log(clrt_tensor *x);
@@ -50,6 +51,8 @@ CLRT_API clrt_tensor *clrt_sqrt(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_f_relu(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_f_sigmoid(clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_f_tanh(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_f_gelu(clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_f_silu(clrt_tensor *x);
 CLRT_API clrt_status clrt_neg_out(clrt_tensor *out, clrt_tensor *x);
 CLRT_API clrt_status clrt_exp_out(clrt_tensor *out, clrt_tensor *x);
 CLRT_API clrt_status clrt_log_out(clrt_tensor *out, clrt_tensor *x);
@@ -57,21 +60,32 @@ CLRT_API clrt_status clrt_sqrt_out(clrt_tensor *out, clrt_tensor *x);
 CLRT_API clrt_status clrt_f_relu_out(clrt_tensor *out, clrt_tensor *x);
 CLRT_API clrt_status clrt_f_sigmoid_out(clrt_tensor *out, clrt_tensor *x);
 CLRT_API clrt_status clrt_f_tanh_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_f_gelu_out(clrt_tensor *out, clrt_tensor *x);
+CLRT_API clrt_status clrt_f_silu_out(clrt_tensor *out, clrt_tensor *x);
 CLRT_API clrt_status clrt_f_relu_(clrt_tensor *x);
 CLRT_API clrt_status clrt_f_sigmoid_(clrt_tensor *x);
 CLRT_API clrt_status clrt_f_tanh_(clrt_tensor *x);
+CLRT_API clrt_status clrt_f_gelu_(clrt_tensor *x);
+CLRT_API clrt_status clrt_f_silu_(clrt_tensor *x);
 
 /* Activation backward: grad_in = grad_out * f'(.). relu takes its input x
- * (or its output: the same mask); sigmoid and tanh take their output y. */
+ * (or its output: the same mask); sigmoid and tanh take their output y;
+ * gelu and silu their input x. */
 CLRT_API clrt_tensor *clrt_f_relu_backward(clrt_tensor *grad_out, clrt_tensor *x);
 CLRT_API clrt_tensor *clrt_f_sigmoid_backward(clrt_tensor *grad_out, clrt_tensor *y);
 CLRT_API clrt_tensor *clrt_f_tanh_backward(clrt_tensor *grad_out, clrt_tensor *y);
+CLRT_API clrt_tensor *clrt_f_gelu_backward(clrt_tensor *grad_out, clrt_tensor *x);
+CLRT_API clrt_tensor *clrt_f_silu_backward(clrt_tensor *grad_out, clrt_tensor *x);
 CLRT_API clrt_status clrt_f_relu_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
                                               clrt_tensor *x);
 CLRT_API clrt_status clrt_f_sigmoid_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
                                                  clrt_tensor *y);
 CLRT_API clrt_status clrt_f_tanh_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
                                               clrt_tensor *y);
+CLRT_API clrt_status clrt_f_gelu_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
+                                              clrt_tensor *x);
+CLRT_API clrt_status clrt_f_silu_backward_out(clrt_tensor *grad_in, clrt_tensor *grad_out,
+                                              clrt_tensor *x);
 
 /* Whole-tensor fill with a value of t's dtype (integer dtypes truncate
  * toward zero, and refuse values they cannot hold with CLRT_EINVAL); copy

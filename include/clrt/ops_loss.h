@@ -12,7 +12,15 @@ extern "C" {
  * is ignored: its row adds no loss, no correct count and no gradient (as
  * PyTorch's ignore_index); clrt_cross_entropy_ex counts such rows.
  *   loss_sum (0-dim float32, may be NULL) += sum over the batch of -log softmax
- *   grad     ([N,K] float32, may be NULL)  = (softmax - onehot) / N  (mean)
+ *   grad     ([N,K] float32, may be NULL)  = (softmax - onehot) / V, V the
+ *                                             rows whose label is in range:
+ *                                             the gradient of the mean loss
+ *                                             (clrt_cross_entropy_loss), as
+ *                                             PyTorch's reduction='mean'
+ *                                             with ignore_index; ignored
+ *                                             rows get zeros (all of them
+ *                                             when V is 0, as PyTorch's,
+ *                                             whose loss is then NaN)
  *   correct  (0-dim int32, may be NULL)    += count of argmax == label
  *                                             (argmax as clrt_argmax: the
  *                                             first maximum, NaN first).
@@ -25,9 +33,10 @@ CLRT_API clrt_status clrt_cross_entropy(clrt_tensor *logits, clrt_tensor *labels
 CLRT_API clrt_status clrt_cross_entropy_ex(clrt_tensor *logits, clrt_tensor *labels,
                                            clrt_tensor *loss_sum, clrt_tensor *grad,
                                            clrt_tensor *correct, clrt_tensor *ignored);
-/* Convenience: the mean loss over the rows whose label is in range, as a
- * new 0-dim tensor; NaN when there is none (an empty batch, or one whose
- * labels are all out of range), as in PyTorch. */
+/* The mean loss over the rows whose label is in range, as a new 0-dim
+ * tensor (F.cross_entropy with ignore_index; recorded by autograd, its
+ * gradient PyTorch's); NaN when there is none (an empty batch, or one
+ * whose labels are all out of range), as in PyTorch. */
 CLRT_API clrt_tensor *clrt_cross_entropy_loss(clrt_tensor *logits, clrt_tensor *labels);
 /* correct (0-dim int32) += count of argmax(logits) == labels. */
 CLRT_API clrt_status clrt_count_correct(clrt_tensor *logits, clrt_tensor *labels,

@@ -33,6 +33,16 @@ CLRT_API clrt_tensor *clrt_mean_dim(clrt_tensor *x, int dim, int keepdim);
 CLRT_API clrt_tensor *clrt_max_dim(clrt_tensor *x, int dim, int keepdim);
 CLRT_API clrt_tensor *clrt_argmax_dim(clrt_tensor *x, int dim, int keepdim);
 CLRT_API clrt_status clrt_sum_dim_out(clrt_tensor *out, clrt_tensor *x, int dim, int keepdim);
+/* torch.var(x, dim, correction=correction, keepdim=keepdim): the sum of
+ * squared deviations from the mean along dim over max(0, R - correction)
+ * (correction 1: the unbiased variance, 0: the biased); no degrees of
+ * freedom give NaN where the deviations are 0 and inf elsewhere, an empty
+ * dim NaN, as in PyTorch. Accurate for data far from zero (two passes per
+ * row: the deviations from a first mean, which also correct it). A new
+ * tensor (a new reference), or NULL + clrt_last_error(): CLRT_EINVAL for
+ * a dim out of range, CLRT_EDTYPE for x not float32. Differentiable
+ * (recorded for autograd). */
+CLRT_API clrt_tensor *clrt_var_dim(clrt_tensor *x, int dim, int correction, int keepdim);
 
 #ifdef __cplusplus
 }

@@ -11,8 +11,9 @@
  * (train/batch_stream.c), and a device batch is released only after its
  * upload was consumed.
  *
- * A cached buffer still counts against the device's budget (mem_used); an
- * allocation that does not fit empties the cache and tries once more. */
+ * A cached buffer still counts against the device's budget (mem_used), and
+ * CPU devices share one budget of host memory: an allocation that does not
+ * fit empties every device's cache and tries once more. */
 #include "runtime/device/device_internal.h"
 #include "runtime/core/alloc_internal.h"
 
@@ -64,6 +65,19 @@ static cl_mem take(buffer_cache *c, size_t bytes)
     return m;
 }
 
+/* Empties every device's cache; whether any held a buffer. */
+static int empty_all(void)
+{
+    int any = 0, n = clrt_device_count();
+    for (int i = 0; i < n; i++) {
+        clrt_device *d = clrt_device_at(i);
+        any |= d && clrt_device_cached_bytes(d) > 0;
+        if (d)
+            clrt_device_empty_cache(d);
+    }
+    return any;
+}
+
 cl_mem clrt__storage_buffer_new(clrt_device *d, size_t bytes)
 {
     buffer_cache *c = cache_of(d);
@@ -71,10 +85,8 @@ cl_mem clrt__storage_buffer_new(clrt_device *d, size_t bytes)
     if (m)
         return m;
     m = clrt__buffer_new(d, bytes, "tensor storage");
-    if (!m && clrt_last_status() == CLRT_ENOMEM && c && c->bytes > 0) {
-        clrt_device_empty_cache(d); /* cached buffers hold what it needs */
+    if (!m && clrt_last_status() == CLRT_ENOMEM && empty_all()) /* cached buffers held it */
         m = clrt__buffer_new(d, bytes, "tensor storage");
-    }
     if (m)
         atomic_fetch_add(&d->counters.buffers_made, 1);
     return m;

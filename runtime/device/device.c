@@ -132,20 +132,6 @@ static void query_info(clrt_device *d)
 #endif
 }
 
-/* The bytes clrt's buffers may hold on d (memory.c): its global memory,
- * or CLRT_MEMORY_LIMIT (bytes, or a percentage of it) when lower. */
-static void set_budget(clrt_device *d)
-{
-    const clrt__settings *env = clrt__env();
-    uint64_t global = d->info.global_mem_bytes, budget = global;
-    if (env->memory_limit_percent)
-        budget = global / 100 * (uint64_t)env->memory_limit_percent;
-    else if (env->memory_limit && env->memory_limit < global)
-        budget = env->memory_limit;
-    d->mem_budget = budget;
-    atomic_init(&d->mem_used, 0);
-}
-
 /* What each platform answered, for the error when no device is found. */
 static char platform_notes[400];
 
@@ -269,7 +255,7 @@ static void enumerate(void)
         pthread_mutex_init(&d->launch_lock, NULL);
         pthread_mutex_init(&d->last_lock, NULL);
         pthread_mutex_init(&d->host_ptr_lock, NULL);
-        set_budget(d);
+        clrt__device_set_budget(d);
         if (i < n_gpus)
             snprintf(d->info.name, sizeof d->info.name, "gpu:%d", i);
         else if (i == n_gpus)

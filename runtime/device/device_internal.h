@@ -46,9 +46,12 @@ struct clrt_device {
                                     the device may flush float32 denormals to zero, as
                                     OpenCL allows (llvmpipe does) */
     int opened;                  /* ctx and queue exist */
-    uint64_t mem_budget;         /* bytes clrt's buffers may hold: global memory or
-                                    CLRT_MEMORY_LIMIT, whichever is lower */
+    uint64_t mem_budget;         /* bytes clrt's buffers may hold: global memory,
+                                    CLRT_MEMORY_LIMIT, and for host_pool devices what
+                                    the process may take from the host, the least */
     atomic_ullong mem_used;      /* bytes of the live buffers clrt__buffer_new made */
+    int host_pool;               /* buffers are host memory: also counted in the
+                                    pool every such device shares (memory.c) */
     pthread_mutex_t lock;        /* guards opening and the program cache */
     pthread_mutex_t launch_lock; /* held from a kernel's arguments to its enqueue */
     clrt__program *programs;
@@ -92,6 +95,12 @@ cl_command_queue clrt__device_copy_queue(clrt_device *d);
  * starts or stops), after their queued work has finished (queue.c).
  * CLRT_OK or error. */
 clrt_status clrt__device_set_profiling(clrt_device *d, int on);
+
+/* d's budget (memory.c), when the devices are listed: its global memory,
+ * or CLRT_MEMORY_LIMIT (bytes, or a percentage of it) when lower, and for
+ * a device whose buffers are host memory no more than the process may
+ * take from the host (host_memory_internal.h), a pool such devices share. */
+void clrt__device_set_budget(clrt_device *d);
 
 /* A read-write buffer of `bytes` (0 makes 4) on d, for `what` ("tensor
  * storage", "scratch buffer": named in errors). The one place clrt creates

@@ -1,8 +1,10 @@
-/* Dropout (F.dropout): out = x * mask / (1 - p), the mask drawn from
+/* Dropout (F.dropout): out = x * mask / (1 - p) (an op of the table, and
+ * the _out forms), the mask drawn from
  * Philox4x32-10 keyed by (seed, step, element index), so it is the same on
  * every device and the backward redraws it instead of keeping it. The
  * forward and the backward are one kernel (dropout_f32 in
  * clkernels/random.cl): both multiply their input by the scaled mask. */
+#include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_dropout.h>
@@ -56,12 +58,52 @@ static clrt_status dropout_apply(const char *op, const char *dst_name, clrt_tens
 clrt_status clrt_f_dropout_out(clrt_tensor *out, clrt_tensor *x, double p, uint64_t seed,
                                uint64_t step)
 {
-    return dropout_apply("clrt_f_dropout_out", "out", out, "x", x, p, seed, step);
+    clrt_status st = clrt__unrecorded_write("clrt_f_dropout_out", out, "out", 1, x, "x");
+    return st != CLRT_OK ? st
+                         : dropout_apply("clrt_f_dropout_out", "out", out, "x", x, p, seed, step);
 }
 
 clrt_status clrt_f_dropout_backward_out(clrt_tensor *grad_x, clrt_tensor *grad_out, double p,
                                         uint64_t seed, uint64_t step)
 {
-    return dropout_apply("clrt_f_dropout_backward_out", "grad_x", grad_x, "grad_out", grad_out, p,
-                         seed, step);
+    clrt_status st = clrt__unrecorded_write("clrt_f_dropout_backward_out", grad_x, "grad_x", 1,
+                                            grad_out, "grad_out");
+    return st != CLRT_OK ? st
+                         : dropout_apply("clrt_f_dropout_backward_out", "grad_x", grad_x,
+                                         "grad_out", grad_out, p, seed, step);
 }
+
+/* attrs f[0]: p; i[0], i[1]: the seed's and the step's bits. The backward
+ * redraws the same mask. */
+static clrt_tensor *dropout_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a,
+                                    int keep, clrt_tensor **extra)
+{
+    (void)n, (void)keep, (void)extra;
+    clrt_tensor *x = in[0];
+    clrt_tensor *out = x ? clrt__alloc(clrt__dev(x), CLRT_F32, x->ndim, x->shape) : NULL;
+    if (!x)
+        clrt__fail(CLRT_EINVAL, "clrt_f_dropout: x is NULL");
+    if (out && dropout_apply("clrt_f_dropout", "out", out, "x", x, a->f[0], (uint64_t)a->i[0],
+                             (uint64_t)a->i[1]) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
+
+static clrt_status dropout_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
+{
+    clrt_tensor *gx = clrt__alloc(clrt__dev(g), CLRT_F32, g->ndim, g->shape);
+    clrt_status st =
+        gx ? dropout_apply("clrt_f_dropout's backward", "grad_x", gx, "grad_out", g, c->attrs->f[0],
+                           (uint64_t)c->attrs->i[0], (uint64_t)c->attrs->i[1])
+           : clrt_last_status();
+    if (st != CLRT_OK) {
+        clrt_tensor_release(gx);
+        return st;
+    }
+    grad_in[0] = gx;
+    return CLRT_OK;
+}
+
+const clrt__op_def clrt__op_dropout = {"clrt_f_dropout", 1, 0, dropout_forward, dropout_backward};

@@ -1,6 +1,9 @@
-/* Softmax cross-entropy, fused forward and backward (clkernels/loss.cl).
+/* Softmax cross-entropy, fused forward and backward (clkernels/loss.cl);
+ * its mean as an op of the table (clrt_cross_entropy_loss), whose forward
+ * keeps the logits' gradient the same kernels compute.
  * Per-row partials go to the device's workspace and one small reduction adds
  * them into the accumulators: nothing is read back to the host. */
+#include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
 #include "runtime/ops/workspace_internal.h"
 
@@ -70,33 +73,58 @@ static clrt_status check(const char *op, clrt_tensor *logits, clrt_tensor *label
     return st;
 }
 
-/* The per-row kernel; the caller holds the workspace. */
+/* The one-work-group kernels' width on d, or 0 with the error set where
+ * a work-group's loops over `rows` would run longer than d's driver
+ * runs them (what names the kernel's work in the message). */
+static size_t group_width(clrt_device *d, cl_kernel k, cl_int rows, const char *what)
+{
+    size_t local = clrt__pow2_floor(clrt__wg_size(d, k));             /* the tree's width */
+    if (clrt__loops_fit(d, clrt__ceil_div((size_t)rows, local) + 40)) /* its rows, the tree */
+        return local;
+    clrt__fail(CLRT_ENOTSUP,
+               "%s over %d rows on %s: one work-group's loops would run longer than its driver "
+               "runs them (it ends them after %u iterations)",
+               what, rows, d->info.name, d->loop_cap);
+    return 0;
+}
+
+/* row_hit[rows] = the count of labels in range (xent_count). */
+static clrt_status count_kernel(clrt_device *d, clrt_tensor *logits, clrt_tensor *labels,
+                                cl_mem row_hit)
+{
+    cl_kernel k = clrt__kernel(d, "loss", NULL, "xent_count");
+    cl_int rows = (cl_int)logits->shape[0], K = (cl_int)logits->shape[1];
+    size_t local = k ? group_width(d, k, rows, "the cross-entropy gradient") : 0;
+    if (!local)
+        return clrt_last_status();
+    cl_mem my = clrt__mem(labels);
+    clrt__karg args[] = {CLRT__ARG(my), CLRT__ARG(rows), CLRT__ARG(K), CLRT__ARG(row_hit),
+                         CLRT__LOCAL(local * 4)};
+    return clrt__launch(d, k, 5, args, 1, &local, &local);
+}
+
+/* The per-row kernel, after count_kernel when grad is wanted; the caller
+ * holds the workspace. */
 static clrt_status rows_kernel(clrt_device *d, clrt_tensor *logits, clrt_tensor *labels,
                                clrt_tensor *grad, cl_mem row_loss, cl_mem row_hit)
 {
     cl_int rows = (cl_int)logits->shape[0], K = (cl_int)logits->shape[1];
     cl_int want_grad = grad != NULL;
-    cl_float scale = 1.0f / (float)rows;
     cl_mem ml = clrt__mem(logits), my = clrt__mem(labels);
     cl_mem mg = grad ? clrt__mem(grad) : row_loss; /* unused without want_grad */
-    clrt__karg args[] = {CLRT__ARG(ml),        CLRT__ARG(my),       CLRT__ARG(rows),
-                         CLRT__ARG(K),         CLRT__ARG(scale),    CLRT__ARG(mg),
-                         CLRT__ARG(want_grad), CLRT__ARG(row_loss), CLRT__ARG(row_hit)};
-    return clrt__run_1d(d, "loss", NULL, "xent_rows", (size_t)rows, 9, args);
+    clrt__karg args[] = {CLRT__ARG(ml),       CLRT__ARG(my),     CLRT__ARG(rows),
+                         CLRT__ARG(K),        CLRT__ARG(mg),     CLRT__ARG(want_grad),
+                         CLRT__ARG(row_loss), CLRT__ARG(row_hit)};
+    return clrt__run_1d(d, "loss", NULL, "xent_rows", (size_t)rows, 8, args);
 }
 
 static clrt_status reduce_kernel(clrt_device *d, cl_int rows, cl_int mean, const outputs *o,
                                  cl_mem row_loss, cl_mem row_hit)
 {
     cl_kernel k = clrt__kernel(d, "loss", NULL, "xent_reduce");
-    if (!k)
+    size_t local = k ? group_width(d, k, rows, "cross-entropy") : 0;
+    if (!local)
         return clrt_last_status();
-    size_t local = clrt__pow2_floor(clrt__wg_size(d, k));              /* the tree's width */
-    if (!clrt__loops_fit(d, clrt__ceil_div((size_t)rows, local) + 40)) /* its rows, the tree */
-        return clrt__fail(CLRT_ENOTSUP,
-                          "cross-entropy over %d rows on %s: one work-group's loops would run "
-                          "longer than its driver runs them (it ends them after %u iterations)",
-                          rows, d->info.name, d->loop_cap);
     cl_int want_loss = o->loss_sum != NULL, want_correct = o->correct != NULL;
     cl_int want_ignored = o->ignored != NULL;
     cl_mem ms = o->loss_sum ? clrt__mem(o->loss_sum) : row_loss; /* unused when not wanted */
@@ -122,8 +150,13 @@ static clrt_status run(clrt_tensor *logits, clrt_tensor *labels, const outputs *
     if (st != CLRT_OK)
         return st;
     cl_mem row_loss = clrt__workspace(d, CLRT__WS_ROWS_F, rows * sizeof(float));
-    cl_mem row_hit = row_loss ? clrt__workspace(d, CLRT__WS_ROWS_I, rows * sizeof(int)) : NULL;
-    st = row_hit ? rows_kernel(d, logits, labels, o->grad, row_loss, row_hit) : clrt_last_status();
+    cl_mem row_hit =
+        row_loss ? clrt__workspace(d, CLRT__WS_ROWS_I, (rows + 1) * sizeof(int)) : NULL;
+    st = row_hit ? CLRT_OK : clrt_last_status();
+    if (st == CLRT_OK && o->grad)
+        st = count_kernel(d, logits, labels, row_hit);
+    if (st == CLRT_OK)
+        st = rows_kernel(d, logits, labels, o->grad, row_loss, row_hit);
     if (st == CLRT_OK && (o->loss_sum || o->correct || o->ignored))
         st = reduce_kernel(d, (cl_int)rows, mean, o, row_loss, row_hit);
     clrt__workspace_end(d);
@@ -153,18 +186,37 @@ clrt_status clrt_count_correct(clrt_tensor *logits, clrt_tensor *labels, clrt_te
     return st != CLRT_OK ? st : run(logits, labels, &o, 0);
 }
 
-clrt_tensor *clrt_cross_entropy_loss(clrt_tensor *logits, clrt_tensor *labels)
+/* The mean loss over the rows whose label is in range; with keep, the
+ * gradient of that mean into extra[0]. */
+static clrt_tensor *xent_loss_forward(int n, clrt_tensor *const *in, const clrt__op_attrs *a,
+                                      int keep, clrt_tensor **extra)
 {
+    (void)n, (void)a;
+    clrt_tensor *logits = in[0], *labels = in[1];
     const outputs none = {NULL, NULL, NULL, NULL};
     if (check("clrt_cross_entropy_loss", logits, labels, &none) != CLRT_OK)
         return NULL;
     int64_t rows = logits->shape[0];
     /* The mean over an empty batch is NaN, as in PyTorch. */
     clrt_tensor *loss = clrt_full(clrt__dev(logits), CLRT_F32, 0, NULL, rows ? 0.0 : NAN);
-    const outputs o = {loss, NULL, NULL, NULL};
-    if (loss && run(logits, labels, &o, 1) != CLRT_OK) {
+    clrt_tensor *grad = loss && keep ? clrt__alloc_like(logits) : NULL;
+    const outputs o = {loss, grad, NULL, NULL};
+    if (!loss || (keep && !grad) || run(logits, labels, &o, 1) != CLRT_OK) {
         clrt_tensor_release(loss);
+        clrt_tensor_release(grad);
         return NULL;
     }
+    extra[0] = grad;
     return loss;
 }
+
+/* d loss / d logits times the incoming (0-dim) gradient. */
+static clrt_status xent_loss_backward(const clrt__grad_ctx *c, clrt_tensor *g,
+                                      clrt_tensor **grad_in)
+{
+    grad_in[0] = clrt__mul(c->extra[0], g);
+    return grad_in[0] ? CLRT_OK : clrt_last_status();
+}
+
+const clrt__op_def clrt__op_cross_entropy_loss = {"clrt_cross_entropy_loss", 2, 0,
+                                                  xent_loss_forward, xent_loss_backward};

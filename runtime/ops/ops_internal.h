@@ -18,6 +18,11 @@ extern const clrt__op_def clrt__op_sum, clrt__op_mean, clrt__op_sum_dim, clrt__o
 extern const clrt__op_def clrt__op_matmul;
 extern const clrt__op_def clrt__op_conv2d, clrt__op_maxpool2d, clrt__op_avgpool2d,
     clrt__op_adaptive_avgpool2d;
+extern const clrt__op_def clrt__op_batch_norm, clrt__op_dropout, clrt__op_cross_entropy_loss;
+/* transformer ops (runtime/ops/nn/, norm/layernorm.c, elementwise/unary.c,
+ * reduce/var.c) */
+extern const clrt__op_def clrt__op_softmax, clrt__op_log_softmax, clrt__op_layer_norm,
+    clrt__op_gelu, clrt__op_silu, clrt__op_embedding, clrt__op_var_dim;
 /* Shapes, selections, comparisons (issue 35's attention ops, part 1). */
 extern const clrt__op_def clrt__op_permute, clrt__op_narrow, clrt__op_cat;
 extern const clrt__op_def clrt__op_gt, clrt__op_lt, clrt__op_ge, clrt__op_le, clrt__op_eq,

@@ -93,7 +93,10 @@ static clrt_status custom_loss_step(const pass_args *p, clrt_tensor *out, clrt_t
 
 /* Enqueues one batch: forward, loss sums, and in training the backward
  * pass with the loss gradient scaled by `weight` (a replica's share of
- * the batch). The optimizer step is the caller's. An empty part of a batch
+ * the batch). clrt_cross_entropy's gradient is the mean over the rows
+ * whose label is in range, and a data set's labels all are (its reader
+ * checks them): the mean over the replica's rows, which the weights turn
+ * into the batch's. The optimizer step is the caller's. An empty part of a batch
  * (a replica's, when the batch has fewer samples than replicas) only zeroes
  * the gradients, which then add nothing to the sum. */
 static clrt_status step(const pass_args *p, clrt_tensor *x, clrt_tensor *y, double weight)

@@ -1,6 +1,8 @@
 /* The models clrt ships, one training step and one evaluation each, on a
  * device: scripts/nvptx.sh runs this on PoCL posing as an NVIDIA H100
- * (gpu_pose.c) with CLRT_PROGRAM_LOG set, under each CLRT_CONV_ALGO, to
+ * (gpu_pose.c) with CLRT_PROGRAM_LOG set, every convolution pass measured
+ * (CLRT_CONV_MEASURE_MACS=1: each candidate algorithm runs) in both kernel
+ * styles, to
  * learn which programs, option sets and work-group shapes the GPU path
  * builds and launches at the shapes these models have. The kernel suites,
  * run the same way, add the other ops and odd shapes.
@@ -122,7 +124,7 @@ int main(int argc, char **argv)
     /* Batches as small as keep each layer's kernels the ones a training
      * batch gets: option sets depend on channels, sizes and the device,
      * not on the batch (the measured algorithm choice does, which the
-     * CLRT_CONV_ALGO runs cover). */
+     * measured runs cover: every candidate runs there). */
     static const model_case cases[] = {
         {"lenet", 1, 28, 28, 16, 0},
         {"seed-cnn", 3, 32, 32, 16, 1},

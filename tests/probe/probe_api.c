@@ -3,7 +3,7 @@
  * exiting 0 or 1; a crash is the probe's to see (a signal). Functions that
  * a fixed library adds are looked up with dlsym, so this builds against any
  * version of the library and a missing function is reported as a defect.
- * Issue 36's subcommands are in probe_api36.c.
+ * Issue 36's subcommands are in probe_api36.c and probe_numerics.c.
  *   probe_api <name>      (probe_api list: the names) */
 #include "probe_api.h"
 
@@ -238,7 +238,11 @@ static const struct {
               {"child-name-not-utf8", probe36_child_name_not_utf8},
               {"safetensors-nul-name", probe36_safetensors_nul_name},
               {"winograd-not-applicable", probe36_winograd_not_applicable},
-              {"residual-broadcast", probe36_residual_broadcast}};
+              {"residual-broadcast", probe36_residual_broadcast},
+              /* issue 36 (probe_numerics.c) */
+              {"bn-outlier", probe_bn_outlier},
+              {"bn-huge", probe_bn_huge},
+              {"xent-ignored-grad", probe_xent_ignored_grad}};
 
 int main(int argc, char **argv)
 {

@@ -19,4 +19,9 @@ int probe36_safetensors_nul_name(void);
 int probe36_winograd_not_applicable(void);
 int probe36_residual_broadcast(void);
 
+/* Issue 36's numerical defects, items 1, 2 and 3 (probe_numerics.c). */
+int probe_bn_outlier(void);
+int probe_bn_huge(void);
+int probe_xent_ignored_grad(void);
+
 #endif

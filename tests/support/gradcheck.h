@@ -10,7 +10,7 @@
 
 #include "testutil.h"
 
-#define GC_MAX_IN 4
+#define GC_MAX_IN 6
 
 /* How an input's values are drawn. */
 typedef enum {

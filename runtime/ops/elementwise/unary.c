@@ -1,4 +1,4 @@
-/* Unary float32 ops: neg, exp, log, sqrt, relu, sigmoid, tanh as ops of
+/* Unary float32 ops: neg, exp, log, sqrt, relu, sigmoid, tanh, gelu, silu as ops of
  * the table (new tensors; gradients in unary_grad.c), _out forms and (for
  * the activations) in place. Kernels in clkernels/unary.cl. */
 #include "runtime/ops/elementwise/unary_internal.h"
@@ -6,11 +6,12 @@
 
 #include <clrt/ops_elementwise.h>
 
-typedef enum { NEG, EXP, LOG, SQRT, RELU, SIGMOID, TANH } unary_op;
+typedef enum { NEG, EXP, LOG, SQRT, RELU, SIGMOID, TANH, GELU, SILU } unary_op;
 
 /* Kernel names in clkernels/unary.cl, indexed by unary_op. */
-static const char *const kernel_names[] = {"neg_f32",  "exp_f32",     "log_f32", "sqrt_f32",
-                                           "relu_f32", "sigmoid_f32", "tanh_f32"};
+static const char *const kernel_names[] = {"neg_f32",  "exp_f32",  "log_f32",
+                                           "sqrt_f32", "relu_f32", "sigmoid_f32",
+                                           "tanh_f32", "gelu_f32", "silu_f32"};
 
 /* out = f(x); out has x's numel and may be x. Arguments already checked. */
 static clrt_status unary_into(unary_op op, clrt_tensor *x, clrt_tensor *out)
@@ -92,3 +93,8 @@ DEFINE_UNARY(tanh, f_tanh, TANH, CLRT__SAVE_OUT)
 DEFINE_UNARY_INPLACE(f_relu, RELU)
 DEFINE_UNARY_INPLACE(f_sigmoid, SIGMOID)
 DEFINE_UNARY_INPLACE(f_tanh, TANH)
+/* gelu and silu: their rules read the input. */
+DEFINE_UNARY(gelu, f_gelu, GELU, CLRT__SAVE_IN(0))
+DEFINE_UNARY(silu, f_silu, SILU, CLRT__SAVE_IN(0))
+DEFINE_UNARY_INPLACE(f_gelu, GELU)
+DEFINE_UNARY_INPLACE(f_silu, SILU)

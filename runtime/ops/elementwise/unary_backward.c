@@ -1,5 +1,6 @@
 /* Activation gradients: grad_in = grad_out * f'(.), for relu (from its
- * input or output), sigmoid and tanh (from their outputs): what the
+ * input or output), sigmoid and tanh (from their outputs), gelu and silu
+ * (from their inputs): what the
  * explicit backward of layers and the ops' autograd rules call; not
  * recorded themselves. Kernels in clkernels/unary.cl. */
 #include "runtime/tensor/check_internal.h"
@@ -75,3 +76,5 @@ static clrt_status backward_out(const char *kernel, const char *api, const char 
 DEFINE_BACKWARD_API(relu, x)
 DEFINE_BACKWARD_API(sigmoid, y)
 DEFINE_BACKWARD_API(tanh, y)
+DEFINE_BACKWARD_API(gelu, x)
+DEFINE_BACKWARD_API(silu, x)

@@ -53,6 +53,17 @@ clrt_status clrt__tanh_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_te
     return give(clrt_f_tanh_backward(g, c->out), grad_in);
 }
 
+/* gelu's and silu's backward kernels (from the input x). */
+clrt_status clrt__gelu_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
+{
+    return give(clrt_f_gelu_backward(g, c->in[0]), grad_in);
+}
+
+clrt_status clrt__silu_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
+{
+    return give(clrt_f_silu_backward(g, c->in[0]), grad_in);
+}
+
 clrt_status clrt__add_scalar_backward(const clrt__grad_ctx *c, clrt_tensor *g,
                                       clrt_tensor **grad_in)
 {

@@ -59,14 +59,21 @@ static clrt_status check_save(const char *op, const clrt_tensor *save, int64_t c
     return clrt__check_out(op, save, CLRT_F32, 2, shape);
 }
 
+/* BLOCK in batchnorm.cl: values a block of the CPU path's statistics. */
+#define BN_BLOCK 256
+
 /* Loop back edges of a partial-sum item over `chunk` images of planes of
- * hw values in work-groups of wg, a margin included: with WG 1 each plane
- * four values a step and a tail of up to three; else its share of the
- * values (every WG-th), the tree (at most 7 steps). */
+ * hw values in work-groups of wg, a margin included: with WG 1 blocks of
+ * BN_BLOCK values (pieces of a plane, or several planes), two passes over
+ * each, four values a step, a tail of up to three and a step a plane;
+ * else its share of the values (every WG-th), the tree (at most 7 steps).
+ * The gradient's partial sums take one pass, fewer. */
 static size_t partial_cost(size_t wg, int64_t chunk, int64_t hw)
 {
     if (wg == 1)
-        return (size_t)chunk * (clrt__ceil_div((size_t)hw, 4) + 5) + 16;
+        return (size_t)chunk * (2 * clrt__ceil_div((size_t)hw, 4) +
+                                8 * clrt__ceil_div((size_t)hw, BN_BLOCK) + 10) +
+               16;
     return clrt__ceil_div((size_t)chunk * (size_t)hw, wg) + 24;
 }
 
@@ -227,18 +234,17 @@ static clrt_status coefficients(clrt_device *d, const bn_fwd *f, const bn_geom_a
         return run_channels(d, "bn_eval_coef", g, 8, args);
     }
     cl_mem partial =
-        clrt__workspace(d, CLRT__WS_ROWS_F, 2 * sizeof(float) * (size_t)g->C * (size_t)g->G);
+        clrt__workspace(d, CLRT__WS_ROWS_F, 4 * sizeof(float) * (size_t)g->C * (size_t)g->G);
     if (!partial)
         return clrt_last_status();
     cl_mem save = clrt__mem(f->save);
     clrt__karg pargs[] = {CLRT__ARG(mx), CLRT__ARG(partial), CLRT__ARG(*g)};
     clrt_status st = run_partial(d, "bn_stats_partial", g, 3, pargs);
-    clrt__karg fargs[] = {CLRT__ARG(mx),      CLRT__ARG(partial),  CLRT__ARG(save),
-                          CLRT__ARG(coef),    CLRT__ARG(w),        CLRT__ARG(b),
-                          CLRT__ARG(rm),      CLRT__ARG(rv),       CLRT__ARG(affine),
-                          CLRT__ARG(running), CLRT__ARG(momentum), CLRT__ARG(eps),
-                          CLRT__ARG(*g)};
-    return st == CLRT_OK ? run_channels(d, "bn_stats_finalize", g, 13, fargs) : st;
+    clrt__karg fargs[] = {CLRT__ARG(partial),  CLRT__ARG(save),   CLRT__ARG(coef),
+                          CLRT__ARG(w),        CLRT__ARG(b),      CLRT__ARG(rm),
+                          CLRT__ARG(rv),       CLRT__ARG(affine), CLRT__ARG(running),
+                          CLRT__ARG(momentum), CLRT__ARG(eps),    CLRT__ARG(*g)};
+    return st == CLRT_OK ? run_channels(d, "bn_stats_finalize", g, 12, fargs) : st;
 }
 
 static clrt_status forward(const bn_fwd *f, const clrt__epilogue *epi)
@@ -282,8 +288,12 @@ clrt_status clrt_f_batch_norm_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor 
                                   clrt_tensor *running_var, int training, double momentum,
                                   double eps, clrt_tensor *save)
 {
-    return clrt__batch_norm_fused_out(out, x, weight, bias, running_mean, running_var, training,
-                                      momentum, eps, save, NULL, &CLRT__NO_EPILOGUE);
+    clrt_status st = clrt__unrecorded_write("clrt_f_batch_norm_out", out, "out", 3, x, "x", weight,
+                                            "weight", bias, "bias");
+    return st != CLRT_OK ? st
+                         : clrt__batch_norm_fused_out(out, x, weight, bias, running_mean,
+                                                      running_var, training, momentum, eps, save,
+                                                      NULL, &CLRT__NO_EPILOGUE);
 }
 
 /* --- backward --- */
@@ -369,5 +379,8 @@ clrt_status clrt_f_batch_norm_backward_out(clrt_tensor *grad_x, clrt_tensor *gra
                                            int accumulate)
 {
     bn_bwd b = {grad_x, grad_weight, grad_bias, grad_out, x, weight, save, accumulate};
-    return backward(&b);
+    clrt_status st = clrt__check_unrecorded("clrt_f_batch_norm_backward_out", 3,
+                                            (clrt_tensor *[]){grad_out, x, weight},
+                                            (const char *const[]){"grad_out", "x", "weight"});
+    return st != CLRT_OK ? st : backward(&b);
 }
