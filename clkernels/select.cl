@@ -93,7 +93,7 @@ __kernel void clamp_backward_f32(__global const float *g, __global const float *
     if (i >= n)
         return;
     float v = x[i];
-    out[i] = v >= lo && v <= hi ? g[i] : 0.0f;
+    out[i] = v > lo && v < hi ? g[i] : 0.0f;
 }
 
 float pow_of(float v, float p, int ip, int mode)

@@ -133,8 +133,8 @@ CLRT_API clrt_tensor *clrt_masked_fill(clrt_tensor *x, clrt_tensor *mask, double
 /* torch.clamp(x, lo, hi) on float32: min(max(x, lo), hi), NaN kept; lo >
  * hi gives hi everywhere; -INFINITY or INFINITY leaves a side open; a NaN
  * bound gives NaN everywhere (as PyTorch). Bounds are rounded to float32.
- * The gradient passes where lo <= x <= hi, the bounds included (PyTorch
- * 2.15 passes it only strictly inside). */
+ * The gradient passes strictly inside, lo < x < hi, as PyTorch 2.15's
+ * does (x at a bound gets 0). */
 CLRT_API clrt_tensor *clrt_clamp(clrt_tensor *x, double lo, double hi);
 
 /* x^p elementwise on float32 (p rounded to float32), as torch.pow with a

@@ -37,8 +37,8 @@ static clrt_tensor *clamp_forward(int n, clrt_tensor *const *in, const clrt__op_
     return out;
 }
 
-/* g where lo <= x <= hi, else 0: the bounds themselves pass (none does
- * with a NaN bound). */
+/* g where lo < x < hi, else 0, as PyTorch 2.15 (x at a bound gets 0; none
+ * passes with a NaN bound). */
 clrt_status clrt__clamp_backward(const clrt__grad_ctx *c, clrt_tensor *g, clrt_tensor **grad_in)
 {
     clrt_tensor *x = c->in[0];
