@@ -170,6 +170,30 @@ START_TEST(linear_matches_reference)
 }
 END_TEST
 
+/* nn.Linear's [*, in]: leading dims are rows, a vector is one row. */
+START_TEST(linear_takes_any_leading_dims)
+{
+    static const int64_t shapes[][4] = {{3, 2, 3, 7}, {1, 7}, {3, 4, 1, 3}};
+    const int64_t *shape = shapes[_i] + 1;
+    int ndim = (int)shapes[_i][0];
+    linear_cfg c = {1, shape[ndim - 1], 5};
+    for (int k = 0; k + 1 < ndim; k++)
+        c.n *= shape[k];
+    uint64_t rng = tu_seed() + 100 + (uint64_t)_i;
+    clrt_module *m = TU_NONNULL(clrt_linear((int)c.in, (int)c.out));
+    TU_OK(clrt_module_init(m, tu_next(&rng)));
+    float *x = tu_random_floats(&rng, (size_t)(c.n * c.in), -1, 1);
+    clrt_tensor *xt = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, ndim, shape, x));
+    clrt_tensor *y = TU_NONNULL(clrt_module_forward(m, xt));
+    ck_assert_int_eq(clrt_tensor_ndim(y), ndim);
+    ck_assert_mem_eq(clrt_tensor_shape(y), shape, (size_t)(ndim - 1) * sizeof *shape);
+    ck_assert_int_eq(clrt_tensor_shape(y)[ndim - 1], 5);
+    clrt_tensor_release(y), clrt_tensor_release(xt);
+    check_module(m, x, ndim, shape, linear_ref, &c, tu_next(&rng));
+    free(x);
+}
+END_TEST
+
 START_TEST(lazy_linear_infers_in_features)
 {
     uint64_t rng = tu_seed();
@@ -196,7 +220,7 @@ START_TEST(lazy_linear_infers_in_features)
     int64_t bad[2] = {3, 12};
     clrt_tensor *xb = TU_NONNULL(clrt_zeros(tu_device(), CLRT_F32, 2, bad));
     ck_assert_ptr_null(clrt_module_forward(m, xb));
-    tu_assert_error(CLRT_ESHAPE, "[N, 11]", "[3, 12]", NULL);
+    tu_assert_error(CLRT_ESHAPE, "[*, 11]", "[3, 12]", NULL);
     free(a), free(b);
     clrt_tensor_release(xb), clrt_tensor_release(y), clrt_tensor_release(xt);
     clrt_module_free(eager);
@@ -644,6 +668,7 @@ static Suite *nn_suite(void)
     TCase *tc = tcase_create("modules");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, linear_matches_reference, 0, NSIZES(linear_sizes));
+    tcase_add_loop_test(tc, linear_takes_any_leading_dims, 0, 3);
     tcase_add_test(tc, lazy_linear_infers_in_features);
     tcase_add_loop_test(tc, conv2d_matches_reference, 0, NSIZES(conv_sizes));
     tcase_add_loop_test(tc, relu_matches_reference, 0, NSIZES(act_sizes));

@@ -43,8 +43,9 @@ extern "C" {
 
 typedef struct clrt_module clrt_module;
 
-/* y = x W^T + b. x [N, in], W [out, in], b [out]. in_features 0: inferred
- * from x at the first forward, like nn.LazyLinear. */
+/* y = x W^T + b. x [*, in] -> y [*, out] (every leading index is a row),
+ * W [out, in], b [out]. in_features 0: inferred from x at the first
+ * forward, like nn.LazyLinear. */
 CLRT_API clrt_module *clrt_linear(int in_features, int out_features);
 /* x [N, in_ch, H, W] -> [N, out_ch, (H+2p-k)/s+1, (W+2p-k)/s+1]; weight
  * [out_ch, in_ch, k, k], bias [out_ch]. */

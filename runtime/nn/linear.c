@@ -1,10 +1,12 @@
-/* Linear: y = x W^T + b, x [N, in], W [out, in], b [out] (nn.Linear, and
- * nn.LazyLinear when in_features is 0). All three products run through the
- * GEMM dispatch on the layer's buffers. */
+/* Linear: y = x W^T + b, x [*, in], W [out, in], b [out] (nn.Linear, and
+ * nn.LazyLinear when in_features is 0). The leading dims of x are one row
+ * index (tensors are contiguous), so all three products are single GEMMs
+ * through the dispatch, on the layer's buffers. */
 #include "runtime/nn/module_internal.h"
 #include "runtime/ops/gemm/gemm_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 typedef struct {
     clrt_module base;
@@ -37,16 +39,22 @@ static clrt_status check_input(clrt_module *m, const clrt_tensor *x)
 {
     linear *l = (linear *)m;
     char s[128];
-    if (x->ndim == 2 && (l->in == 0 || x->shape[1] == l->in))
+    if (x->ndim >= 1 && (l->in == 0 || x->shape[x->ndim - 1] == l->in))
         return CLRT_OK;
     char want[32] = "in_features";
     if (l->in > 0)
         snprintf(want, sizeof want, "%d", l->in);
     return clrt__fail(CLRT_ESHAPE,
                       "clrt_module_forward: Linear(in_features=%d, out_features=%d) expects input "
-                      "[N, %s], got %s%s",
-                      l->in, l->out, want, clrt_shape_str(x->ndim, x->shape, s, sizeof s),
-                      x->ndim > 2 ? "; put a Flatten before it" : "");
+                      "[*, %s], got %s",
+                      l->in, l->out, want, clrt_shape_str(x->ndim, x->shape, s, sizeof s));
+}
+
+/* Rows of x as a matrix: every index but the last (1 for a vector). */
+static size_t rows_of(const clrt_tensor *x)
+{
+    int64_t last = x->shape[x->ndim - 1];
+    return last > 0 ? (size_t)(clrt_tensor_numel(x) / last) : 0;
 }
 
 /* Lazy layer: parameters appear at the first forward, from its init seed. */
@@ -55,12 +63,13 @@ static clrt_status materialize(clrt_module *m, const clrt_tensor *x)
     linear *l = (linear *)m;
     if (l->in > 0)
         return CLRT_OK;
-    if (x->shape[1] < 1 || x->shape[1] > INT32_MAX)
+    int64_t features = x->shape[x->ndim - 1];
+    if (features < 1 || features > INT32_MAX)
         return clrt__fail(CLRT_ESHAPE,
                           "clrt_module_forward: lazy Linear cannot infer "
                           "in_features from %lld input features",
-                          (long long)x->shape[1]);
-    l->in = (int)x->shape[1];
+                          (long long)features);
+    l->in = (int)features;
     clrt_status st = create_params(m);
     if (st != CLRT_OK) {
         for (int i = 0; i < m->nparams; i++) {
@@ -78,12 +87,13 @@ static clrt_tensor *linear_forward_epi(clrt_module *m, clrt_tensor *x, const clr
     linear *l = (linear *)m;
     if (check_input(m, x) != CLRT_OK || materialize(m, x) != CLRT_OK)
         return NULL;
-    int64_t shape[2] = {x->shape[0], l->out};
-    /* y [N, out] = epi(x [N, in] W^T [in, out] + b broadcast over rows) */
-    if (clrt__tensor_reuse(&m->out, m->device, CLRT_F32, 2, shape) != CLRT_OK ||
-        clrt__gemm_whole(m->device, 0, 1, (size_t)shape[0], (size_t)l->out, (size_t)l->in,
-                         clrt__mem(x), clrt__mem(WEIGHT(m).value), 0,
-                         clrt__mem(m->out)) != CLRT_OK ||
+    int64_t shape[CLRT_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape[0] * (size_t)x->ndim);
+    shape[x->ndim - 1] = l->out;
+    /* y [M, out] = epi(x [M, in] W^T [in, out] + b broadcast over rows) */
+    if (clrt__tensor_reuse(&m->out, m->device, CLRT_F32, x->ndim, shape) != CLRT_OK ||
+        clrt__gemm_whole(m->device, 0, 1, rows_of(x), (size_t)l->out, (size_t)l->in, clrt__mem(x),
+                         clrt__mem(WEIGHT(m).value), 0, clrt__mem(m->out)) != CLRT_OK ||
         clrt__bias_epilogue(m->out, BIAS(m).value, epi) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
@@ -94,7 +104,7 @@ static clrt_tensor *linear_forward(clrt_module *m, clrt_tensor *x)
     return linear_forward_epi(m, x, &CLRT__NO_EPILOGUE);
 }
 
-/* A [N] vector of ones, rebuilt only when the batch size changes. */
+/* A [M] vector of ones, rebuilt only when the row count changes. */
 static clrt_status ensure_ones(linear *l, int64_t n)
 {
     clrt_tensor *old = l->ones;
@@ -108,10 +118,10 @@ static clrt_status linear_backward_epi(clrt_module *m, clrt_tensor *grad_out, cl
 {
     linear *l = (linear *)m;
     clrt_tensor *x = m->saved;
-    size_t n = (size_t)x->shape[0], in = (size_t)l->in, out = (size_t)l->out;
+    size_t n = rows_of(x), in = (size_t)l->in, out = (size_t)l->out;
     cl_mem g = clrt__mem(grad_out);
-    /* grad_W [out, in] += g^T [out, N] x [N, in]; grad_b [1, out] += ones [1, N] g [N, out] */
-    clrt_status st = ensure_ones(l, x->shape[0]);
+    /* grad_W [out, in] += g^T [out, M] x [M, in]; grad_b [1, out] += ones [1, M] g [M, out] */
+    clrt_status st = ensure_ones(l, (int64_t)n);
     if (st == CLRT_OK)
         st = clrt__gemm_whole(m->device, 1, 0, out, in, n, g, clrt__mem(x), 1,
                               clrt__mem(WEIGHT(m).grad));
@@ -120,8 +130,8 @@ static clrt_status linear_backward_epi(clrt_module *m, clrt_tensor *grad_out, cl
                               clrt__mem(BIAS(m).grad));
     if (st != CLRT_OK || !grad_in)
         return st;
-    /* grad_x [N, in] = epi(g [N, out] W [out, in]) */
-    st = clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, 2, x->shape);
+    /* grad_x [M, in] = epi(g [M, out] W [out, in]) */
+    st = clrt__tensor_reuse(&m->grad_in, m->device, CLRT_F32, x->ndim, x->shape);
     if (st == CLRT_OK)
         st = clrt__gemm_whole(m->device, 0, 0, n, in, out, g, clrt__mem(WEIGHT(m).value), 0,
                               clrt__mem(m->grad_in));

@@ -27,12 +27,15 @@ clrt_status clrt__bias_epilogue(clrt_tensor *out, clrt_tensor *bias, const clrt_
     clrt_status st = clrt__check_epilogue(op, epi, out);
     if (st != CLRT_OK)
         return st;
-    if (out->ndim != 2 || (bias && (bias->ndim != 1 || bias->shape[0] != out->shape[1])) ||
-        out->shape[0] > INT32_MAX || out->shape[1] > INT32_MAX)
-        return clrt__fail(CLRT_ESHAPE, "%s: needs out [rows, cols] and bias [cols]", op);
+    /* out [*, cols] runs as rows = every leading index */
+    int64_t ncols = out->ndim >= 1 ? out->shape[out->ndim - 1] : 0;
+    int64_t nrows = ncols > 0 ? clrt_tensor_numel(out) / ncols : 0;
+    if (ncols < 1 || (bias && (bias->ndim != 1 || bias->shape[0] != ncols)) || nrows > INT32_MAX ||
+        ncols > INT32_MAX)
+        return clrt__fail(CLRT_ESHAPE, "%s: needs out [*, cols] and bias [cols]", op);
     if (!bias && epi->kind == CLRT__EPI_NONE)
         return CLRT_OK;
-    cl_int has_bias = bias != NULL, rows = (cl_int)out->shape[0], cols = (cl_int)out->shape[1];
+    cl_int has_bias = bias != NULL, rows = (cl_int)nrows, cols = (cl_int)ncols;
     cl_int kind = (cl_int)epi->kind;
     cl_mem mo = clrt__mem(out), mb = bias ? clrt__mem(bias) : mo; /* unread without */
     cl_mem mm = epi->mask ? clrt__mem(epi->mask) : mo;
