@@ -312,7 +312,7 @@ int main(int argc, char **argv)
         return child_main();
     }
     Suite *s = suite_create("alloc_fail");
-    TCase *tc = tcase_create("alloc_fail");
+    TCase *tc = tu_tcase("alloc_fail");
     tcase_set_timeout(tc, 1800);
     tcase_add_test(tc, warm_every_allocation_fails_cleanly);
     tcase_add_loop_test(tc, cold_every_allocation_fails_cleanly, 0, 2);

@@ -124,7 +124,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("augment");
-    TCase *tc = tcase_create("augment");
+    TCase *tc = tu_tcase("augment");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, every_image_is_a_crop_and_all_crops_occur);
     tcase_add_test(tc, keyed_by_seed_and_sample);

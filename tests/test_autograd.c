@@ -405,7 +405,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("autograd");
-    TCase *tc = tcase_create("autograd");
+    TCase *tc = tu_tcase("autograd");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, ops_graph_matches_reference);
     tcase_add_test(tc, module_graph_matches_reference);

@@ -540,7 +540,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("batchnorm");
-    TCase *tc = tcase_create("batchnorm");
+    TCase *tc = tu_tcase("batchnorm");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, training_forward_and_running_stats, 0, N_CASES);
     tcase_add_loop_test(tc, evaluation_uses_running_stats, 0, N_CASES);

@@ -212,7 +212,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("batchnorm_stats");
-    TCase *tc = tcase_create("batchnorm_stats");
+    TCase *tc = tu_tcase("batchnorm_stats");
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, outlier_anywhere, 0, 9);
     tcase_add_test(tc, huge_and_tiny_magnitudes);

@@ -652,7 +652,7 @@ END_TEST
 static Suite *checkpoint_suite(void)
 {
     Suite *s = suite_create("checkpoint");
-    TCase *tc = tcase_create("checkpoint");
+    TCase *tc = tu_tcase("checkpoint");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, round_trip_is_bit_exact);
     tcase_add_loop_test(tc, malformed_files_leave_the_model_unchanged, 0,
@@ -666,7 +666,7 @@ static Suite *checkpoint_suite(void)
     tcase_add_test(tc, loads_never_wait_on_a_fifo);
     tcase_add_test(tc, oversized_files_are_not_read_whole);
     suite_add_tcase(s, tc);
-    TCase *mount = tcase_create("needs_root");
+    TCase *mount = tu_tcase("needs_root");
     tcase_set_tags(mount, TU_MAY_SKIP);
     tcase_set_timeout(mount, 120);
     tcase_add_test(mount, full_disk_keeps_the_previous_file);

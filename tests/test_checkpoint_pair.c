@@ -329,7 +329,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "child") == 0)
         return child_main();
     Suite *s = suite_create("checkpoint_pair");
-    TCase *tc = tcase_create("checkpoint_pair");
+    TCase *tc = tu_tcase("checkpoint_pair");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, round_trip);
     tcase_add_test(tc, mixed_pair_is_refused);

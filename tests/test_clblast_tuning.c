@@ -407,7 +407,7 @@ END_TEST
 static Suite *tuning_suite(void)
 {
     Suite *s = suite_create("clblast_tuning");
-    TCase *tc = tcase_create("store");
+    TCase *tc = tu_tcase("store");
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, stored_parameters_apply_in_a_later_process);
     tcase_add_test(tc, failed_gemm_names_the_stored_parameters);

@@ -877,7 +877,7 @@ END_TEST
 static Suite *conv_suite(void)
 {
     Suite *s = suite_create("conv");
-    TCase *tc = tcase_create("conv");
+    TCase *tc = tu_tcase("conv");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, forward_bias, 0, N_CASES);
     tcase_add_loop_test(tc, forward_no_bias_out, 0, N_CASES);
@@ -899,7 +899,7 @@ static Suite *conv_suite(void)
      * than llvmpipe runs (for rusticl; 137 s of simulated GEMMs on
      * Oclgrind): the longest parts under Oclgrind, whose CI pass leaves
      * them to scripts/oclgrind.sh. */
-    TCase *algos = tcase_create("algorithms");
+    TCase *algos = tu_tcase("algorithms");
     tcase_set_tags(algos, "oclgrind_long");
     tcase_set_timeout(algos, 300);
     tcase_add_loop_test(algos, other_algorithm, 0, 3 * N_CASES);

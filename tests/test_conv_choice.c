@@ -212,7 +212,7 @@ int main(void)
     setenv("CLRT_CONV_MEASURE_MACS", "1", 1);
     setenv("CLRT_CACHE", "0", 1);
     Suite *s = suite_create("conv_choice");
-    TCase *tc = tcase_create("conv_choice");
+    TCase *tc = tu_tcase("conv_choice");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, fastest_is_stored);
     tcase_add_test(tc, failed_runs_never_win);

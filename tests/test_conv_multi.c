@@ -104,7 +104,7 @@ END_TEST
 static Suite *multi_suite(void)
 {
     Suite *s = suite_create("conv_multi");
-    TCase *tc = tcase_create("conv_multi");
+    TCase *tc = tu_tcase("conv_multi");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, conv_mixed_devices);
     tcase_add_test(tc, pool_and_loss_mixed_devices);

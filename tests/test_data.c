@@ -259,7 +259,7 @@ END_TEST
 static Suite *data_suite(void)
 {
     Suite *s = suite_create("data");
-    TCase *fm = tcase_create("fashion-mnist");
+    TCase *fm = tu_tcase("fashion-mnist");
     tcase_set_timeout(fm, 120);
     tcase_add_test(fm, test_fashion_train);
     tcase_add_test(fm, test_fashion_test);
@@ -267,7 +267,7 @@ static Suite *data_suite(void)
     tcase_add_test(fm, test_gather_random);
     tcase_add_test(fm, test_limit);
     suite_add_tcase(s, fm);
-    TCase *sh = tcase_create("shuffle");
+    TCase *sh = tu_tcase("shuffle");
     tcase_set_timeout(sh, 120);
     tcase_add_test(sh, test_shuffle_permutation);
     tcase_add_test(sh, test_shuffle_uniform);

@@ -383,7 +383,7 @@ END_TEST
 static Suite *broken_suite(void)
 {
     Suite *s = suite_create("data_broken");
-    TCase *tc = tcase_create("idx files");
+    TCase *tc = tu_tcase("idx files");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_good_files, 0, 3);
     tcase_add_test(tc, test_gz_preferred_over_plain);

@@ -152,7 +152,7 @@ END_TEST
 static Suite *cifar_suite(void)
 {
     Suite *s = suite_create("data_cifar");
-    TCase *tc = tcase_create("cifar10");
+    TCase *tc = tu_tcase("cifar10");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_train_split, 0, 6);
     tcase_add_test(tc, test_test_split);

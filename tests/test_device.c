@@ -296,7 +296,7 @@ END_TEST
 int main(int argc, char **argv)
 {
     Suite *s = suite_create("device");
-    TCase *tc = tcase_create("device");
+    TCase *tc = tu_tcase("device");
     tcase_set_timeout(tc, 120);
     if (argc == 2 && strcmp(argv[1], "no_platform") == 0) {
         tcase_add_test(tc, no_platform_fails_saying_so);

@@ -131,7 +131,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("devices_multi");
-    TCase *tc = tcase_create("two_devices");
+    TCase *tc = tu_tcase("two_devices");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, two_devices);
     tcase_add_test(tc, to_copies_across_devices);

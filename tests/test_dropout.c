@@ -358,7 +358,7 @@ END_TEST
 static Suite *dropout_suite(void)
 {
     Suite *s = suite_create("dropout");
-    TCase *tc = tcase_create("dropout");
+    TCase *tc = tu_tcase("dropout");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, matches_host_philox, 0, 6 * 4);
     tcase_add_loop_test(tc, mask_fraction, 0, 3);

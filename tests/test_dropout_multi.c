@@ -99,7 +99,7 @@ END_TEST
 static Suite *dropout_multi_suite(void)
 {
     Suite *s = suite_create("dropout_multi");
-    TCase *tc = tcase_create("dropout_multi");
+    TCase *tc = tu_tcase("dropout_multi");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, same_mask_on_both_devices);
     tcase_add_test(tc, clone_continues_on_the_other_device);

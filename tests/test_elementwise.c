@@ -411,7 +411,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("elementwise");
-    TCase *tc = tcase_create("binary");
+    TCase *tc = tu_tcase("binary");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_same_shape_sizes);
     tcase_add_test(tc, test_broadcast_bias_row);

@@ -292,7 +292,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("elementwise_cast");
-    TCase *tc = tcase_create("cast");
+    TCase *tc = tu_tcase("cast");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_fill_every_dtype);
     tcase_add_test(tc, test_fill_rejects_unrepresentable);

@@ -121,7 +121,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("elementwise_multi");
-    TCase *tc = tcase_create("two_devices");
+    TCase *tc = tu_tcase("two_devices");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_binary_across_devices);
     tcase_add_test(tc, test_unary_and_backward_across_devices);

@@ -257,7 +257,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("elementwise_unary");
-    TCase *tc = tcase_create("unary");
+    TCase *tc = tu_tcase("unary");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_unary_forward);
     tcase_add_test(tc, test_extreme_inputs);

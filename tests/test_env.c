@@ -143,7 +143,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "child") == 0)
         return child_main();
     Suite *s = suite_create("env");
-    TCase *tc = tcase_create("env");
+    TCase *tc = tu_tcase("env");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, bad_value_warns_once, 0, (int)(sizeof vars / sizeof *vars));
     tcase_add_test(tc, defaults_do_not_warn);

@@ -862,7 +862,7 @@ END_TEST
 static Suite *gemm_suite(void)
 {
     Suite *s = suite_create("gemm");
-    TCase *ok = tcase_create("correct");
+    TCase *ok = tu_tcase("correct");
     tcase_add_checked_fixture(ok, setup, NULL);
     tcase_set_timeout(ok, 300);
     tcase_add_test(ok, test_path_active);
@@ -879,7 +879,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(ok, test_clblast_tuning_and_override);
     suite_add_tcase(s, ok);
     /* Only where GEMM runs on the host's BLAS (tu_skip elsewhere). */
-    TCase *host = tcase_create("host_blas");
+    TCase *host = tu_tcase("host_blas");
     tcase_set_tags(host, TU_MAY_SKIP);
     tcase_add_checked_fixture(host, setup, NULL);
     tcase_set_timeout(host, 300);
@@ -888,7 +888,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(host, test_host_gemm_on_calling_thread_when_idle);
     tcase_add_test(host, test_host_gemm_not_run_is_reported);
     suite_add_tcase(s, host);
-    TCase *bad = tcase_create("errors");
+    TCase *bad = tu_tcase("errors");
     tcase_add_checked_fixture(bad, setup, NULL);
     tcase_set_timeout(bad, 120);
     tcase_add_test(bad, test_bad_shapes);

@@ -195,14 +195,14 @@ int main(int argc, char **argv)
     if (argc == 2 && strncmp(argv[1], "child-", 6) == 0)
         return child_main(strcmp(argv[1], "child-one") == 0 ? 1 : 2);
     Suite *s = suite_create("gemm_multi");
-    TCase *tc = tcase_create("two devices");
+    TCase *tc = tu_tcase("two devices");
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_mixed_devices_rejected);
     tcase_add_test(tc, test_both_devices_at_once);
     suite_add_tcase(s, tc);
     /* Only where both devices run GEMMs on the host's BLAS (tu_skip elsewhere). */
-    TCase *host = tcase_create("host_blas");
+    TCase *host = tu_tcase("host_blas");
     tcase_set_tags(host, TU_MAY_SKIP);
     tcase_set_timeout(host, 300);
     tcase_add_test(host, test_host_gemms_share_cores);

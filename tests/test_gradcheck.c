@@ -1544,7 +1544,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("gradcheck");
-    TCase *tc = tcase_create("gradcheck");
+    TCase *tc = tu_tcase("gradcheck");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, op_matches_reference, 0, N_ALL);
     tcase_add_test(tc, every_op_has_a_case);

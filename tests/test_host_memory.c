@@ -152,7 +152,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("host_memory");
-    TCase *tc = tcase_create("host_memory");
+    TCase *tc = tu_tcase("host_memory");
     tcase_add_test(tc, cap_from_each_limit);
     tcase_add_test(tc, reads_proc_and_cgroup_v1);
     tcase_add_test(tc, reads_cgroup_v2_tightest_ancestor);

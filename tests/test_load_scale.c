@@ -170,7 +170,7 @@ END_TEST
 static Suite *scale_suite(void)
 {
     Suite *s = suite_create("load_scale");
-    TCase *tc = tcase_create("counts");
+    TCase *tc = tu_tcase("counts");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, header_lookups_are_linear);
     tcase_add_test(tc, checkpoint_of_many_layers_is_linear);

@@ -403,7 +403,7 @@ END_TEST
 static Suite *loss_suite(void)
 {
     Suite *s = suite_create("loss");
-    TCase *tc = tcase_create("loss");
+    TCase *tc = tu_tcase("loss");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, values_grad_counts, 0, N_CASES);
     tcase_add_test(tc, accumulates_over_calls);

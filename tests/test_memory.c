@@ -207,14 +207,14 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("memory");
-    TCase *tc = tcase_create("budget");
+    TCase *tc = tu_tcase("budget");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, over_commit_is_refused);
     tcase_add_test(tc, limit_in_bytes);
     tcase_add_test(tc, limit_in_percent);
     tcase_add_test(tc, cache_reuse_and_flush);
     suite_add_tcase(s, tc);
-    TCase *host = tcase_create("host");
+    TCase *host = tu_tcase("host");
     tcase_set_timeout(host, 300);
     tcase_set_tags(host, TU_MAY_SKIP);
     tcase_add_test(host, rlimit_as_is_respected);

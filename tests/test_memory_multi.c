@@ -64,7 +64,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("memory_multi");
-    TCase *tc = tcase_create("host");
+    TCase *tc = tu_tcase("host");
     tcase_set_timeout(tc, 120);
     tcase_set_tags(tc, TU_MAY_SKIP);
     tcase_add_test(tc, host_pool_shared_by_devices);

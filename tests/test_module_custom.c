@@ -298,7 +298,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("module_custom");
-    TCase *tc = tcase_create("module_custom");
+    TCase *tc = tu_tcase("module_custom");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, gradients_through_autograd);
     tcase_add_test(tc, gradients_through_the_explicit_backward);

@@ -119,7 +119,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("names");
-    TCase *tc = tcase_create("names");
+    TCase *tc = tu_tcase("names");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, child_names_that_are_not_utf8_are_refused, 0,
                         (int)(sizeof not_utf8 / sizeof not_utf8[0]));

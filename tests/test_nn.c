@@ -665,7 +665,7 @@ END_TEST
 static Suite *nn_suite(void)
 {
     Suite *s = suite_create("nn");
-    TCase *tc = tcase_create("modules");
+    TCase *tc = tu_tcase("modules");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, linear_matches_reference, 0, NSIZES(linear_sizes));
     tcase_add_loop_test(tc, linear_takes_any_leading_dims, 0, 3);

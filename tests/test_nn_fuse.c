@@ -178,7 +178,7 @@ END_TEST
 static Suite *fuse_suite(void)
 {
     Suite *s = suite_create("nn_fuse");
-    TCase *tc = tcase_create("fuse");
+    TCase *tc = tu_tcase("fuse");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, lenet_fused_equals_unfused);
     tcase_add_test(tc, seed_cnn_fused_equals_unfused);

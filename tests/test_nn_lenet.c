@@ -336,7 +336,7 @@ END_TEST
 static Suite *lenet_suite(void)
 {
     Suite *s = suite_create("nn_lenet");
-    TCase *tc = tcase_create("lenet");
+    TCase *tc = tu_tcase("lenet");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, lenet_gradients_match_finite_differences);
     suite_add_tcase(s, tc);

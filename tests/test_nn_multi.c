@@ -153,7 +153,7 @@ END_TEST
 static Suite *multi_suite(void)
 {
     Suite *s = suite_create("nn_multi");
-    TCase *tc = tcase_create("two devices");
+    TCase *tc = tu_tcase("two devices");
     tcase_set_timeout(tc, 300);
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, moved_model_lives_on_the_new_device);

@@ -796,7 +796,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("nn_ops");
-    TCase *tc = tcase_create("nn_ops");
+    TCase *tc = tu_tcase("nn_ops");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_softmax_shapes);
     tcase_add_test(tc, test_softmax_masks_and_specials);

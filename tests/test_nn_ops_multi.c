@@ -50,7 +50,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("nn_ops_multi");
-    TCase *tc = tcase_create("nn_ops_multi");
+    TCase *tc = tu_tcase("nn_ops_multi");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_mixed_devices);
     suite_add_tcase(s, tc);

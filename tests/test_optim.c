@@ -173,7 +173,7 @@ END_TEST
 static Suite *optim_suite(void)
 {
     Suite *s = suite_create("optim");
-    TCase *acc = tcase_create("accuracy");
+    TCase *acc = tu_tcase("accuracy");
     tcase_set_timeout(acc, 300);
     tcase_add_test(acc, test_sgd_plain);
     tcase_add_test(acc, test_sgd_weight_decay);
@@ -183,7 +183,7 @@ static Suite *optim_suite(void)
     tcase_add_test(acc, test_adam_weight_decay);
     tcase_add_test(acc, test_adam_corner_hyperparameters);
     suite_add_tcase(s, acc);
-    TCase *api = tcase_create("api");
+    TCase *api = tu_tcase("api");
     tcase_set_timeout(api, 300);
     tcase_add_test(api, test_bad_tensors);
     tcase_add_test(api, test_bad_hyperparameters);

@@ -87,7 +87,7 @@ END_TEST
 static Suite *optim_multi_suite(void)
 {
     Suite *s = suite_create("optim_multi");
-    TCase *tc = tcase_create("two devices");
+    TCase *tc = tu_tcase("two devices");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_mixed_devices_refused);
     tcase_add_test(tc, test_second_device_accuracy);

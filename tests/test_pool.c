@@ -343,7 +343,7 @@ END_TEST
 static Suite *pool_suite(void)
 {
     Suite *s = suite_create("pool");
-    TCase *tc = tcase_create("pool");
+    TCase *tc = tu_tcase("pool");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, maxpool_random, 0, N_CASES);
     tcase_add_loop_test(tc, maxpool_ties_first, 0, N_CASES);
@@ -352,7 +352,7 @@ static Suite *pool_suite(void)
     tcase_add_loop_test(tc, gradients_vs_finite_differences, 0, 2);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
-    TCase *big = tcase_create("full_size");
+    TCase *big = tu_tcase("full_size");
     tcase_set_tags(big, TU_MAY_SKIP);
     tcase_set_timeout(big, 300);
     tcase_add_test(big, more_planes_than_grid_rows);

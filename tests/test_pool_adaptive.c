@@ -313,7 +313,7 @@ END_TEST
 static Suite *pool_adaptive_suite(void)
 {
     Suite *s = suite_create("pool_adaptive");
-    TCase *tc = tcase_create("pool_adaptive");
+    TCase *tc = tu_tcase("pool_adaptive");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, forward_backward, 0, N_CASES);
     tcase_add_loop_test(tc, gradients_vs_finite_differences, 0, 3);
@@ -323,7 +323,7 @@ static Suite *pool_adaptive_suite(void)
     tcase_add_test(tc, module_three);
     tcase_add_test(tc, module_bad_arguments);
     suite_add_tcase(s, tc);
-    TCase *big = tcase_create("full_size");
+    TCase *big = tu_tcase("full_size");
     tcase_set_tags(big, TU_MAY_SKIP);
     tcase_set_timeout(big, 300);
     tcase_add_test(big, more_planes_than_grid_rows);

@@ -421,7 +421,7 @@ END_TEST
 static Suite *pool_padded_suite(void)
 {
     Suite *s = suite_create("pool_padded");
-    TCase *tc = tcase_create("pool_padded");
+    TCase *tc = tu_tcase("pool_padded");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, random_values, 0, N_CASES);
     tcase_add_loop_test(tc, ties_first, 0, N_CASES);

@@ -626,7 +626,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "child") == 0)
         return child_main();
     Suite *s = suite_create("program_cache");
-    TCase *tc = tcase_create("program_cache");
+    TCase *tc = tu_tcase("program_cache");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, second_process_compiles_nothing);
     tcase_add_test(tc, truncated_files_are_rebuilt);
@@ -644,7 +644,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, siphash_known_answers);
     tcase_add_test(tc, file_format_checks);
     suite_add_tcase(s, tc);
-    TCase *root = tcase_create("needs_root");
+    TCase *root = tu_tcase("needs_root");
     tcase_set_tags(root, TU_MAY_SKIP);
     tcase_set_timeout(root, 300);
     tcase_add_test(root, another_users_files_are_rebuilt);

@@ -441,7 +441,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("reduce");
-    TCase *tc = tcase_create("reduce");
+    TCase *tc = tu_tcase("reduce");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_all_elements);
     tcase_add_test(tc, test_tree_accuracy);
@@ -452,7 +452,7 @@ int main(void)
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_loop_budget);
     suite_add_tcase(s, tc);
-    TCase *flush = tcase_create("denormals"); /* skipped where the device flushes them */
+    TCase *flush = tu_tcase("denormals"); /* skipped where the device flushes them */
     tcase_set_tags(flush, TU_MAY_SKIP);
     tcase_set_timeout(flush, 300);
     tcase_add_test(flush, test_norm_denormals);

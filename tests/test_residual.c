@@ -265,7 +265,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("residual");
-    TCase *tc = tcase_create("residual");
+    TCase *tc = tu_tcase("residual");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, forward_and_gradients, 0, N_CASES);
     tcase_add_test(tc, state_names_and_description);

@@ -67,7 +67,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("shape_multi");
-    TCase *tc = tcase_create("shape_multi");
+    TCase *tc = tu_tcase("shape_multi");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_mixed_devices);
     suite_add_tcase(s, tc);

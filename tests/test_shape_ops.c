@@ -1104,7 +1104,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("shape_ops");
-    TCase *tc = tcase_create("shape_ops");
+    TCase *tc = tu_tcase("shape_ops");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_permute);
     tcase_add_test(tc, test_permute_large);

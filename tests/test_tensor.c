@@ -738,7 +738,7 @@ int main(void)
         {"add", {add_matches_float64, add_int32, add_errors}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        TCase *tc = tcase_create(cases[c].name);
+        TCase *tc = tu_tcase(cases[c].name);
         tcase_set_timeout(tc, 120);
         if (strcmp(cases[c].name, "poison") == 0) /* needs ctest's environment */
             tcase_set_tags(tc, TU_MAY_SKIP);

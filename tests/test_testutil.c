@@ -50,7 +50,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("testutil");
-    TCase *tc = tcase_create("measures");
+    TCase *tc = tu_tcase("measures");
     tcase_add_test(tc, rel_diff_fails_nan_inf_empty);
     tcase_add_test(tc, rel_err_fails_nan_inf_empty);
     suite_add_tcase(s, tc);

@@ -179,7 +179,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("threads");
-    TCase *tc = tcase_create("threads");
+    TCase *tc = tu_tcase("threads");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, two_threads_one_device);
     tcase_add_test(tc, two_threads_two_devices);

@@ -171,7 +171,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "child") == 0)
         return child_main();
     Suite *s = suite_create("trace");
-    TCase *tc = tcase_create("trace");
+    TCase *tc = tu_tcase("trace");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, device_opened_before_the_trace);
     tcase_add_test(tc, device_opened_during_the_trace);

@@ -258,7 +258,7 @@ END_TEST
 static Suite *train_suite(void)
 {
     Suite *s = suite_create("train");
-    TCase *tc = tcase_create("trainer");
+    TCase *tc = tu_tcase("trainer");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, training_lowers_the_loss_and_beats_chance);
     tcase_add_test(tc, same_seed_same_loss_curve);

@@ -86,7 +86,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("train_multi");
-    TCase *tc = tcase_create("two devices");
+    TCase *tc = tu_tcase("two devices");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, config_device_other_than_the_optimizers_is_refused);
     tcase_add_test(tc, training_on_the_second_device);

@@ -191,7 +191,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("train_parallel");
-    TCase *tc = tcase_create("two devices");
+    TCase *tc = tu_tcase("two devices");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, two_devices_train_as_one);
     tcase_add_test(tc, clone_computes_what_the_original_does);

@@ -107,7 +107,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("train_resnet_multi");
-    TCase *tc = tcase_create("data_parallel");
+    TCase *tc = tu_tcase("data_parallel");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, replicas_hold_the_same_state_every_step);
     suite_add_tcase(s, tc);

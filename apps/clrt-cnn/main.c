@@ -205,5 +205,6 @@ int main(int argc, char **argv)
         cnn_dist_abort(&o, rc); /* the other ranks may wait for this one */
     if (o.distributed)
         cnn_dist_end(&o);
+    clrt_clblast_release_programs(); /* before exit: Oclgrind cannot at exit */
     return rc;
 }

@@ -123,6 +123,16 @@ CLRT_API int clrt_clblast_tuning_load(const clrt_device *d, const char *kernel, 
  * parameters are left as they were. */
 CLRT_API clrt_status clrt_clblast_override(clrt_device *d, const char *kernel, const char *params);
 
+/* Releases the programs CLBlast compiled and keeps for the rest of the
+ * process (one cache for every device; tuned and overridden parameters
+ * stay). The next CLBlast GEMM compiles its kernel again. Optional; a
+ * program may call it before it exits, and must on Oclgrind 21.10, which
+ * frees its per-thread state before libraries' exit-time destructors run:
+ * CLBlast releasing its programs at exit then writes to freed memory
+ * (glibc aborts with "corrupted double-linked list"). CLRT_EINVAL with
+ * CLBlast's code when it fails. */
+CLRT_API clrt_status clrt_clblast_release_programs(void);
+
 #ifdef __cplusplus
 }
 #endif

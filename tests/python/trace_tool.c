@@ -238,5 +238,6 @@ int main(int argc, char **argv)
         clrt_tensor_release(t[i]);
     clrt_optimizer_free(n.opt);
     clrt_module_free(n.model);
+    clrt_clblast_release_programs(); /* before exit: Oclgrind cannot at exit */
     return fclose(f) == 0 ? 0 : 1;
 }

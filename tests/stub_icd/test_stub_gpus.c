@@ -290,7 +290,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], scenarios[i].name) != 0)
             continue;
         Suite *s = suite_create("stub_gpus");
-        TCase *tc = tcase_create(scenarios[i].name);
+        TCase *tc = tu_tcase(scenarios[i].name);
         tcase_set_timeout(tc, 120);
         for (const TTest *const *t = scenarios[i].tests; *t; t++)
             tcase_add_test(tc, *t);

@@ -349,6 +349,25 @@ static void open_skip_log(char *path, size_t cap)
     setenv("TU_SKIP_LOG", path, 1);
 }
 
+static int forking(void)
+{
+    const char *f = getenv("CK_FORK");
+    return !f || strcmp(f, "no") != 0;
+}
+
+static void release_before_exit(void)
+{
+    if (forking())
+        clrt_clblast_release_programs();
+}
+
+TCase *tu_tcase(const char *name)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, NULL, release_before_exit);
+    return tc;
+}
+
 int tu_run(Suite *s)
 {
     tu_seed();
@@ -363,6 +382,8 @@ int tu_run(Suite *s)
     srunner_run_all(r, CK_ENV); /* CK_VERBOSITY=verbose lists every test */
     int failed = srunner_ntests_failed(r);
     srunner_free(r);
+    if (!forking())
+        clrt_clblast_release_programs();
     int skipped = report_skips(log);
     unlink(log);
     if (failed)

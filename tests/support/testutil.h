@@ -96,6 +96,12 @@ int tu_run_child_args(const char *const *env, const char *arg, unsigned timeout_
 #define TU_SKIP_EXIT 77
 void tu_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* tcase_create with a checked teardown that, in fork mode, releases
+ * CLBlast's programs before the test's process exits
+ * (clrt_clblast_release_programs: Oclgrind cannot release them at exit).
+ * tu_run does the same once without forking. */
+TCase *tu_tcase(const char *name);
+
 /* Runs a suite in forked mode; returns 0 when every test passed, 1 when
  * one failed, TU_SKIP_EXIT when none failed and one skipped. */
 int tu_run(Suite *s);

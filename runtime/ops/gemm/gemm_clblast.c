@@ -4,6 +4,7 @@
 #include "runtime/ops/gemm/gemm_internal.h"
 #include "runtime/device/command_internal.h"
 #include "runtime/device/idle_internal.h"
+#include <clrt/ops_gemm.h>
 
 #include <clblast_c.h>
 
@@ -127,4 +128,15 @@ clrt_status clrt__gemm_clblast(clrt_device *d, const clrt__gemm_args *g)
     else
         clrt__event_release(before);
     return s == CLBlastSuccess ? CLRT_OK : clblast_fail(d, g, "CLBlast SGEMM", s);
+}
+
+clrt_status clrt_clblast_release_programs(void)
+{
+    pthread_mutex_lock(&clrt__clblast_lock);
+    CLBlastStatusCode s = CLBlastClearCache();
+    pthread_mutex_unlock(&clrt__clblast_lock);
+    if (s != CLBlastSuccess)
+        return clrt__fail(CLRT_EINVAL, "clrt_clblast_release_programs: CLBlastClearCache: %s (%d)",
+                          clblast_status_name(s), (int)s);
+    return CLRT_OK;
 }
