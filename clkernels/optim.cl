@@ -45,3 +45,21 @@ __kernel void adam(__global float *p, __global const float *g, __global float *m
     v[i] = vi;
     p[i] = pi - step_size * mi / (sqrt(vi) * inv_sqrt_bc2 + eps);
 }
+
+/* AdamW (torch.optim.AdamW): the weight decay scales the parameter by
+ * decay = 1 - lr * weight_decay before the update instead of entering the
+ * gradient; otherwise Adam's update. */
+__kernel void adamw(__global float *p, __global const float *g, __global float *m,
+                    __global float *v, ulong n, float step_size, float beta1, float beta2,
+                    float inv_sqrt_bc2, float eps, float decay)
+{
+    ulong i = get_global_id(0);
+    if (i >= n)
+        return;
+    float gi = g[i];
+    float mi = beta1 * m[i] + (1.0f - beta1) * gi;
+    float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = p[i] * decay - step_size * mi / (sqrt(vi) * inv_sqrt_bc2 + eps);
+}

@@ -1,5 +1,5 @@
 /* For test_optim*.c: float64 references of the optimizers, written from
- * PyTorch's docs (torch.optim.SGD, torch.optim.Adam), and the accuracy
+ * PyTorch's docs (torch.optim.SGD, Adam, AdamW), and the accuracy
  * runner that compares clrt's optimizers with them. */
 #ifndef TEST_OPTIM_REF_H
 #define TEST_OPTIM_REF_H
@@ -12,7 +12,7 @@
 #include <string.h>
 
 typedef struct {
-    int adam; /* 0: SGD */
+    int adam; /* 0: SGD, 1: Adam, 2: AdamW */
     double lr, momentum, weight_decay;
     double beta1, beta2, eps;
 } ref_hyper;
@@ -37,12 +37,16 @@ static inline void ref_sgd_step(ref_param *r, const float *g, const ref_hyper *h
     }
 }
 
-/* torch.optim.Adam, amsgrad off, step t >= 1. */
+/* torch.optim.Adam, amsgrad off, step t >= 1; AdamW (h->adam == 2) first
+ * scales p by 1 - lr * weight_decay and leaves the gradient alone. */
 static inline void ref_adam_step(ref_param *r, const float *g, const ref_hyper *h, long t)
 {
     double bc1 = 1 - pow(h->beta1, (double)t), bc2 = 1 - pow(h->beta2, (double)t);
+    int decoupled = h->adam == 2;
     for (size_t i = 0; i < r->n; i++) {
-        double gi = (double)g[i] + h->weight_decay * r->p[i];
+        if (decoupled)
+            r->p[i] *= 1 - h->lr * h->weight_decay;
+        double gi = (double)g[i] + (decoupled ? 0 : h->weight_decay * r->p[i]);
         r->m[i] = h->beta1 * r->m[i] + (1 - h->beta1) * gi;
         r->v[i] = h->beta2 * r->v[i] + (1 - h->beta2) * gi * gi;
         double denom = sqrt(r->v[i]) / sqrt(bc2) + h->eps;
@@ -64,6 +68,8 @@ static inline void ref_step(ref_param *r, const float *g, const ref_hyper *h, lo
 static inline clrt_optimizer *optim_make(const ref_hyper *h, int n, clrt_tensor **p,
                                          clrt_tensor **g)
 {
+    if (h->adam == 2)
+        return clrt_adamw(n, p, g, h->lr, h->beta1, h->beta2, h->eps, h->weight_decay);
     if (h->adam)
         return clrt_adam(n, p, g, h->lr, h->beta1, h->beta2, h->eps, h->weight_decay);
     return clrt_sgd(n, p, g, h->lr, h->momentum, h->weight_decay);

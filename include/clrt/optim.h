@@ -1,5 +1,5 @@
 /* clrt/optim.h — optimizers updating parameters in place from their
- * gradients, as torch.optim.SGD and torch.optim.Adam do.
+ * gradients, as torch.optim.SGD, Adam and AdamW do.
  *
  * One fused kernel launch per parameter tensor per step: no host reads, no
  * allocations, nothing blocks. State buffers (momentum, Adam's moments) are
@@ -46,6 +46,40 @@ CLRT_API clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tenso
                                    double lr, double beta1, double beta2, double eps,
                                    double weight_decay);
 
+/* AdamW as PyTorch's torch.optim.AdamW (amsgrad off): decoupled weight
+ * decay, applied to the parameter before Adam's update (without L2 in g):
+ *   p *= 1 - lr * weight_decay
+ *   m, v and the update as clrt_adam's with weight_decay 0
+ * (PyTorch's default weight_decay is 0.01). Checkpoints as Adam's
+ * (exp_avg, exp_avg_sq), optimizer "AdamW". Same ranges as clrt_adam. */
+CLRT_API clrt_optimizer *clrt_adamw(int n, clrt_tensor *const *params, clrt_tensor *const *grads,
+                                    double lr, double beta1, double beta2, double eps,
+                                    double weight_decay);
+
+/* torch.nn.utils.clip_grad_norm_ (norm 2): the norm of all n gradients
+ * together, total; every gradient multiplied in place by
+ * min(max_norm / (total + 1e-6), 1). Returns total as a 0-dim tensor on
+ * the gradients' device (a new reference; clrt_item reads it), nothing
+ * read back, nothing recorded by autograd. As PyTorch's with
+ * error_if_nonfinite=False, a NaN in a gradient makes total and every
+ * gradient NaN, and an infinity makes total infinite and the gradients 0
+ * (NaN where infinite). NULL + error, nothing changed: n < 1, a NULL
+ * or non-float32 gradient, gradients on two devices, max_norm not finite
+ * and > 0. */
+CLRT_API clrt_tensor *clrt_clip_grad_norm(int n, clrt_tensor *const *grads, double max_norm);
+
+/* Linear warm-up, then cosine decay: the lr for the step counted from 0
+ * (clrt_optimizer_steps before the step), to pass to
+ * clrt_optimizer_set_lr:
+ *   step < warmup_steps:  peak_lr * (step + 1) / warmup_steps
+ *   step < total_steps:   min_lr + (peak_lr - min_lr) * (1 + cos(pi * p)) / 2,
+ *                         p = (step - warmup_steps) / (total_steps - warmup_steps)
+ *   later:                min_lr
+ * NaN + CLRT_EINVAL unless 0 <= step, 0 <= warmup_steps <= total_steps and
+ * 0 <= min_lr <= peak_lr, both finite. */
+CLRT_API double clrt_lr_warmup_cosine(int64_t step, int64_t warmup_steps, int64_t total_steps,
+                                      double peak_lr, double min_lr);
+
 /* Enqueues one update of every parameter. CLRT_EDEVMISMATCH (nothing
  * enqueued, the step not counted) when a parameter or gradient is no longer
  * on the optimizer's device. */
@@ -55,7 +89,7 @@ CLRT_API clrt_status clrt_optimizer_set_lr(clrt_optimizer *o, double lr);
 CLRT_API double clrt_optimizer_lr(const clrt_optimizer *o); /* NaN if o is NULL */
 /* Steps taken so far (Adam's t). -1 if o is NULL. */
 CLRT_API int64_t clrt_optimizer_steps(const clrt_optimizer *o);
-/* "SGD" or "Adam". */
+/* "SGD", "Adam" or "AdamW". */
 CLRT_API const char *clrt_optimizer_name(const clrt_optimizer *o);
 /* Checkpoints of the optimizer's state, so training resumes exactly: the
  * state buffers under PyTorch's optimizer state_dict names

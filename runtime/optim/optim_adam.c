@@ -1,4 +1,5 @@
-/* Adam (torch.optim.Adam, amsgrad off, L2 weight decay). */
+/* Adam (torch.optim.Adam, amsgrad off, L2 weight decay) and AdamW
+ * (torch.optim.AdamW, decoupled weight decay). */
 #include "runtime/optim/optim_internal.h"
 
 #include <math.h>
@@ -18,19 +19,30 @@ static int adam_scalars(const clrt_optimizer *o, float *out)
     return 6;
 }
 
+/* AdamW's last scalar is the decay factor 1 - lr * weight_decay (with the
+ * lr of this step, as torch.optim.AdamW multiplies by it). */
+static int adamw_scalars(const clrt_optimizer *o, float *out)
+{
+    int n = adam_scalars(o, out);
+    out[n - 1] = (float)(1.0 - o->lr * o->weight_decay);
+    return n;
+}
+
 static const clrt__optim_kind adam_kind = {
     "Adam", "adam", 2, adam_scalars, {"exp_avg", "exp_avg_sq"}};
+static const clrt__optim_kind adamw_kind = {
+    "AdamW", "adamw", 2, adamw_scalars, {"exp_avg", "exp_avg_sq"}};
 
-clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
-                          double beta1, double beta2, double eps, double weight_decay)
+static clrt_optimizer *make(const clrt__optim_kind *kind, const char *api, int n,
+                            clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
+                            double beta1, double beta2, double eps, double weight_decay)
 {
-    const char *api = "clrt_adam";
     if (clrt__check_hyper(api, "beta1", beta1, 0, 1) != CLRT_OK ||
         clrt__check_hyper(api, "beta2", beta2, 0, 1) != CLRT_OK ||
         clrt__check_hyper(api, "eps", eps, 0, INFINITY) != CLRT_OK ||
         clrt__check_hyper(api, "weight_decay", weight_decay, 0, INFINITY) != CLRT_OK)
         return NULL;
-    clrt_optimizer *o = clrt__optim_new(&adam_kind, api, n, params, grads, lr);
+    clrt_optimizer *o = clrt__optim_new(kind, api, n, params, grads, lr);
     if (o) {
         o->beta1 = beta1;
         o->beta2 = beta2;
@@ -38,4 +50,16 @@ clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const 
         o->weight_decay = weight_decay;
     }
     return o;
+}
+
+clrt_optimizer *clrt_adam(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
+                          double beta1, double beta2, double eps, double weight_decay)
+{
+    return make(&adam_kind, "clrt_adam", n, params, grads, lr, beta1, beta2, eps, weight_decay);
+}
+
+clrt_optimizer *clrt_adamw(int n, clrt_tensor *const *params, clrt_tensor *const *grads, double lr,
+                           double beta1, double beta2, double eps, double weight_decay)
+{
+    return make(&adamw_kind, "clrt_adamw", n, params, grads, lr, beta1, beta2, eps, weight_decay);
 }
