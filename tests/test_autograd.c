@@ -402,6 +402,35 @@ START_TEST(warm_step_allocates_nothing)
 }
 END_TEST
 
+/* A layer whose second call takes the first call's output (ff(gelu(ff(x))))
+ * keeps that input for its explicit backward, which leads back to the
+ * first call's node: once backward ran and the caller let go of
+ * everything, the layer and its weight must go (a node that kept its
+ * module counted would make a cycle, found by LeakSanitizer in the
+ * attention program). The weight's reference count shows it. */
+START_TEST(shared_layer_freed_after_backward)
+{
+    enum { N = 2, D = 3 };
+    uint64_t rng = tu_seed() + 7;
+    clrt_module *f = TU_NONNULL(clrt_linear(D, D));
+    clrt_tensor *w = clrt_module_param(f, "weight");
+    clrt_tensor_retain(w);
+    float *fx = tu_random_floats(&rng, N * D, -1, 1);
+    int64_t s[2] = {N, D};
+    clrt_tensor *x = upload(fx, 2, s);
+    clrt_tensor *a = TU_NONNULL(clrt_module_forward(f, x)), *g = TU_NONNULL(clrt_f_gelu(a));
+    clrt_tensor *c = TU_NONNULL(clrt_module_forward(f, g)), *loss = TU_NONNULL(clrt_sum(c));
+    TU_OK(clrt_backward(loss));
+    clrt_tensor *all[] = {x, a, g, c, loss};
+    for (int i = 0; i < 5; i++)
+        clrt_tensor_release(all[i]);
+    clrt_module_free(f);
+    ck_assert_int_eq(clrt_tensor_refcount(w), 1); /* ours alone: the layer is gone */
+    clrt_tensor_release(w);
+    free(fx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("autograd");
@@ -410,6 +439,7 @@ int main(void)
     tcase_add_test(tc, ops_graph_matches_reference);
     tcase_add_test(tc, module_graph_matches_reference);
     tcase_add_test(tc, layer_called_twice_sums_gradients);
+    tcase_add_test(tc, shared_layer_freed_after_backward);
     tcase_add_test(tc, backward_accumulates);
     tcase_add_test(tc, errors_are_clear);
     tcase_add_test(tc, resnet18_autograd_equals_explicit);

@@ -68,6 +68,16 @@ CLRT_API clrt_module *clrt_avgpool2d(int kernel, int stride);
  * updates the running statistics with the unbiased one; evaluation
  * (clrt_module_train(m, 0)) uses the running statistics. */
 CLRT_API clrt_module *clrt_batchnorm2d(int channels);
+/* nn.Embedding(num_embeddings, embedding_dim): int32 ids of any shape ->
+ * float32 [*ids.shape, embedding_dim], rows of "weight" [num, dim]
+ * (N(0, 1) at init); an id outside [0, num) gives a NaN row (see
+ * clrt_f_embedding). Its backward is autograd's, deterministic for
+ * repeated ids. */
+CLRT_API clrt_module *clrt_embedding(int num_embeddings, int embedding_dim);
+/* nn.LayerNorm(dim): x [*, dim] normalised over the last dim (biased
+ * variance, eps 1e-5), times "weight" (1 at init) plus "bias" (0). Its
+ * backward is autograd's (clrt_f_layer_norm's fused rule). */
+CLRT_API clrt_module *clrt_layernorm(int dim);
 /* A residual block: out = relu(body(x) + shortcut(x)), shortcut NULL for
  * the identity. Takes ownership of both (also on failure). When body is a
  * container (clrt_sequential_named) its children, with their names, become

@@ -138,6 +138,12 @@ clrt_module *clrt_module_new(const clrt_module_def *def, void *user)
         clrt__fail(CLRT_EINVAL, "clrt_module_new: the def must give a kind and a forward");
         return NULL;
     }
+    return clrt__module_composed(def, user, NULL);
+}
+
+clrt_module *clrt__module_composed(const clrt_module_def *def, void *user,
+                                   clrt_status (*init)(clrt_module *m))
+{
     static const clrt__module_vt base = {.forward = custom_forward,
                                          .backward = custom_backward,
                                          .describe = custom_describe,
@@ -146,6 +152,7 @@ clrt_module *clrt_module_new(const clrt_module_def *def, void *user)
                                          .forward_n = custom_forward_n};
     clrt__module_vt vt = base;
     vt.kind = def->kind;
+    vt.init = init;
     custom *c = (custom *)clrt__module_new(&base, sizeof(custom));
     if (!c)
         return NULL;

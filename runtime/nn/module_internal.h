@@ -120,6 +120,13 @@ struct clrt_module {
  * clrt_default_device() in training mode with the next default seed. NULL + error. */
 clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
 
+/* A module whose forward is composed of ops (module_custom.c, as
+ * clrt_module_new) with the kind's own init from m->init_seed (NULL:
+ * none), for the library's composed layers (embedding.c, layernorm.c).
+ * NULL + error (user not freed). */
+clrt_module *clrt__module_composed(const clrt_module_def *def, void *user,
+                                   clrt_status (*init)(clrt_module *m));
+
 /* Adds a float32 parameter of the given shape on m->device with a zeroed
  * gradient; its values are left to the caller (see clrt__init_uniform).
  * name: a string literal (the module keeps the pointer). */

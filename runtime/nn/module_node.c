@@ -123,7 +123,8 @@ static clrt_status stash_state(clrt__node *n)
 
 static const char *module_name(const clrt__node *n)
 {
-    return ((const module_data *)n->data)->root->vt->kind;
+    const module_data *d = n->data;
+    return d->root ? d->root->vt->kind : "module (backward done)";
 }
 
 static clrt_status module_backward(clrt__node *n, clrt_tensor *grad_out, const int *needs,
@@ -141,9 +142,15 @@ static clrt_status module_backward(clrt__node *n, clrt_tensor *grad_out, const i
     return st;
 }
 
+/* After its backward (or when the graph goes) the node needs neither the
+ * call's state nor the module: its reference goes too. A module called
+ * twice keeps the second call's input, which leads back to the first
+ * call's node: that node holding the module would be a cycle. */
 static void module_release_saved(clrt__node *n)
 {
     module_data *d = n->data;
+    if (!d->root)
+        return;
     if (d->stash) {
         clrt_module **mods = clrt__calloc((size_t)d->n_modules, sizeof *mods);
         if (mods)
@@ -155,14 +162,12 @@ static void module_release_saved(clrt__node *n)
         d->stash = NULL;
     } else if (d->root->owner == n)
         set_owner(d->root, NULL); /* the state stays, for the explicit backward */
+    clrt_module *root = d->root;
+    d->root = NULL;
+    clrt__module_release(root);
 }
 
-static void module_destroy(clrt__node *n)
-{
-    module_data *d = n->data;
-    clrt__module_release(d->root);
-    free(d);
-}
+static void module_destroy(clrt__node *n) { free(n->data); }
 
 static const clrt__node_kind module_kind = {module_name, module_backward, module_release_saved,
                                             module_destroy};
