@@ -78,6 +78,20 @@ CLRT_API clrt_module *clrt_embedding(int num_embeddings, int embedding_dim);
  * variance, eps 1e-5), times "weight" (1 at init) plus "bias" (0). Its
  * backward is autograd's (clrt_f_layer_norm's fused rule). */
 CLRT_API clrt_module *clrt_layernorm(int dim);
+/* nn.MultiheadAttention(embed_dim, num_heads, batch_first=True) as
+ * self-attention: clrt_module_forward(m, x) or, with a mask,
+ * clrt_module_forward_n(m, 2, {x, mask}); x [B, T, embed_dim] -> [B, T,
+ * embed_dim]. mask: uint8, 1 where attention is not allowed (PyTorch's
+ * boolean attn_mask), broadcast to [B, heads, T, T]: [T, T] from
+ * clrt_causal_mask for a causal model. State: "in_proj_weight" [3E, E]
+ * (xavier uniform at init), "in_proj_bias" [3E] (0), "out_proj.weight",
+ * "out_proj.bias" (0). No dropout. Its backward is autograd's. num_heads
+ * must divide embed_dim. */
+CLRT_API clrt_module *clrt_multihead_attention(int embed_dim, int num_heads);
+/* [len, len] uint8 on d, 1 above the diagonal: each position attends to
+ * itself and those before it (nn.Transformer.generate_square_subsequent_mask
+ * as a boolean mask). A new tensor, or NULL + error. */
+CLRT_API clrt_tensor *clrt_causal_mask(clrt_device *d, int len);
 /* A residual block: out = relu(body(x) + shortcut(x)), shortcut NULL for
  * the identity. Takes ownership of both (also on failure). When body is a
  * container (clrt_sequential_named) its children, with their names, become

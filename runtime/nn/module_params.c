@@ -333,21 +333,18 @@ clrt_status clrt__init_normal(clrt_tensor *param, double std, uint64_t seed, uin
 }
 
 /* Pre-order over modules: each gets a seed from (seed, its position), so a
- * lazy layer built later draws the same values it would have drawn now. */
+ * lazy layer built later draws the same values it would have drawn now. A
+ * module's own init runs after its children's, so that it may set theirs
+ * (MultiheadAttention zeroes out_proj's bias, as PyTorch's). */
 static clrt_status init_walk(clrt_module *m, uint64_t seed, uint64_t *position)
 {
     m->init_seed = clrt__seed_mix(seed, (*position)++);
-    if (m->vt->init && m->nparams > 0) {
-        clrt_status st = m->vt->init(m);
-        if (st != CLRT_OK)
-            return st;
-    }
     for (int i = 0; i < m->nchildren; i++) {
         clrt_status st = init_walk(m->children[i], seed, position);
         if (st != CLRT_OK)
             return st;
     }
-    return CLRT_OK;
+    return m->vt->init && m->nparams > 0 ? m->vt->init(m) : CLRT_OK;
 }
 
 clrt_status clrt_module_init(clrt_module *m, uint64_t seed)
