@@ -28,38 +28,22 @@ __kernel void sgd_momentum(__global float *p, __global const float *g, __global 
     p[i] = pi - lr * b;
 }
 
-/* PyTorch's Adam with L2 weight decay; step_size = lr / (1 - beta1^t) and
+/* PyTorch's Adam with L2 weight decay (l2 = weight_decay, decay = 1) and
+ * AdamW, whose decoupled weight decay scales the parameter first (l2 = 0,
+ * decay = 1 - lr * weight_decay); step_size = lr / (1 - beta1^t) and
  * inv_sqrt_bc2 = 1 / sqrt(1 - beta2^t). */
 __kernel void adam(__global float *p, __global const float *g, __global float *m,
                    __global float *v, ulong n, float step_size, float beta1, float beta2,
-                   float inv_sqrt_bc2, float eps, float weight_decay)
+                   float inv_sqrt_bc2, float eps, float l2, float decay)
 {
     ulong i = get_global_id(0);
     if (i >= n)
         return;
     float pi = p[i];
-    float gi = g[i] + weight_decay * pi;
+    float gi = g[i] + l2 * pi;
     float mi = beta1 * m[i] + (1.0f - beta1) * gi;
     float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
     m[i] = mi;
     v[i] = vi;
-    p[i] = pi - step_size * mi / (sqrt(vi) * inv_sqrt_bc2 + eps);
-}
-
-/* AdamW (torch.optim.AdamW): the weight decay scales the parameter by
- * decay = 1 - lr * weight_decay before the update instead of entering the
- * gradient; otherwise Adam's update. */
-__kernel void adamw(__global float *p, __global const float *g, __global float *m,
-                    __global float *v, ulong n, float step_size, float beta1, float beta2,
-                    float inv_sqrt_bc2, float eps, float decay)
-{
-    ulong i = get_global_id(0);
-    if (i >= n)
-        return;
-    float gi = g[i];
-    float mi = beta1 * m[i] + (1.0f - beta1) * gi;
-    float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    p[i] = p[i] * decay - step_size * mi / (sqrt(vi) * inv_sqrt_bc2 + eps);
+    p[i] = pi * decay - step_size * mi / (sqrt(vi) * inv_sqrt_bc2 + eps);
 }

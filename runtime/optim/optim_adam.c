@@ -15,15 +15,17 @@ static int adam_scalars(const clrt_optimizer *o, float *out)
     out[2] = (float)o->beta2;
     out[3] = (float)(1.0 / sqrt(bc2));
     out[4] = (float)o->eps;
-    out[5] = (float)o->weight_decay;
-    return 6;
+    out[5] = (float)o->weight_decay; /* L2, added to the gradient */
+    out[6] = 1.0f;                   /* no decoupled decay */
+    return 7;
 }
 
-/* AdamW's last scalar is the decay factor 1 - lr * weight_decay (with the
- * lr of this step, as torch.optim.AdamW multiplies by it). */
+/* AdamW: no L2; the parameter scaled by 1 - lr * weight_decay (with the lr
+ * of this step, as torch.optim.AdamW multiplies by it). */
 static int adamw_scalars(const clrt_optimizer *o, float *out)
 {
     int n = adam_scalars(o, out);
+    out[n - 2] = 0.0f;
     out[n - 1] = (float)(1.0 - o->lr * o->weight_decay);
     return n;
 }
@@ -31,7 +33,7 @@ static int adamw_scalars(const clrt_optimizer *o, float *out)
 static const clrt__optim_kind adam_kind = {
     "Adam", "adam", 2, adam_scalars, {"exp_avg", "exp_avg_sq"}};
 static const clrt__optim_kind adamw_kind = {
-    "AdamW", "adamw", 2, adamw_scalars, {"exp_avg", "exp_avg_sq"}};
+    "AdamW", "adam", 2, adamw_scalars, {"exp_avg", "exp_avg_sq"}};
 
 static clrt_optimizer *make(const clrt__optim_kind *kind, const char *api, int n,
                             clrt_tensor *const *params, clrt_tensor *const *grads, double lr,

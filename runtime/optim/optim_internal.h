@@ -11,9 +11,11 @@
 #define CLRT__OPTIM_MAX_SCALARS 8
 
 typedef struct {
-    const char *name;   /* "SGD", "Adam" */
-    const char *kernel; /* in clkernels/optim.cl: (p, g, state..., n, scalars...) */
-    int n_state;        /* zero-initialised buffers per parameter */
+    const char *name; /* "SGD", "Adam" */
+    /* in clkernels/optim.cl: (p, g, state..., n, scalars...); also the
+     * checkpoints' "variant" (Adam and AdamW share one) */
+    const char *kernel;
+    int n_state; /* zero-initialised buffers per parameter */
     /* Writes the kernel's float scalars for step o->steps (1 at the first
      * step) into out; returns how many. */
     int (*scalars)(const clrt_optimizer *o, float *out);
