@@ -3,6 +3,7 @@
  * its backward. State as PyTorch's: in_proj_weight [3E, E], in_proj_bias
  * [3E], out_proj.weight [E, E], out_proj.bias [E]. */
 #include "runtime/nn/module_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include <clrt/ops.h>
 
 #include <math.h>
@@ -124,7 +125,7 @@ static void mha_describe(const clrt_module *m, const void *user, char *buf, size
 
 static void *mha_clone_user(const void *user)
 {
-    mha_shape *copy = malloc(sizeof *copy);
+    mha_shape *copy = clrt__malloc(sizeof *copy);
     if (copy)
         *copy = *(const mha_shape *)user;
     return copy;
@@ -157,7 +158,7 @@ clrt_module *clrt_multihead_attention(int embed_dim, int num_heads)
                    embed_dim, num_heads);
         return NULL;
     }
-    mha_shape *s = malloc(sizeof *s);
+    mha_shape *s = clrt__malloc(sizeof *s);
     if (!s) {
         clrt__fail(CLRT_ENOMEM, "clrt_multihead_attention: out of host memory");
         return NULL;
@@ -181,7 +182,7 @@ clrt_tensor *clrt_causal_mask(clrt_device *d, int len)
         clrt__fail(CLRT_EINVAL, "clrt_causal_mask(%d): the length must be >= 1", len);
         return NULL;
     }
-    uint8_t *v = malloc((size_t)len * (size_t)len);
+    uint8_t *v = clrt__malloc((size_t)len * (size_t)len);
     if (!v) {
         clrt__fail(CLRT_ENOMEM, "clrt_causal_mask(%d): out of host memory", len);
         return NULL;

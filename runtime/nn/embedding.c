@@ -1,6 +1,7 @@
 /* Embedding (nn.Embedding): a table of num rows of dim, looked up by int32
  * ids; composed of clrt_f_embedding, so autograd gives its backward. */
 #include "runtime/nn/module_internal.h"
+#include "runtime/core/alloc_internal.h"
 #include <clrt/ops_nn.h>
 
 #include <stdio.h>
@@ -35,7 +36,7 @@ static void embedding_describe(const clrt_module *m, const void *user, char *buf
 
 static void *embedding_clone_user(const void *user)
 {
-    embedding_shape *copy = malloc(sizeof *copy);
+    embedding_shape *copy = clrt__malloc(sizeof *copy);
     if (copy)
         *copy = *(const embedding_shape *)user;
     return copy;
@@ -55,7 +56,7 @@ clrt_module *clrt_embedding(int num_embeddings, int embedding_dim)
                    num_embeddings, embedding_dim);
         return NULL;
     }
-    embedding_shape *s = malloc(sizeof *s);
+    embedding_shape *s = clrt__malloc(sizeof *s);
     if (!s) {
         clrt__fail(CLRT_ENOMEM, "clrt_embedding: out of host memory");
         return NULL;

@@ -1,5 +1,6 @@
 /* Gradient clipping by the global norm (torch.nn.utils.clip_grad_norm_),
  * composed of ops on the gradients' device: nothing is read back. */
+#include "runtime/core/alloc_internal.h"
 #include "runtime/core/error_internal.h"
 #include <clrt/clrt.h>
 
@@ -11,20 +12,20 @@
 static clrt_status check_grads(const char *api, int n, clrt_tensor *const *grads)
 {
     if (n < 1 || !grads)
-        return clrt_set_error(CLRT_EINVAL, "%s: needs at least one gradient (n = %d%s)", api, n,
-                              grads ? "" : ", grads is NULL");
+        return clrt__fail(CLRT_EINVAL, "%s: needs at least one gradient (n = %d%s)", api, n,
+                          grads ? "" : ", grads is NULL");
     for (int i = 0; i < n; i++) {
         if (!grads[i])
-            return clrt_set_error(CLRT_EINVAL, "%s: grads[%d] is NULL", api, i);
+            return clrt__fail(CLRT_EINVAL, "%s: grads[%d] is NULL", api, i);
         if (clrt_tensor_dtype(grads[i]) != CLRT_F32)
-            return clrt_set_error(CLRT_EDTYPE, "%s: grads[%d] must be float32, got %s", api, i,
-                                  clrt_dtype_str(clrt_tensor_dtype(grads[i])));
+            return clrt__fail(CLRT_EDTYPE, "%s: grads[%d] must be float32, got %s", api, i,
+                              clrt_dtype_str(clrt_tensor_dtype(grads[i])));
         if (clrt_tensor_device(grads[i]) != clrt_tensor_device(grads[0]))
-            return clrt_set_error(CLRT_EDEVMISMATCH,
-                                  "%s: grads[0] is on %s but grads[%d] is on %s; all gradients "
-                                  "must be on one device",
-                                  api, clrt_device_str(clrt_tensor_device(grads[0])), i,
-                                  clrt_device_str(clrt_tensor_device(grads[i])));
+            return clrt__fail(CLRT_EDEVMISMATCH,
+                              "%s: grads[0] is on %s but grads[%d] is on %s; all gradients "
+                              "must be on one device",
+                              api, clrt_device_str(clrt_tensor_device(grads[0])), i,
+                              clrt_device_str(clrt_tensor_device(grads[i])));
     }
     return CLRT_OK;
 }
@@ -34,9 +35,9 @@ static clrt_status check_grads(const char *api, int n, clrt_tensor *const *grads
  * of squares overflows). */
 static clrt_tensor *total_norm(int n, clrt_tensor *const *grads)
 {
-    clrt_tensor **norms = calloc((size_t)n, sizeof *norms);
+    clrt_tensor **norms = clrt__calloc((size_t)n, sizeof *norms);
     if (!norms) {
-        clrt_set_error(CLRT_ENOMEM, "clrt_clip_grad_norm: out of host memory");
+        clrt__fail(CLRT_ENOMEM, "clrt_clip_grad_norm: out of host memory");
         return NULL;
     }
     const int64_t one = 1;
@@ -79,7 +80,7 @@ clrt_tensor *clrt_clip_grad_norm(int n, clrt_tensor *const *grads, double max_no
     if (check_grads(api, n, grads) != CLRT_OK)
         return NULL;
     if (!(isfinite(max_norm) && max_norm > 0)) {
-        clrt_set_error(CLRT_EINVAL, "%s: max_norm = %g must be finite and > 0", api, max_norm);
+        clrt__fail(CLRT_EINVAL, "%s: max_norm = %g must be finite and > 0", api, max_norm);
         return NULL;
     }
     int grad_was = clrt_set_grad_enabled(0);
