@@ -121,6 +121,17 @@ typedef clrt_status (*backward_out_fn)(clrt_tensor *, clrt_tensor *, clrt_tensor
 static double d_relu(double x, double y) { return (void)y, x > 0 ? 1.0 : 0.0; }
 static double d_sigmoid(double x, double y) { return (void)x, y * (1 - y); }
 static double d_tanh(double x, double y) { return (void)x, 1 - y * y; }
+static double ref_gelu(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+static double d_gelu(double x, double y)
+{
+    return (void)y, 0.5 * erfc(-x / sqrt(2.0)) + x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
+}
+static double ref_silu(double x) { return x / (1 + exp(-x)); }
+static double d_silu(double x, double y)
+{
+    double s = 1 / (1 + exp(-x));
+    return (void)y, s * (1 + x * (1 - s));
+}
 
 /* Analytic bounds from float inputs: relu is exact; sigmoid's three
  * products round 3 times (<= 1.5 ulp); tanh's y*y rounds (absolute
@@ -132,7 +143,7 @@ typedef struct {
     unary_new_fn forward;
     double (*f)(double);
     double (*df)(double x, double y); /* f' in terms of input x and output y */
-    int takes_input;                  /* relu's backward takes x, the others y */
+    int takes_input;                  /* relu, gelu and silu take x, the others y */
     double rel, abs;
 } backward_case;
 
@@ -143,6 +154,10 @@ static const backward_case bcases[] = {
      d_sigmoid, 0, 2.5e-7, 0},
     {"tanh", clrt_f_tanh_backward, clrt_f_tanh_backward_out, clrt_f_tanh, tanh, d_tanh, 0, 1.8e-7,
      1.2e-7},
+    {"gelu", clrt_f_gelu_backward, clrt_f_gelu_backward_out, clrt_f_gelu, ref_gelu, d_gelu, 1, 1e-6,
+     1e-7},
+    {"silu", clrt_f_silu_backward, clrt_f_silu_backward_out, clrt_f_silu, ref_silu, d_silu, 1, 1e-6,
+     1e-7},
 };
 
 /* Inputs away from relu's kink so the finite difference is exact there. */

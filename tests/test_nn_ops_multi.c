@@ -3,16 +3,6 @@
  * enqueued; on the second device alone the same calls work. */
 #include "test_elementwise_util.h"
 
-static void assert_mismatch(const char *op)
-{
-    tu_assert_error(CLRT_EDEVMISMATCH, op, "clrt_tensor_to", NULL);
-    const char *msg = clrt_last_error();
-    clrt_device *d0 = tu_device_pair(0), *d1 = tu_device_pair(1);
-    ck_assert_msg(tu_count_device(msg, d0) == 1 && tu_count_device(msg, d1) == 1,
-                  "message should name %s and %s once each: %s", clrt_device_str(d0),
-                  clrt_device_str(d1), msg);
-}
-
 START_TEST(test_mixed_devices)
 {
     clrt_device *d0 = tu_device_pair(0), *d1 = tu_device_pair(1);
@@ -25,11 +15,11 @@ START_TEST(test_mixed_devices)
     TU_OK(clrt_requires_grad_(w1, 1));
 
     ck_assert_ptr_null(clrt_f_layer_norm(x0, 1, w1, NULL, 1e-5));
-    assert_mismatch("clrt_f_layer_norm");
+    tu_assert_pair_mismatch("clrt_f_layer_norm");
     ck_assert_ptr_null(clrt_f_layer_norm(x1, 1, w1, b0, 1e-5));
-    assert_mismatch("clrt_f_layer_norm");
+    tu_assert_pair_mismatch("clrt_f_layer_norm");
     ck_assert_ptr_null(clrt_f_embedding(ids0, x1));
-    assert_mismatch("clrt_f_embedding");
+    tu_assert_pair_mismatch("clrt_f_embedding");
 
     /* on d1 alone */
     clrt_tensor *y = TU_NONNULL(clrt_f_layer_norm(x1, 1, w1, NULL, 1e-5));

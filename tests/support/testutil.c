@@ -228,6 +228,16 @@ int tu_count_device(const char *msg, const clrt_device *d)
     return n;
 }
 
+void tu_assert_pair_mismatch(const char *op)
+{
+    tu_assert_error(CLRT_EDEVMISMATCH, op, "clrt_tensor_to", NULL);
+    const char *msg = clrt_last_error();
+    clrt_device *d0 = tu_device_pair(0), *d1 = tu_device_pair(1);
+    ck_assert_msg(tu_count_device(msg, d0) == 1 && tu_count_device(msg, d1) == 1,
+                  "message should name %s and %s once each: %s", clrt_device_str(d0),
+                  clrt_device_str(d1), msg);
+}
+
 int tu_small(void)
 {
     static int small = -1;

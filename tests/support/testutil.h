@@ -57,6 +57,9 @@ int tu_same_platform(const clrt_device *a, const clrt_device *b);
 /* How often msg names device d: its name (clrt_device_str) as a whole word,
  * so "cpu" is not counted inside "cpu:1". */
 int tu_count_device(const char *msg, const clrt_device *d);
+/* The last error is CLRT_EDEVMISMATCH from op, pointing to clrt_tensor_to
+ * and naming each device of tu_device_pair once. */
+void tu_assert_pair_mismatch(const char *op);
 /* The test size: CLRT_TEST_SIZE=small (for slow devices such as Oclgrind)
  * or full (the default). Suites choose their sizes with TU_SIZED. */
 int tu_small(void);

@@ -3,6 +3,7 @@
  * argmax, and the _out form, unrecorded. */
 #include "runtime/tensor/check_internal.h"
 #include "runtime/ops/ops_internal.h"
+#include "runtime/ops/rows_internal.h"
 #include "runtime/ops/reduce/reduce_internal.h"
 
 #include <clrt/ops_reduce.h>
@@ -51,32 +52,24 @@ clrt_tensor *clrt_argmax(clrt_tensor *x)
 
 /* x as [outer, R, inner] around `dim`, and the result's shape. */
 typedef struct {
-    int64_t outer, R, inner;
+    clrt__rows v;
     int ndim;
     int64_t shape[CLRT_MAX_DIMS];
 } dim_layout;
 
-/* A 0-dim tensor reduces over dim 0 or -1 as if it had shape [1]. */
+/* The rows around dim (clrt__rows_of_dim: a 0-dim tensor reduces over
+ * dim 0 or -1 as if it had shape [1]) and the result's shape. */
 static clrt_status layout_of(const char *api, const clrt_tensor *x, int dim, int keepdim,
                              dim_layout *l)
 {
-    char s[128];
-    int n = x->ndim > 0 ? x->ndim : 1;
-    if (dim < -n || dim >= n)
-        return clrt__fail(CLRT_EINVAL, "%s: dim %d out of range for shape %s (%d dims)", api, dim,
-                          clrt_shape_str(x->ndim, x->shape, s, sizeof s), x->ndim);
-    int d = dim < 0 ? dim + n : dim;
-    l->outer = l->inner = 1;
-    l->R = x->ndim > 0 ? x->shape[d] : 1;
+    clrt_status st = clrt__rows_of_dim(api, x, dim, &l->v);
+    if (st != CLRT_OK)
+        return st;
+    int d = dim < 0 ? dim + (x->ndim > 0 ? x->ndim : 1) : dim;
     l->ndim = 0;
-    for (int i = 0; i < x->ndim; i++) {
-        if (i < d)
-            l->outer *= x->shape[i];
-        else if (i > d)
-            l->inner *= x->shape[i];
+    for (int i = 0; i < x->ndim; i++)
         if (i != d || keepdim)
             l->shape[l->ndim++] = i == d ? 1 : x->shape[i];
-    }
     return CLRT_OK;
 }
 
@@ -85,10 +78,11 @@ static clrt_tensor *reduce_dim(clrt__reduce_op op, const char *api, clrt_tensor 
 {
     dim_layout l;
     if (clrt__check_dtype(api, "x", x, CLRT_F32) != CLRT_OK ||
-        layout_of(api, x, dim, keepdim, &l) != CLRT_OK || check_length(api, op, x, l.R) != CLRT_OK)
+        layout_of(api, x, dim, keepdim, &l) != CLRT_OK ||
+        check_length(api, op, x, l.v.R) != CLRT_OK)
         return NULL;
     clrt_tensor *out = clrt__alloc(clrt__dev(x), result_dtype(op), l.ndim, l.shape);
-    if (out && clrt__reduce_into(op, x, l.outer, l.R, l.inner, out) != CLRT_OK) {
+    if (out && clrt__reduce_into(op, x, l.v.outer, l.v.R, l.v.inner, out) != CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;
     }
@@ -119,7 +113,7 @@ clrt_status clrt_sum_dim_out(clrt_tensor *out, clrt_tensor *x, int dim, int keep
     if (st != CLRT_OK)
         return st;
     clrt__bump_version(out);
-    return clrt__reduce_into(CLRT__REDUCE_SUM, x, l.outer, l.R, l.inner, out);
+    return clrt__reduce_into(CLRT__REDUCE_SUM, x, l.v.outer, l.v.R, l.v.inner, out);
 }
 
 /* The ops of the table: over all elements, and over dim i[0] (keepdim
