@@ -488,8 +488,9 @@ START_TEST(sequential_chains_and_names)
     ck_assert_ptr_eq(y2, y);
     char desc[512];
     clrt_module_str(m, desc, sizeof desc);
-    ck_assert_msg(strstr(desc, "Sequential(0: Linear(in_features=13, out_features=11), 1: ReLU()"),
-                  "%s", desc);
+    ck_assert_msg(
+        strstr(desc, "Sequential(0: Linear(in_features=13, out_features=11, bias=True), 1: ReLU()"),
+        "%s", desc);
     free(x), free(yf), free(rf), free(mc.out), free(mc.r);
     clrt_tensor_release(y2), clrt_tensor_release(gx), clrt_tensor_release(g);
     clrt_tensor_release(y), clrt_tensor_release(xt);

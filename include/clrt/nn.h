@@ -47,6 +47,9 @@ typedef struct clrt_module clrt_module;
  * W [out, in], b [out]. in_features 0: inferred from x at the first
  * forward, like nn.LazyLinear. */
 CLRT_API clrt_module *clrt_linear(int in_features, int out_features);
+/* The same; bias 0 for a layer without b (PyTorch's bias=False: no
+ * "bias" in its state). */
+CLRT_API clrt_module *clrt_linear_ex(int in_features, int out_features, int bias);
 /* x [N, in_ch, H, W] -> [N, out_ch, (H+2p-k)/s+1, (W+2p-k)/s+1]; weight
  * [out_ch, in_ch, k, k], bias [out_ch]. */
 CLRT_API clrt_module *clrt_conv2d(int in_ch, int out_ch, int kernel, int stride, int padding);
@@ -85,9 +88,51 @@ CLRT_API clrt_module *clrt_layernorm(int dim);
  * boolean attn_mask), broadcast to [B, heads, T, T]: [T, T] from
  * clrt_causal_mask for a causal model. State: "in_proj_weight" [3E, E]
  * (xavier uniform at init), "in_proj_bias" [3E] (0), "out_proj.weight",
- * "out_proj.bias" (0). No dropout. Its backward is autograd's. num_heads
- * must divide embed_dim. */
+ * "out_proj.bias" (0). Its backward is autograd's. num_heads must divide
+ * embed_dim. */
 CLRT_API clrt_module *clrt_multihead_attention(int embed_dim, int num_heads);
+/* The same with dropout p in [0, 1) on the attention weights in training
+ * (PyTorch's dropout argument; a fresh mask per training forward, from the
+ * module's init seed). */
+CLRT_API clrt_module *clrt_multihead_attention_ex(int embed_dim, int num_heads, double dropout);
+/* The feed-forward activation of a transformer layer. */
+typedef enum { CLRT_ACTIVATION_RELU, CLRT_ACTIVATION_GELU } clrt_activation;
+
+/* nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
+ * activation, batch_first=True, norm_first): x [B, T, d_model] -> the
+ * same shape; clrt_module_forward_n(m, 2, {x, mask}) with a uint8 mask as
+ * clrt_multihead_attention's. Post-norm (norm_first 0, PyTorch's default):
+ * h = norm1(x + sa(x)), y = norm2(h + ff(h)); pre-norm: h = x +
+ * sa(norm1(x)), y = h + ff(norm2(h)); sa = dropout1(self_attn(.)), ff =
+ * dropout2(linear2(dropout(activation(linear1(.))))). Children (state
+ * names) as PyTorch's: self_attn (clrt_multihead_attention_ex with the
+ * same dropout), linear1, dropout, linear2, norm1, norm2 (eps 1e-5),
+ * dropout1, dropout2. dropout in [0, 1) (PyTorch's default 0.1), nhead
+ * must divide d_model. Its backward is autograd's. */
+CLRT_API clrt_module *clrt_transformer_encoder_layer(int d_model, int nhead, int dim_feedforward,
+                                                     double dropout, clrt_activation activation,
+                                                     int norm_first);
+/* nn.TransformerEncoder(layer, num_layers) without a final norm: the
+ * layers (owned from now on, also on failure) as children "layers.0",
+ * "layers.1", ... each called on the last one's output with the same
+ * optional mask. PyTorch copies one layer num_layers times; here each
+ * layer is made by the caller (and initialised from its own seed). */
+CLRT_API clrt_module *clrt_transformer_encoder(int num_layers, clrt_module **layers);
+/* A decoder-only language model whose state loads strictly into this
+ * PyTorch module (and back):
+ *   tok_emb = nn.Embedding(vocab, d_model); pos_emb = nn.Embedding(block, d_model)
+ *   encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d_model, heads,
+ *       dim_ff, dropout, activation="gelu", batch_first=True, norm_first=True), layers)
+ *   norm = nn.LayerNorm(d_model); head = nn.Linear(d_model, vocab, bias=False)
+ *   forward(idx): head(norm(encoder(tok_emb(idx) + pos_emb(arange(T)),
+ *                                   causal mask)))
+ * clrt_module_forward(gpt, ids): ids int32 [B, T], 1 <= T <= block ->
+ * logits [B, T, vocab]. An id outside [0, vocab) gives NaN logits for its
+ * position (ids are not read back). clrt_gpt has dropout 0. */
+CLRT_API clrt_module *clrt_gpt(int vocab, int block, int d_model, int heads, int layers,
+                               int dim_ff);
+CLRT_API clrt_module *clrt_gpt_ex(int vocab, int block, int d_model, int heads, int layers,
+                                  int dim_ff, double dropout);
 /* [len, len] uint8 on d, 1 above the diagonal: each position attends to
  * itself and those before it (nn.Transformer.generate_square_subsequent_mask
  * as a boolean mask). A new tensor, or NULL + error. */

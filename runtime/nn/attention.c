@@ -1,10 +1,12 @@
 /* MultiheadAttention (nn.MultiheadAttention(embed_dim, num_heads,
- * batch_first=True), self-attention): composed of ops, so autograd gives
- * its backward. State as PyTorch's: in_proj_weight [3E, E], in_proj_bias
- * [3E], out_proj.weight [E, E], out_proj.bias [E]. */
+ * dropout, batch_first=True), self-attention): composed of ops, so
+ * autograd gives its backward. Dropout on the attention weights in
+ * training draws its masks from (init seed, forward count), as Dropout's. State as PyTorch's:
+ * in_proj_weight [3E, E], in_proj_bias [3E], out_proj.weight [E, E], out_proj.bias [E]. */
 #include "runtime/nn/module_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include <clrt/ops.h>
+#include <clrt/ops_dropout.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +14,9 @@
 
 typedef struct {
     int embed_dim, heads;
+    double dropout;
+    uint64_t seed; /* the init seed the step count belongs to */
+    int64_t step;  /* training forwards with dropout so far */
 } mha_shape;
 
 /* The intermediate tensors of one forward, released together. */
@@ -77,8 +82,21 @@ static clrt_tensor *split_heads(scratch *k, clrt_tensor *t, int64_t b, int64_t l
     return r ? keep(k, clrt_permute(r, order)) : NULL;
 }
 
+/* Dropout on the attention weights while training, a new mask per forward. */
+static clrt_tensor *weights_dropout(scratch *k, clrt_module *m, mha_shape *s, clrt_tensor *a)
+{
+    if (!m->training || s->dropout == 0.0)
+        return a;
+    if (s->seed != m->init_seed) { /* clrt_module_init gave a new seed: count from 0 */
+        s->seed = m->init_seed;
+        s->step = 0;
+    }
+    return keep(k, clrt_f_dropout(a, s->dropout, s->seed, (uint64_t)s->step++));
+}
+
 /* softmax(q k^T / sqrt(d) masked) v over heads, back to [B, T, E] */
-static clrt_tensor *attend(scratch *k, const mha_shape *s, clrt_tensor *qkv, clrt_tensor *mask)
+static clrt_tensor *attend(scratch *k, clrt_module *m, mha_shape *s, clrt_tensor *qkv,
+                           clrt_tensor *mask)
 {
     int64_t b = qkv->shape[0], len = qkv->shape[1], e = s->embed_dim;
     clrt_tensor *q = keep(k, clrt_narrow(qkv, 2, 0, e));
@@ -94,6 +112,7 @@ static clrt_tensor *attend(scratch *k, const mha_shape *s, clrt_tensor *qkv, clr
     if (scaled && mask)
         scaled = keep(k, clrt_masked_fill(scaled, mask, -INFINITY));
     clrt_tensor *a = scaled ? keep(k, clrt_softmax(scaled, -1)) : NULL;
+    a = a ? weights_dropout(k, m, s, a) : NULL;
     clrt_tensor *o = a ? keep(k, clrt_matmul(a, vh)) : NULL;
     const int order[4] = {0, 2, 1, 3};
     clrt_tensor *ot = o ? keep(k, clrt_permute(o, order)) : NULL;
@@ -103,14 +122,14 @@ static clrt_tensor *attend(scratch *k, const mha_shape *s, clrt_tensor *qkv, clr
 
 static clrt_tensor *mha_forward(clrt_module *m, int n, clrt_tensor *const *in, void *user)
 {
-    const mha_shape *s = user;
+    mha_shape *s = user;
     if (check_input(s, n, in) != CLRT_OK)
         return NULL;
     scratch k = {.n = 0};
     clrt_tensor *wt = keep(&k, clrt_transpose(m->params[0].value, 0, 1));
     clrt_tensor *xw = wt ? keep(&k, clrt_matmul(in[0], wt)) : NULL;
     clrt_tensor *qkv = xw ? keep(&k, clrt_add(xw, m->params[1].value)) : NULL;
-    clrt_tensor *o = qkv ? attend(&k, s, qkv, n == 2 ? in[1] : NULL) : NULL;
+    clrt_tensor *o = qkv ? attend(&k, m, s, qkv, n == 2 ? in[1] : NULL) : NULL;
     clrt_tensor *y = o ? clrt_module_forward(m->children[0], o) : NULL;
     drop(&k);
     return y;
@@ -120,7 +139,8 @@ static void mha_describe(const clrt_module *m, const void *user, char *buf, size
 {
     (void)m;
     const mha_shape *s = user;
-    snprintf(buf, cap, "(embed_dim=%d, num_heads=%d)", s->embed_dim, s->heads);
+    snprintf(buf, cap, "(embed_dim=%d, num_heads=%d, dropout=%g)", s->embed_dim, s->heads,
+             s->dropout);
 }
 
 static void *mha_clone_user(const void *user)
@@ -149,7 +169,7 @@ static clrt_status add_state(clrt_module *m, int e)
     return st == CLRT_OK ? mha_init(m) : st;
 }
 
-clrt_module *clrt_multihead_attention(int embed_dim, int num_heads)
+clrt_module *clrt_multihead_attention_ex(int embed_dim, int num_heads, double dropout)
 {
     if (embed_dim < 1 || num_heads < 1 || embed_dim % num_heads != 0) {
         clrt__fail(CLRT_EINVAL,
@@ -158,12 +178,16 @@ clrt_module *clrt_multihead_attention(int embed_dim, int num_heads)
                    embed_dim, num_heads);
         return NULL;
     }
+    if (!(dropout >= 0.0 && dropout < 1.0)) {
+        clrt__fail(CLRT_EINVAL, "clrt_multihead_attention: dropout %g is not in [0, 1)", dropout);
+        return NULL;
+    }
     mha_shape *s = clrt__malloc(sizeof *s);
     if (!s) {
         clrt__fail(CLRT_ENOMEM, "clrt_multihead_attention: out of host memory");
         return NULL;
     }
-    *s = (mha_shape){embed_dim, num_heads};
+    *s = (mha_shape){.embed_dim = embed_dim, .heads = num_heads, .dropout = dropout};
     clrt_module *m = clrt__module_composed(&mha_def, s, mha_init);
     if (!m) {
         free(s);
@@ -174,6 +198,11 @@ clrt_module *clrt_multihead_attention(int embed_dim, int num_heads)
         return NULL;
     }
     return m;
+}
+
+clrt_module *clrt_multihead_attention(int embed_dim, int num_heads)
+{
+    return clrt_multihead_attention_ex(embed_dim, num_heads, 0.0);
 }
 
 clrt_tensor *clrt_causal_mask(clrt_device *d, int len)

@@ -1,5 +1,5 @@
 /* Linear: y = x W^T + b, x [*, in], W [out, in], b [out] (nn.Linear, and
- * nn.LazyLinear when in_features is 0). The leading dims of x are one row
+ * nn.LazyLinear when in_features is 0); without b for bias=False. The leading dims of x are one row
  * index (tensors are contiguous), so all three products are single GEMMs
  * through the dispatch, on the layer's buffers. */
 #include "runtime/nn/module_internal.h"
@@ -10,19 +10,23 @@
 
 typedef struct {
     clrt_module base;
-    int in, out;       /* in == 0 until a lazy layer sees its first input */
+    int in, out; /* in == 0 until a lazy layer sees its first input */
+    int has_bias;
     clrt_tensor *ones; /* [N] of 1: bias gradient = ones^T g as a GEMM */
 } linear;
 
 #define WEIGHT(m) ((m)->params[0])
-#define BIAS(m) ((m)->params[1])
+#define BIAS_VALUE(m) ((m)->nparams > 1 ? (m)->params[1].value : NULL)
+#define BIAS_GRAD(m) ((m)->nparams > 1 ? (m)->params[1].grad : NULL)
 
 static clrt_status linear_init(clrt_module *m)
 {
     linear *l = (linear *)m;
     double bound = 1.0 / sqrt((double)l->in);
     clrt_status st = clrt__init_uniform(WEIGHT(m).value, bound, m->init_seed, 0);
-    return st != CLRT_OK ? st : clrt__init_uniform(BIAS(m).value, bound, m->init_seed, 1);
+    if (st != CLRT_OK || !l->has_bias)
+        return st;
+    return clrt__init_uniform(BIAS_VALUE(m), bound, m->init_seed, 1);
 }
 
 static clrt_status create_params(clrt_module *m)
@@ -30,7 +34,7 @@ static clrt_status create_params(clrt_module *m)
     linear *l = (linear *)m;
     int64_t wshape[2] = {l->out, l->in}, bshape[1] = {l->out};
     clrt_status st = clrt__module_add_param(m, "weight", 2, wshape);
-    if (st == CLRT_OK)
+    if (st == CLRT_OK && l->has_bias)
         st = clrt__module_add_param(m, "bias", 1, bshape);
     return st != CLRT_OK ? st : linear_init(m);
 }
@@ -94,7 +98,7 @@ static clrt_tensor *linear_forward_epi(clrt_module *m, clrt_tensor *x, const clr
     if (clrt__tensor_reuse(&m->out, m->device, CLRT_F32, x->ndim, shape) != CLRT_OK ||
         clrt__gemm_whole(m->device, 0, 1, rows_of(x), (size_t)l->out, (size_t)l->in, clrt__mem(x),
                          clrt__mem(WEIGHT(m).value), 0, clrt__mem(m->out)) != CLRT_OK ||
-        clrt__bias_epilogue(m->out, BIAS(m).value, epi) != CLRT_OK)
+        clrt__bias_epilogue(m->out, BIAS_VALUE(m), epi) != CLRT_OK)
         return NULL;
     return clrt__nn_share(m->out);
 }
@@ -121,13 +125,13 @@ static clrt_status linear_backward_epi(clrt_module *m, clrt_tensor *grad_out, cl
     size_t n = rows_of(x), in = (size_t)l->in, out = (size_t)l->out;
     cl_mem g = clrt__mem(grad_out);
     /* grad_W [out, in] += g^T [out, M] x [M, in]; grad_b [1, out] += ones [1, M] g [M, out] */
-    clrt_status st = ensure_ones(l, (int64_t)n);
-    if (st == CLRT_OK)
-        st = clrt__gemm_whole(m->device, 1, 0, out, in, n, g, clrt__mem(x), 1,
-                              clrt__mem(WEIGHT(m).grad));
-    if (st == CLRT_OK)
+    clrt_status st = clrt__gemm_whole(m->device, 1, 0, out, in, n, g, clrt__mem(x), 1,
+                                      clrt__mem(WEIGHT(m).grad));
+    if (st == CLRT_OK && l->has_bias)
+        st = ensure_ones(l, (int64_t)n);
+    if (st == CLRT_OK && l->has_bias)
         st = clrt__gemm_whole(m->device, 0, 0, 1, out, n, clrt__mem(l->ones), g, 1,
-                              clrt__mem(BIAS(m).grad));
+                              clrt__mem(BIAS_GRAD(m)));
     if (st != CLRT_OK || !grad_in)
         return st;
     /* grad_x [M, in] = epi(g [M, out] W [out, in]) */
@@ -148,7 +152,8 @@ static clrt_status linear_backward(clrt_module *m, clrt_tensor *grad_out, clrt_t
 static void linear_describe(const clrt_module *m, char *buf, size_t cap)
 {
     const linear *l = (const linear *)m;
-    snprintf(buf, cap, "(in_features=%d, out_features=%d)", l->in, l->out);
+    snprintf(buf, cap, "(in_features=%d, out_features=%d, bias=%s)", l->in, l->out,
+             l->has_bias ? "True" : "False");
 }
 
 static void linear_free_fields(clrt_module *m) { clrt_tensor_release(((linear *)m)->ones); }
@@ -164,7 +169,7 @@ static const clrt__module_vt linear_vt = {.kind = "Linear",
                                           .forward_epi = linear_forward_epi,
                                           .backward_epi = linear_backward_epi};
 
-clrt_module *clrt_linear(int in_features, int out_features)
+clrt_module *clrt_linear_ex(int in_features, int out_features, int bias)
 {
     if (in_features < 0 || out_features < 1) {
         clrt__fail(CLRT_EINVAL,
@@ -178,9 +183,15 @@ clrt_module *clrt_linear(int in_features, int out_features)
         return NULL;
     l->in = in_features;
     l->out = out_features;
+    l->has_bias = bias != 0;
     if (in_features > 0 && create_params(&l->base) != CLRT_OK) {
         clrt_module_free(&l->base);
         return NULL;
     }
     return &l->base;
+}
+
+clrt_module *clrt_linear(int in_features, int out_features)
+{
+    return clrt_linear_ex(in_features, out_features, 1);
 }

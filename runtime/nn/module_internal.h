@@ -127,6 +127,11 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
 clrt_module *clrt__module_composed(const clrt_module_def *def, void *user,
                                    clrt_status (*init)(clrt_module *m));
 
+/* CLRT_OK, or CLRT_EINVAL naming api and the value a transformer encoder
+ * layer cannot have (transformer.c). */
+clrt_status clrt__check_encoder_layer(const char *api, int d_model, int nhead, int dim_ff,
+                                      double dropout, clrt_activation activation);
+
 /* Adds a float32 parameter of the given shape on m->device with a zeroed
  * gradient; its values are left to the caller (see clrt__init_uniform).
  * name: a string literal (the module keeps the pointer). */
