@@ -139,6 +139,9 @@ int main(int argc, char **argv)
              clrt_module_to(gpt, d) != CLRT_OK || clrt_module_save(gpt, path) != CLRT_OK;
     if (rc)
         failed("set-up");
+    else
+        printf("gpt: clrt_gpt(%d, %d, %d, %d, %d, %d) on %s\n", V, BLOCK, D, H, L, FF,
+               clrt_device_str(d));
     clrt_tensor *ids = rc ? NULL : random_ids(d, work, "ids", &state);
     clrt_tensor *targets = ids ? random_ids(d, work, "targets", &state) : NULL;
     rc = rc || !targets || first_step(work, gpt, ids, targets) ||
