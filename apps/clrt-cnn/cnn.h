@@ -3,9 +3,7 @@
 #ifndef CLRT_CNN_H
 #define CLRT_CNN_H
 
-#include <clrt/clrt.h>
-#include <clrt/train.h>
-#include <stdio.h>
+#include "../common/app.h"
 
 #define CNN_MAX_SWEEP 16
 
@@ -36,9 +34,8 @@ typedef struct {
     const char *plot;   /* --plot FILE.svg: loss and accuracy curves */
     int n_sweep;
     int sweep[CNN_MAX_SWEEP];
-    int distributed;        /* --distributed: an MPI job */
-    clrt_collective *world; /* set by cnn_dist_begin, else NULL */
-    int rank, local_rank;   /* in the job and on this host; 0 alone */
+    int distributed; /* --distributed: an MPI job */
+    app_job job;     /* set by app_job_begin; {NULL, 0, 0, 1} alone */
 } cnn_options;
 
 /* Parses argv. Returns 0 to go on, 1 when --help was printed (exit 0), -1
@@ -46,19 +43,9 @@ typedef struct {
 int cnn_parse_options(int argc, char **argv, cnn_options *o);
 void cnn_usage(FILE *f);
 /* --distributed: the options every rank must share, compared across the
- * job (o->world); 0, or 1 after printing the difference (every rank fails
+ * job (o->job.world); 0, or 1 after printing the difference (every rank fails
  * alike, so none waits for another). */
 int cnn_options_agree(const cnn_options *o);
-
-/* Progress bar state, one per training run. */
-typedef struct {
-    int tty;
-    int last_percent;
-    const char *device;
-} cnn_progress_state;
-void cnn_progress_init(cnn_progress_state *p, const char *device);
-void cnn_progress(void *ctx, clrt_phase phase, int epoch, int64_t done, int64_t total);
-void cnn_progress_clear(cnn_progress_state *p);
 
 /* The model named by o->model for `chw` inputs; NULL + clrt_last_error(). */
 clrt_module *cnn_build_model(const char *name, const int64_t chw[3]);
@@ -99,15 +86,6 @@ int cnn_plot(const char *path, const clrt_epoch_stats *s, int n);
 /* A bar chart of n labelled values. 0, or 1 after printing the error. */
 int cnn_plot_bars(const char *path, const char *title, const char *const *labels,
                   const double *values, int n);
-
-/* --distributed (distributed/mpi.c, or distributed/none.c when clrt is
- * built without MPI). begin initialises MPI and sets o->world, o->rank and
- * o->local_rank; 0, or 1 after printing why. abort ends the whole job
- * after this rank printed its error (the other ranks may be waiting for it
- * in a collective); end frees the world and finalises MPI. */
-int cnn_dist_begin(int *argc, char ***argv, cnn_options *o);
-void cnn_dist_abort(const cnn_options *o, int rc);
-void cnn_dist_end(cnn_options *o);
 
 /* --profile (profile.c): begin records a profiler trace (joining
  * CLRT_TRACE's); report stops it and prints the top operations. Both

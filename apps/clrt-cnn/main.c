@@ -33,56 +33,11 @@ static int load_data(const cnn_options *o, cnn_data *data)
     return 0;
 }
 
-static void print_device(clrt_device *d)
-{
-    clrt_device_info info;
-    if (clrt_device_info_get(d, &info) == CLRT_OK)
-        printf("device %s: %s (%s, %s)\n", info.name, info.model, info.platform,
-               clrt_device_kind_str(info.kind));
-}
-
-/* --devices into o->dp: "all" (every GPU, else cpu), or specs between
- * commas. The first device, or NULL + error. */
-static clrt_device *pick_devices(cnn_options *o)
-{
-    if (strcmp(o->devices, "all") == 0) {
-        int n = clrt_try_all_gpus(o->dp, CLRT_MAX_DATA_PARALLEL);
-        o->n_dp = n > CLRT_MAX_DATA_PARALLEL ? CLRT_MAX_DATA_PARALLEL : n;
-        return n > 0 ? o->dp[0] : NULL;
-    }
-    char spec[64];
-    o->n_dp = 0;
-    for (const char *p = o->devices; *p; p += *p == ',') {
-        size_t len = strcspn(p, ",");
-        snprintf(spec, sizeof spec, "%.*s", (int)(len < sizeof spec ? len : sizeof spec - 1), p);
-        p += len;
-        if (o->n_dp == CLRT_MAX_DATA_PARALLEL || !(o->dp[o->n_dp++] = clrt_device_get(spec)))
-            return NULL;
-    }
-    return o->dp[0]; /* options.c refuses an empty list */
-}
-
-/* Without --device(s) in an MPI job: the GPU of this rank's number on its
- * host (ranks beyond the GPUs share them), else cpu. */
-static clrt_device *local_rank_device(const cnn_options *o)
-{
-    clrt_device *gpus[MAX_DEVICES];
-    int n = clrt_try_all_gpus(gpus, MAX_DEVICES);
-    n = n > MAX_DEVICES ? MAX_DEVICES : n;
-    return n > 0 ? gpus[o->local_rank % n] : NULL;
-}
-
 /* --devices, --device, else the best device (gpu:0 if any, else cpu; in an
  * MPI job, the local rank's); NULL after printing why. */
 static clrt_device *pick_device(cnn_options *o)
 {
-    clrt_device *d = o->devices       ? pick_devices(o)
-                     : o->device      ? clrt_device_get(o->device)
-                     : o->distributed ? local_rank_device(o)
-                                      : clrt_try_gpu(0);
-    if (!d)
-        fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
-    return d;
+    return app_pick_device("clrt-cnn", o->device, o->devices, &o->job, o->dp, &o->n_dp);
 }
 
 static int train_one(const cnn_options *o, const cnn_data *data, clrt_device *d)
@@ -90,9 +45,9 @@ static int train_one(const cnn_options *o, const cnn_data *data, clrt_device *d)
     clrt_epoch_stats last;
     double mean = 0;
     for (int i = 0; i < o->n_dp; i++)
-        print_device(o->dp[i]);
+        app_print_device(o->dp[i]);
     if (o->n_dp == 0)
-        print_device(d);
+        app_print_device(d);
     printf("model %s, %s lr %g, batch %d, %d epochs, seed %llu\n", o->model, o->optimizer, o->lr,
            o->batch_size, o->epochs, (unsigned long long)o->seed);
     if (cnn_run(o, data, d, o->epochs, o->batch_size, &last, &mean))
@@ -117,7 +72,7 @@ static int compare(const cnn_options *o, const cnn_data *data)
     run.plot = NULL; /* the bar chart below, not one curve plot per run */
     for (int i = 0; i < n; i++) {
         clrt_device *d = clrt_device_at(i);
-        print_device(d);
+        app_print_device(d);
         if (cnn_run(&run, data, d, o->epochs, o->batch_size, &last[i], &mean[i]))
             return 1;
         if (!cpu_seconds && strncmp(clrt_device_str(d), "cpu", 3) == 0)
@@ -141,7 +96,7 @@ static int sweep(const cnn_options *o, const cnn_data *data, clrt_device *d)
 {
     clrt_epoch_stats s[CNN_MAX_SWEEP];
     double mean;
-    print_device(d);
+    app_print_device(d);
     cnn_options run = *o;
     run.plot = NULL;
     for (int i = 0; i < o->n_sweep; i++)
@@ -194,17 +149,17 @@ int main(int argc, char **argv)
     int parsed = cnn_parse_options(argc, argv, &o);
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
-    if (o.distributed && cnn_dist_begin(&argc, &argv, &o))
+    if (o.distributed && app_job_begin(&argc, &argv, "clrt-cnn", &o.job))
         return 1;
     if (o.distributed && cnn_options_agree(&o)) { /* every rank ends here alike */
-        cnn_dist_end(&o);
+        app_job_end(&o.job);
         return 1;
     }
     int rc = run(&o);
     if (o.distributed && rc != 0)
-        cnn_dist_abort(&o, rc); /* the other ranks may wait for this one */
+        app_job_abort(&o.job, rc); /* the other ranks may wait for this one */
     if (o.distributed)
-        cnn_dist_end(&o);
+        app_job_end(&o.job);
     clrt_clblast_release_programs(); /* before exit: Oclgrind cannot at exit */
     return rc;
 }

@@ -1,7 +1,6 @@
 /* clrt-cnn's command line. */
 #include "cnn.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,38 +58,17 @@ void cnn_usage(FILE *f)
                "  --help                      this text\n");
 }
 
+static const char *const valued_flags[] = {
+    "--model",       "--dataset",      "--optimizer", "--device", "--devices", "--data-dir",
+    "--epochs",      "--batch-size",   "--seed",      "--limit",  "--lr",      "--momentum",
+    "--batch-sweep", "--schedule",     "--save",      "--resume", "--logdir",  "--plot",
+    "--test-limit",  "--weight-decay", NULL};
+
+static const app_cli cli = {"clrt-cnn", cnn_usage, valued_flags};
+
 static int bad(const char *flag, const char *value, const char *why)
 {
-    fprintf(stderr, "clrt-cnn: %s '%s': %s\n\n", flag, value ? value : "", why);
-    cnn_usage(stderr);
-    return -1;
-}
-
-static int parse_long(const char *flag, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || *s == '\0' || *end != '\0' || errno || v < lo || v > hi) {
-        char why[96];
-        snprintf(why, sizeof why, "expected an integer from %ld to %ld", lo, hi);
-        return bad(flag, s, why);
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *flag, const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || *s == '\0' || *end != '\0' || !(v >= lo && v <= hi)) {
-        char why[96];
-        snprintf(why, sizeof why, "expected a number from %g to %g", lo, hi);
-        return bad(flag, s, why);
-    }
-    *out = v;
-    return 0;
+    return app_bad(&cli, flag, value, why);
 }
 
 static int parse_sweep(const char *s, cnn_options *o)
@@ -128,20 +106,6 @@ static size_t count_commas(const char *s)
     return n;
 }
 
-static const char *const valued_flags[] = {
-    "--model",       "--dataset",      "--optimizer", "--device", "--devices", "--data-dir",
-    "--epochs",      "--batch-size",   "--seed",      "--limit",  "--lr",      "--momentum",
-    "--batch-sweep", "--schedule",     "--save",      "--resume", "--logdir",  "--plot",
-    "--test-limit",  "--weight-decay", NULL};
-
-static int is_valued_flag(const char *flag)
-{
-    for (int i = 0; valued_flags[i]; i++)
-        if (strcmp(flag, valued_flags[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* Applies one "--flag value" pair; returns -1 on error. */
 static int apply(const char *flag, const char *v, cnn_options *o)
 {
@@ -163,21 +127,21 @@ static int apply(const char *flag, const char *v, cnn_options *o)
     if (strcmp(flag, "--data-dir") == 0)
         return (o->data_dir = v, 0);
     if (strcmp(flag, "--epochs") == 0)
-        return parse_long(flag, v, 1, 100000, &n) ? -1 : (o->epochs = (int)n, 0);
+        return app_parse_long(&cli, flag, v, 1, 100000, &n) ? -1 : (o->epochs = (int)n, 0);
     if (strcmp(flag, "--batch-size") == 0)
-        return parse_long(flag, v, 1, 1 << 20, &n) ? -1 : (o->batch_size = (int)n, 0);
+        return app_parse_long(&cli, flag, v, 1, 1 << 20, &n) ? -1 : (o->batch_size = (int)n, 0);
     if (strcmp(flag, "--seed") == 0)
-        return parse_long(flag, v, 0, 0x7fffffffL, &n) ? -1 : (o->seed = (uint64_t)n, 0);
+        return app_parse_long(&cli, flag, v, 0, 0x7fffffffL, &n) ? -1 : (o->seed = (uint64_t)n, 0);
     if (strcmp(flag, "--limit") == 0)
-        return parse_long(flag, v, 1, 1L << 40, &n) ? -1 : (o->limit = n, 0);
+        return app_parse_long(&cli, flag, v, 1, 1L << 40, &n) ? -1 : (o->limit = n, 0);
     if (strcmp(flag, "--test-limit") == 0)
-        return parse_long(flag, v, 1, 1L << 40, &n) ? -1 : (o->test_limit = n, 0);
+        return app_parse_long(&cli, flag, v, 1, 1L << 40, &n) ? -1 : (o->test_limit = n, 0);
     if (strcmp(flag, "--lr") == 0)
-        return parse_double(flag, v, 0, 1e6, &o->lr);
+        return app_parse_double(&cli, flag, v, 0, 1e6, &o->lr);
     if (strcmp(flag, "--momentum") == 0)
-        return parse_double(flag, v, 0, 1e6, &o->momentum);
+        return app_parse_double(&cli, flag, v, 0, 1e6, &o->momentum);
     if (strcmp(flag, "--weight-decay") == 0)
-        return parse_double(flag, v, 0, 1e6, &o->weight_decay);
+        return app_parse_double(&cli, flag, v, 0, 1e6, &o->weight_decay);
     if (strcmp(flag, "--save") == 0)
         return (o->save = v, 0);
     if (strcmp(flag, "--resume") == 0)
@@ -223,21 +187,10 @@ int cnn_parse_options(int argc, char **argv, cnn_options *o)
             o->augment = 1;
             continue;
         }
-        const char *eq = strchr(flag, '=');
         char name[64];
         const char *value;
-        if (eq && eq - flag < (long)sizeof name) { /* --flag=value */
-            memcpy(name, flag, (size_t)(eq - flag));
-            name[eq - flag] = '\0';
-            flag = name;
-            value = eq + 1;
-        } else {
-            if (!is_valued_flag(flag))
-                return bad("unknown option", flag, "see the list below");
-            if (i + 1 >= argc)
-                return bad(flag, NULL, "needs a value");
-            value = argv[++i];
-        }
+        if (app_flag_value(&cli, argc, argv, &i, name, &flag, &value) != 0)
+            return -1;
         if (apply(flag, value, o) != 0)
             return -1;
     }
@@ -309,7 +262,7 @@ int cnn_options_agree(const cnn_options *o)
                             num[15]};
     for (int i = 0; i < N; i++)
         values[i] = fixed[i];
-    if (clrt_collective_agree(o->world, N, names, values, "clrt-cnn --distributed") == CLRT_OK)
+    if (clrt_collective_agree(o->job.world, N, names, values, "clrt-cnn --distributed") == CLRT_OK)
         return 0;
     fprintf(stderr, "clrt-cnn: %s\n", clrt_last_error());
     return 1;

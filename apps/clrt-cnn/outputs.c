@@ -19,7 +19,7 @@ int cnn_outputs_check(const cnn_options *o)
 {
     char optim[4096];
     const char *trace = getenv("CLRT_TRACE");
-    if (o->rank != 0) /* in an MPI job, rank 0 writes the files */
+    if (o->job.rank != 0) /* in an MPI job, rank 0 writes the files */
         return 0;
     if (o->save && snprintf(optim, sizeof optim, "%s.optim", o->save) >= (int)sizeof optim) {
         fprintf(stderr, "clrt-cnn: --save: path too long: %s\n", o->save);

@@ -29,9 +29,9 @@ static double scheduled_lr(const cnn_options *o, int e, int n)
     return 0.5 * o->lr * (1.0 + cos(3.14159265358979323846 * e / n));
 }
 
-static void print_epoch(cnn_progress_state *p, const clrt_epoch_stats *s)
+static void print_epoch(app_progress *p, const clrt_epoch_stats *s)
 {
-    cnn_progress_clear(p);
+    app_progress_clear(p);
     printf("%-6s epoch %2d  lr %.4f  loss %.4f  train acc %.4f  test acc %.4f  %6.2f s  %7.0f "
            "samples/s  "
            "data %4.1f%%\n",
@@ -53,7 +53,7 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     clrt_trainer *trainer = NULL;
     clrt_summary_writer *log = NULL;
     clrt_epoch_stats *history = NULL;
-    cnn_progress_state progress;
+    app_progress progress;
     int rc = 1;
     clrt_dataset_sample_shape(data->train, chw);
     clrt_module *model = cnn_build_model(o->model, chw);
@@ -64,10 +64,10 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     int start = 0;
     if (o->resume && cnn_checkpoint_resume(o, model, opt, per, size, &start))
         goto done;
-    cnn_progress_init(&progress, clrt_device_str(d));
+    app_progress_init(&progress, clrt_device_str(d));
     clrt_train_config cfg = clrt_train_defaults();
     cfg.device = d;
-    cfg.world = o->world;
+    cfg.world = o->job.world;
     if (o->n_dp > 1)
         cfg.devices = o->dp, cfg.n_devices = o->n_dp;
     cfg.epochs = epochs;
@@ -76,10 +76,10 @@ int cnn_run(const cnn_options *o, const cnn_data *data, clrt_device *d, int epoc
     cfg.seed = o->seed;
     cfg.start_epoch = start;
     cfg.step_losses = o->logdir != NULL; /* the same on every rank */
-    int writer = o->rank == 0;           /* in an MPI job, rank 0 writes the files */
+    int writer = o->job.rank == 0;       /* in an MPI job, rank 0 writes the files */
     if (writer && o->logdir && !(log = clrt_summary_open(o->logdir)))
         goto fail;
-    cfg.progress = writer ? cnn_progress : NULL;
+    cfg.progress = writer ? app_progress_report : NULL;
     cfg.ctx = &progress;
     if (!(trainer = clrt_trainer_new(model, opt, data->train, data->test, &cfg)))
         goto fail;

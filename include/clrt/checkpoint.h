@@ -38,6 +38,13 @@ CLRT_API clrt_status clrt_checkpoint_save(const char *path, clrt_module *model,
                                           const char *const *run);
 CLRT_API clrt_status clrt_checkpoint_load(const char *path, clrt_module *model, clrt_optimizer *opt,
                                           int n_run, const char *const *run, int64_t *epoch);
+/* The value the run pair `key` had when the pair at path was saved (read
+ * from "<path>.optim"; a program that needs its run's shape before it can
+ * build the model), copied into out with its NUL. CLRT_EINVAL when the
+ * pair records no such key or the value does not fit in cap; the file's
+ * errors as clrt_checkpoint_load's. */
+CLRT_API clrt_status clrt_checkpoint_run_value(const char *path, const char *key, char *out,
+                                               size_t cap);
 
 #ifdef __cplusplus
 }

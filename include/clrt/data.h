@@ -48,6 +48,16 @@ CLRT_API clrt_dataset *clrt_dataset_cifar10(const char *dir, int train);
 CLRT_API clrt_dataset *clrt_dataset_from_arrays(const char *name, const float *features,
                                                 int sample_ndim, const int64_t *sample_shape,
                                                 const int32_t *labels, int64_t n, int num_classes);
+/* A data set of token sequences for a language model: from a stream of n
+ * int32 tokens in 0..vocab-1, sample i is the `block` tokens from i*block
+ * (int32 [block]) and its labels the token after each (int32 [block]:
+ * tokens i*block+1 .. (i+1)*block), the next-token targets; (n - 1) /
+ * block samples, the tail that fills no sample left out. A batch is x
+ * [N, block] and labels [N, block], both int32. The tokens are copied.
+ * NULL + CLRT_EINVAL naming the first token out of range, or a stream too
+ * short for one sample. */
+CLRT_API clrt_dataset *clrt_dataset_tokens(const char *name, const int32_t *tokens, int64_t n,
+                                           int block, int vocab);
 CLRT_API void clrt_dataset_free(clrt_dataset *ds); /* NULL: no-op */
 
 /* "fashion-mnist/train", "fashion-mnist/test", "cifar10/train", "cifar10/test". */
@@ -59,7 +69,12 @@ CLRT_API void clrt_dataset_sample_shape(const clrt_dataset *ds, int64_t chw[3]);
 /* The sample's shape as given (3 dims for images): its dims into shape[],
  * their count returned (0 for NULL). A batch is [n] + this shape. */
 CLRT_API int clrt_dataset_sample_dims(const clrt_dataset *ds, int64_t shape[3]);
-CLRT_API int clrt_dataset_num_classes(const clrt_dataset *ds); /* 10 */
+CLRT_API int clrt_dataset_num_classes(const clrt_dataset *ds); /* 10; the vocabulary for tokens */
+/* The dtype a batch's x has: CLRT_I32 for token sequences, else CLRT_F32. */
+CLRT_API clrt_dtype clrt_dataset_sample_dtype(const clrt_dataset *ds);
+/* Labels per sample: block for token sequences, else 1 (a batch's labels
+ * are [N] then, [N, block] for tokens). */
+CLRT_API int64_t clrt_dataset_labels_per_sample(const clrt_dataset *ds);
 /* "T-shirt/top", ..., "Ankle boot" / "airplane", ..., "truck";
  * NULL + error when label is out of range or the set has no names. */
 CLRT_API const char *clrt_dataset_class_name(const clrt_dataset *ds, int label);
@@ -73,6 +88,11 @@ CLRT_API clrt_status clrt_dataset_limit(clrt_dataset *ds, int64_t n);
  * checked before anything is written. */
 CLRT_API clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count,
                                          float *x, int32_t *y);
+/* The same for any data set: x receives count samples of the sample dtype
+ * (4 bytes an element), y count * clrt_dataset_labels_per_sample labels.
+ * (clrt_dataset_gather refuses token sequences with CLRT_EDTYPE.) */
+CLRT_API clrt_status clrt_dataset_gather_into(const clrt_dataset *ds, const int64_t *idx,
+                                              int64_t count, void *x, int32_t *y);
 
 /* idx = a permutation of 0..n-1 from seed (Fisher-Yates driven by
  * splitmix64, unbiased): the same seed gives the same order everywhere. */

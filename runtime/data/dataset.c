@@ -42,6 +42,7 @@ void clrt_dataset_free(clrt_dataset *ds)
     free(ds->labels);
     free(ds->features);
     free(ds->int_labels);
+    free(ds->tokens);
     free(ds);
 }
 
@@ -98,8 +99,18 @@ clrt_status clrt_dataset_limit(clrt_dataset *ds, int64_t n)
     return CLRT_OK;
 }
 
+clrt_dtype clrt_dataset_sample_dtype(const clrt_dataset *ds)
+{
+    return ds && ds->tokens ? CLRT_I32 : CLRT_F32;
+}
+
+int64_t clrt_dataset_labels_per_sample(const clrt_dataset *ds)
+{
+    return ds && ds->tokens ? ds->chw[2] : 1;
+}
+
 static clrt_status check_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count,
-                                const float *x, const int32_t *y)
+                                const void *x, const int32_t *y)
 {
     if (!ds)
         return clrt__fail(CLRT_EINVAL, "clrt_dataset_gather: data set is NULL");
@@ -119,12 +130,23 @@ static clrt_status check_gather(const clrt_dataset *ds, const int64_t *idx, int6
     return CLRT_OK;
 }
 
-clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count, float *x,
-                                int32_t *y)
+/* Token sequences: sample i's tokens as x, the next token of each as y. */
+static void gather_tokens(const clrt_dataset *ds, const int64_t *idx, int64_t count, int32_t *x,
+                          int32_t *y)
 {
-    clrt_status s = check_gather(ds, idx, count, x, y);
-    if (s != CLRT_OK)
-        return s;
+    size_t len = (size_t)ds->chw[2];
+    for (int64_t i = 0; i < count; i++) {
+        const int32_t *src = ds->tokens + (size_t)idx[i] * len;
+        if (x)
+            memcpy(x + (size_t)i * len, src, len * sizeof *x);
+        if (y)
+            memcpy(y + (size_t)i * len, src + 1, len * sizeof *y);
+    }
+}
+
+static void gather_floats(const clrt_dataset *ds, const int64_t *idx, int64_t count, float *x,
+                          int32_t *y)
+{
     size_t sample = clrt__sample_bytes(ds);
     for (int64_t i = 0; ds->features && i < count; i++) {
         if (x)
@@ -143,5 +165,28 @@ clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int6
         if (y)
             y[i] = ds->labels[idx[i]];
     }
+}
+
+clrt_status clrt_dataset_gather_into(const clrt_dataset *ds, const int64_t *idx, int64_t count,
+                                     void *x, int32_t *y)
+{
+    clrt_status s = check_gather(ds, idx, count, x, y);
+    if (s != CLRT_OK)
+        return s;
+    if (ds->tokens)
+        gather_tokens(ds, idx, count, x, y);
+    else
+        gather_floats(ds, idx, count, x, y);
     return CLRT_OK;
+}
+
+clrt_status clrt_dataset_gather(const clrt_dataset *ds, const int64_t *idx, int64_t count, float *x,
+                                int32_t *y)
+{
+    if (ds && ds->tokens)
+        return clrt__fail(CLRT_EDTYPE,
+                          "clrt_dataset_gather: %s holds int32 token sequences, not float32 "
+                          "samples (clrt_dataset_gather_into)",
+                          ds->name);
+    return clrt_dataset_gather_into(ds, idx, count, x, y);
 }

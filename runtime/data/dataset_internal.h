@@ -22,6 +22,8 @@ struct clrt_dataset {
     float normalised[256];          /* the float each pixel byte gathers as */
     float *features;                /* arrays: size * numel float32 features, or NULL */
     int32_t *int_labels;            /* arrays: size labels */
+    int32_t *tokens;                /* token sequences: the stream, or NULL */
+    int64_t n_tokens;               /* sample i: tokens[i*L, (i+1)*L), L = chw[2] */
 };
 
 /* A new data set with no samples. Pixel byte v gathers as

@@ -21,8 +21,8 @@
 
 static clrt_status alloc_staging(clrt__batch_stream *l, clrt__stream_slot *s)
 {
-    size_t xbytes = (size_t)(l->batch * l->sample_numel) * sizeof(float);
-    size_t ybytes = (size_t)l->batch * sizeof(int32_t);
+    size_t xbytes = (size_t)(l->batch * l->sample_numel) * sizeof(float); /* or int32 */
+    size_t ybytes = (size_t)(l->batch * clrt_dataset_labels_per_sample(l->ds)) * sizeof(int32_t);
     if (l->pinned) {
         s->host_x = clrt__pinned_new(l->dev, CLRT__COPY, xbytes, &s->pinned_x, "batch staging");
         s->host_y =
@@ -118,11 +118,12 @@ static clrt_status enqueue_copies(clrt__batch_stream *l, clrt__stream_slot *s, c
  * on the compute queue precedes the marker too. */
 static clrt_status upload(clrt__batch_stream *l, clrt__stream_slot *s, int64_t count)
 {
-    int64_t xshape[4] = {count};
+    int64_t xshape[4] = {count}, yshape[2] = {count, clrt_dataset_labels_per_sample(l->ds)};
     int nd = 1 + clrt_dataset_sample_dims(l->ds, xshape + 1);
-    clrt_status st = clrt__tensor_reuse(&s->x, l->dev, CLRT_F32, nd, xshape);
-    if (st == CLRT_OK)
-        st = clrt__tensor_reuse(&s->y, l->dev, CLRT_I32, 1, &count);
+    clrt_status st =
+        clrt__tensor_reuse(&s->x, l->dev, clrt_dataset_sample_dtype(l->ds), nd, xshape);
+    if (st == CLRT_OK) /* labels [N], or [N, L] for token sequences */
+        st = clrt__tensor_reuse(&s->y, l->dev, CLRT_I32, l->ds->tokens ? 2 : 1, yshape);
     if (st != CLRT_OK || count == 0) /* count 0: an empty shard, nothing to copy */
         return st;
     if (!l->pinned)
@@ -150,7 +151,7 @@ static clrt_status stage(clrt__batch_stream *l, int64_t b)
     clrt_status st = wait_slot(l, s);
     double t1 = clrt__now();
     if (st == CLRT_OK)
-        st = clrt_dataset_gather(l->ds, l->order + first, count, s->host_x, s->host_y);
+        st = clrt_dataset_gather_into(l->ds, l->order + first, count, s->host_x, s->host_y);
     if (st == CLRT_OK && l->augment)
         st =
             clrt__augment_crop_flip(l->ds, s->host_x, count, l->order + first, l->augment, l->seed);

@@ -239,3 +239,29 @@ clrt_status clrt_checkpoint_load(const char *path, clrt_module *model, clrt_opti
     *epoch = e;
     return CLRT_OK;
 }
+
+clrt_status clrt_checkpoint_run_value(const char *path, const char *key, char *out, size_t cap)
+{
+    const char *api = "clrt_checkpoint_run_value";
+    char opath[CLRT__PATH_CAP], name[256];
+    clrt__st_file f = {0};
+    clrt__ckpt_meta m;
+    clrt_status st = optim_path(opath, sizeof opath, path, api);
+    if (st == CLRT_OK && (!key || !out || cap == 0))
+        st = clrt__fail(CLRT_EINVAL, "%s: NULL key or output, or no room", api);
+    if (st == CLRT_OK)
+        st = clrt__st_read(opath, &f);
+    if (st == CLRT_OK)
+        st = clrt__ckpt_meta_read(&f, opath, 1, &m);
+    snprintf(name, sizeof name, "%s%s", CLRT__CKPT_RUN_PREFIX, key ? key : "");
+    const char *value = st == CLRT_OK ? clrt__st_meta(&f, name) : NULL;
+    if (st == CLRT_OK && !value)
+        st = clrt__fail(CLRT_EINVAL, "%s: %s records no run value '%s'", api, opath, key);
+    if (st == CLRT_OK && strlen(value) >= cap)
+        st = clrt__fail(CLRT_EINVAL, "%s: %s's '%s' has %zu bytes, more than the %zu given", api,
+                        opath, key, strlen(value), cap - 1);
+    if (st == CLRT_OK)
+        memcpy(out, value, strlen(value) + 1);
+    clrt__st_close(&f);
+    return st;
+}

@@ -1,12 +1,12 @@
 /* Per-epoch progress: a bar redrawn in place on a terminal, nothing but the
  * summary lines otherwise (logs stay readable). */
-#include "cnn.h"
+#include "app.h"
 
 #include <unistd.h>
 
-void cnn_progress(void *ctx, clrt_phase phase, int epoch, int64_t done, int64_t total)
+void app_progress_report(void *ctx, clrt_phase phase, int epoch, int64_t done, int64_t total)
 {
-    cnn_progress_state *p = ctx;
+    app_progress *p = ctx;
     if (!p->tty || total <= 0)
         return;
     int width = 30, filled = (int)(width * done / total);
@@ -22,7 +22,7 @@ void cnn_progress(void *ctx, clrt_phase phase, int epoch, int64_t done, int64_t 
     fflush(stderr);
 }
 
-void cnn_progress_clear(cnn_progress_state *p)
+void app_progress_clear(app_progress *p)
 {
     if (p->tty) {
         fprintf(stderr, "\r%*s\r", 78, "");
@@ -31,7 +31,7 @@ void cnn_progress_clear(cnn_progress_state *p)
     p->last_percent = -1;
 }
 
-void cnn_progress_init(cnn_progress_state *p, const char *device)
+void app_progress_init(app_progress *p, const char *device)
 {
     p->tty = isatty(STDERR_FILENO);
     p->last_percent = -1;

@@ -1,0 +1,42 @@
+/* clrt-lm: train a character-level GPT on a text, on any device (or
+ * several, or an MPI job), or sample text from its checkpoint. */
+#include "lm.h"
+
+static int train(lm_options *o)
+{
+    lm_text t;
+    clrt_device *d = app_pick_device("clrt-lm", o->device, o->devices, &o->job, o->dp, &o->n_dp);
+    if (!d || lm_text_read(o->text, o->max_chars, &t))
+        return 1;
+    for (int i = 0; i < o->n_dp; i++)
+        app_print_device(o->dp[i]);
+    if (o->n_dp == 0)
+        app_print_device(d);
+    int rc = lm_train(o, &t, d);
+    lm_text_free(&t);
+    return rc;
+}
+
+static int sample(lm_options *o)
+{
+    clrt_device *d = app_pick_device("clrt-lm", o->device, NULL, NULL, o->dp, &o->n_dp);
+    return !d || lm_sample(o, d);
+}
+
+int main(int argc, char **argv)
+{
+    clrt_host_blas_restart(argv); /* OpenBLAS's fastest kernels for this CPU */
+    lm_options o;
+    int parsed = lm_parse_options(argc, argv, &o);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
+    if (o.distributed && app_job_begin(&argc, &argv, "clrt-lm", &o.job))
+        return 1;
+    int rc = o.sample ? sample(&o) : train(&o);
+    if (o.distributed && rc != 0)
+        app_job_abort(&o.job, rc); /* the other ranks may wait for this one */
+    if (o.distributed)
+        app_job_end(&o.job);
+    clrt_clblast_release_programs(); /* before exit: Oclgrind cannot at exit */
+    return rc;
+}
