@@ -474,6 +474,38 @@ static size_t ref_var_dim(const gc_case *c, const double *const *in, double *out
     return (size_t)(outer * inner);
 }
 
+/* nn.MultiheadAttention's heads on packed qkv [B, T, 3E] (in[0]), i[0]
+ * heads, i[1] 1 for a causal mask: per head softmax(q k^T / sqrt(dh)) v. */
+static size_t ref_mhsa(const gc_case *c, const double *const *in, double *out)
+{
+    int64_t B = c->in[0].shape[0], T = c->in[0].shape[1], E = c->in[0].shape[2] / 3;
+    int64_t H = c->i[0], dh = E / H;
+    double p[64];
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < T; i++) {
+                const double *q = in[0] + (b * T + i) * 3 * E + h * dh;
+                double top = -INFINITY, total = 0;
+                for (int64_t j = 0; j < T; j++) {
+                    const double *k = in[0] + (b * T + j) * 3 * E + E + h * dh;
+                    double sc = 0;
+                    for (int64_t d = 0; d < dh; d++)
+                        sc += q[d] * k[d] / sqrt((double)dh);
+                    p[j] = c->i[1] && j > i ? -INFINITY : sc;
+                    top = p[j] > top ? p[j] : top;
+                }
+                for (int64_t j = 0; j < T; j++)
+                    total += p[j] = exp(p[j] - top);
+                for (int64_t d = 0; d < dh; d++) {
+                    double o = 0;
+                    for (int64_t j = 0; j < T; j++)
+                        o += p[j] / total * in[0][(b * T + j) * 3 * E + 2 * E + h * dh + d];
+                    out[(b * T + i) * E + h * dh + d] = o;
+                }
+            }
+    return (size_t)(B * T * E);
+}
+
 UNARY_REF(gelu, 0.5 * x * (1 + erf(x / sqrt(2.0))))
 UNARY_REF(silu, x / (1 + exp(-x)))
 
@@ -487,6 +519,18 @@ CALL2(gelu, clrt_f_gelu(in[0]))
 CALL2(silu, clrt_f_silu(in[0]))
 CALL2(embedding, clrt_f_embedding(in[0], in[1]))
 CALL2(var_dim, clrt_var_dim(in[0], (int)c->i[0], (int)c->i[1], (int)c->i[2]))
+
+/* The causal mask is made here: a random one could mask a whole row. */
+static clrt_tensor *call_mhsa(const gc_case *c, clrt_tensor *const *in)
+{
+    clrt_tensor *mask =
+        c->i[1] ? clrt_causal_mask(clrt_tensor_device(in[0]), (int)clrt_tensor_shape(in[0])[1])
+                : NULL;
+    clrt_tensor *y =
+        !c->i[1] || mask ? clrt_f_multihead_self_attention(in[0], (int)c->i[0], mask) : NULL;
+    clrt_tensor_release(mask);
+    return y;
+}
 
 /* --- the cases --- */
 
@@ -923,6 +967,20 @@ static const gc_case cases[] = {
      .ref = ref_layer_norm,
      .i = {1},
      .f = {0.1}},
+    {.op = "clrt_f_multihead_self_attention",
+     .label = "2 heads of 3, no mask",
+     .n_in = 1,
+     .in = {IN(3, 2, 5, 18)},
+     .call = call_mhsa,
+     .ref = ref_mhsa,
+     .i = {2, 0}},
+    {.op = "clrt_f_multihead_self_attention",
+     .label = "1 head of 8, causal mask",
+     .n_in = 1,
+     .in = {IN(3, 2, 7, 24)},
+     .call = call_mhsa,
+     .ref = ref_mhsa,
+     .i = {1, 1}},
     {.op = "clrt_f_gelu",
      .label = "",
      .n_in = 1,

@@ -87,10 +87,4 @@ int cnn_plot(const char *path, const clrt_epoch_stats *s, int n);
 int cnn_plot_bars(const char *path, const char *title, const char *const *labels,
                   const double *values, int n);
 
-/* --profile (profile.c): begin records a profiler trace (joining
- * CLRT_TRACE's); report stops it and prints the top operations. Both
- * return 0, or 1 after printing the error. */
-int cnn_profile_begin(void);
-int cnn_profile_report(FILE *f);
-
 #endif

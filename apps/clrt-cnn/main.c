@@ -128,13 +128,13 @@ static int run(cnn_options *o)
     clrt_device *d = o->compare ? NULL : pick_device(o);
     if ((!o->compare && !d) || load_data(o, &data))
         return 1;
-    int rc = o->profile ? cnn_profile_begin() : 0;
+    int rc = o->profile ? app_profile_begin("clrt-cnn") : 0;
     if (rc == 0)
         rc = o->compare   ? compare(o, &data)
              : o->n_sweep ? sweep(o, &data, d)
                           : train_one(o, &data, d);
     if (o->profile && rc == 0)
-        rc = cnn_profile_report(stdout);
+        rc = app_profile_report("clrt-cnn", stdout);
     if (rc == 0)
         rc = cnn_outputs_finish(); /* a trace that cannot be written fails the run */
     clrt_dataset_free(data.train);

@@ -27,6 +27,7 @@ typedef struct {
     int sample;
     const char *checkpoint, *prompt;
     double temperature;
+    int profile; /* --profile: the operations with the most device time, at the end */
     int distributed;
     app_job job;
 } lm_options;

@@ -12,7 +12,10 @@ static int train(lm_options *o)
         app_print_device(o->dp[i]);
     if (o->n_dp == 0)
         app_print_device(d);
-    int rc = lm_train(o, &t, d);
+    int rc = o->profile ? app_profile_begin("clrt-lm") : 0;
+    rc = rc || lm_train(o, &t, d);
+    if (o->profile && rc == 0)
+        rc = app_profile_report("clrt-lm", stdout);
     lm_text_free(&t);
     return rc;
 }

@@ -35,6 +35,8 @@ static void usage(FILE *f)
                "                              initial state\n"
                "  --resume PATH               continue a --save run, as if never stopped\n"
                "  --logdir DIR                TensorBoard scalars\n"
+               "  --profile                   at the end, the operations with the most device\n"
+               "                              time (CLRT_TRACE=FILE.json: the whole timeline)\n"
                "  --sample N                  write N characters sampled from --checkpoint\n"
                "  --checkpoint PATH           a --save checkpoint to sample from\n"
                "  --prompt TEXT               the text the sample continues\n"
@@ -175,8 +177,8 @@ int lm_parse_options(int argc, char **argv, lm_options *o)
             usage(stdout);
             return 1;
         }
-        if (strcmp(flag, "--distributed") == 0) {
-            o->distributed = 1;
+        if (strcmp(flag, "--distributed") == 0 || strcmp(flag, "--profile") == 0) {
+            *(flag[2] == 'd' ? &o->distributed : &o->profile) = 1;
             continue;
         }
         if (app_flag_value(&cli, argc, argv, &i, name, &flag, &value) != 0 ||

@@ -56,6 +56,12 @@ int app_job_begin(int *argc, char ***argv, const char *prog, app_job *job);
 void app_job_abort(const app_job *job, int rc);
 void app_job_end(app_job *job);
 
+/* --profile (profile.c): begin records a profiler trace (joining
+ * CLRT_TRACE's); report stops it and prints the operations with the most
+ * device time. Both return 0, or 1 after printing the error. */
+int app_profile_begin(const char *prog);
+int app_profile_report(const char *prog, FILE *f);
+
 /* The devices to train on (devices.c): --devices LIST|all into dp (up to
  * CLRT_MAX_DATA_PARALLEL, *n_dp of them; "all" is every GPU, else cpu),
  * else --device, else in an MPI job the GPU of the local rank's number

@@ -36,6 +36,21 @@ CLRT_API clrt_tensor *clrt_log_softmax(clrt_tensor *x, int dim);
  * CLRT_ESHAPE for weight not 2-D, CLRT_EDEVMISMATCH for two devices. */
 CLRT_API clrt_tensor *clrt_f_embedding(clrt_tensor *indices, clrt_tensor *weight);
 
+/* The heads of nn.MultiheadAttention's self-attention, fused: qkv [B, T,
+ * 3E] float32 holds q, k and v side by side per position (x times
+ * in_proj_weight^T plus in_proj_bias), each E wide with head h in columns
+ * h * E/heads onwards; the result [B, T, E] holds per head
+ * softmax(q k^T / sqrt(E/heads), masked) v, the heads side by side (what
+ * out_proj takes). mask: NULL, or uint8 [T, T], nonzero where query i may
+ * not attend to key j (MultiheadAttention's boolean attn_mask; a row with
+ * every key masked gives NaN, as PyTorch). Never writes the T x T scores;
+ * its backward recomputes them. CLRT_ESHAPE for other shapes (heads must
+ * divide E), CLRT_ENOTSUP where the kernels do not apply (a head wider
+ * than 64, a device loop cap): clrt_multihead_attention then composes
+ * matmul, masked_fill and softmax instead (CLRT_ATTENTION). */
+CLRT_API clrt_tensor *clrt_f_multihead_self_attention(clrt_tensor *qkv, int heads,
+                                                      clrt_tensor *mask);
+
 #ifdef __cplusplus
 }
 #endif

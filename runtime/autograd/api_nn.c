@@ -28,6 +28,13 @@ clrt_tensor *clrt_f_layer_norm(clrt_tensor *x, int normalized_ndim, clrt_tensor 
     return clrt__dispatch(&clrt__op_layer_norm, 3, in, &at);
 }
 
+clrt_tensor *clrt_f_multihead_self_attention(clrt_tensor *qkv, int heads, clrt_tensor *mask)
+{
+    clrt__op_attrs at = {.i = {heads}, .ni = 1};
+    clrt_tensor *in[2] = {qkv, mask};
+    return clrt__dispatch(&clrt__op_multihead_self_attention, 2, in, &at);
+}
+
 clrt_tensor *clrt_f_gelu(clrt_tensor *x) { return clrt__dispatch1(&clrt__op_gelu, x, NULL); }
 
 clrt_tensor *clrt_f_silu(clrt_tensor *x) { return clrt__dispatch1(&clrt__op_silu, x, NULL); }

@@ -149,6 +149,9 @@ static void read_all(void)
     settings.conv_scratch_bytes = whole_number("CLRT_CONV_SCRATCH_BYTES", "bytes");
     settings.conv_measure_macs = whole_number("CLRT_CONV_MEASURE_MACS", "multiply-adds");
     settings.kernel_style = kernel_style();
+    static const char *const attention[] = {"auto", "fused", "composed", NULL};
+    settings.attention =
+        (clrt__attention_path)choice("CLRT_ATTENTION", attention, "auto, fused, composed", 0);
     settings.poison = choice("CLRT_POISON", off_on, "0, 1", 0);
     settings.kernel_werror = choice("CLRT_KERNEL_WERROR", off_on, "0, 1", 0);
     static const char *const widths[] = {"0", "1", "2", "4", "8", "16", NULL};

@@ -28,6 +28,13 @@ typedef enum {
     CLRT__STYLE_GPU
 } clrt__kernel_style;
 
+/* CLRT_ATTENTION: how MultiheadAttention computes softmax(q k^T) v. */
+typedef enum {
+    CLRT__ATTENTION_AUTO,    /* fused where it applies (clrt__attention_fused_fits) */
+    CLRT__ATTENTION_FUSED,   /* fused, an error where it does not apply */
+    CLRT__ATTENTION_COMPOSED /* matmul, masked_fill and softmax ops */
+} clrt__attention_path;
+
 typedef struct {
     const char *visible_devices;     /* CLRT_VISIBLE_DEVICES, parsed by device.c; NULL: all */
     const char *default_device;      /* CLRT_DEFAULT_DEVICE, a spec looked up by device.c */
@@ -39,6 +46,7 @@ typedef struct {
     size_t conv_measure_macs;        /* CLRT_CONV_MEASURE_MACS: passes of at least this many
                                         multiply-adds are measured; 0: the built-in threshold */
     clrt__kernel_style kernel_style; /* CLRT_KERNEL_STYLE (see above) */
+    clrt__attention_path attention;  /* CLRT_ATTENTION (see above) */
     int poison;                      /* CLRT_POISON=1: new buffers start as NaN bytes */
     int kernel_werror;               /* CLRT_KERNEL_WERROR=1: kernels build with -Werror */
     unsigned vector_width_cap;       /* CLRT_VECTOR_WIDTH: 1, 2, 4, 8 or 16 lanes at most; 0: the

@@ -1,10 +1,14 @@
 /* MultiheadAttention (nn.MultiheadAttention(embed_dim, num_heads,
  * dropout, batch_first=True), self-attention): composed of ops, so
- * autograd gives its backward. Dropout on the attention weights in
+ * autograd gives its backward; the heads through the fused op
+ * (clrt_f_multihead_self_attention) where it applies, else matmul,
+ * masked_fill and softmax (CLRT_ATTENTION chooses). Dropout on the attention weights in
  * training draws its masks from (init seed, forward count), as Dropout's. State as PyTorch's:
  * in_proj_weight [3E, E], in_proj_bias [3E], out_proj.weight [E, E], out_proj.bias [E]. */
 #include "runtime/nn/module_internal.h"
 #include "runtime/core/alloc_internal.h"
+#include "runtime/core/env_internal.h"
+#include "runtime/ops/nn/nn_internal.h"
 #include <clrt/ops.h>
 #include <clrt/ops_dropout.h>
 
@@ -120,6 +124,37 @@ static clrt_tensor *attend(scratch *k, clrt_module *m, mha_shape *s, clrt_tensor
     return ot ? keep(k, clrt_reshape(ot, 3, shape)) : NULL;
 }
 
+/* Why the fused op cannot take this call, or NULL when it can. */
+static const char *fused_declines(clrt_module *m, const mha_shape *s, clrt_tensor *qkv,
+                                  clrt_tensor *mask)
+{
+    clrt__attention_shape as = clrt__attention_shape_of(qkv, s->heads);
+    if (m->training && s->dropout > 0.0)
+        return "dropout on the attention weights while training";
+    if (mask && !(mask->ndim == 2 && mask->shape[0] == as.t && mask->shape[1] == as.t))
+        return "a mask other than [T, T]";
+    if (!clrt__attention_fused_fits(clrt__dev(qkv), &as))
+        return "a head wider than the kernels take, or a device loop cap";
+    return NULL;
+}
+
+/* The heads: fused (CLRT_ATTENTION auto where it applies, or fused) or
+ * composed of ops. */
+static clrt_tensor *heads(scratch *k, clrt_module *m, mha_shape *s, clrt_tensor *qkv,
+                          clrt_tensor *mask)
+{
+    clrt__attention_path path = clrt__env()->attention;
+    const char *why = path == CLRT__ATTENTION_COMPOSED ? "" : fused_declines(m, s, qkv, mask);
+    if (!why)
+        return keep(k, clrt_f_multihead_self_attention(qkv, s->heads, mask));
+    if (path == CLRT__ATTENTION_FUSED) {
+        clrt__fail(CLRT_ENOTSUP, "MultiheadAttention: CLRT_ATTENTION=fused does not apply: %s",
+                   why);
+        return NULL;
+    }
+    return attend(k, m, s, qkv, mask);
+}
+
 static clrt_tensor *mha_forward(clrt_module *m, int n, clrt_tensor *const *in, void *user)
 {
     mha_shape *s = user;
@@ -129,7 +164,7 @@ static clrt_tensor *mha_forward(clrt_module *m, int n, clrt_tensor *const *in, v
     clrt_tensor *wt = keep(&k, clrt_transpose(m->params[0].value, 0, 1));
     clrt_tensor *xw = wt ? keep(&k, clrt_matmul(in[0], wt)) : NULL;
     clrt_tensor *qkv = xw ? keep(&k, clrt_add(xw, m->params[1].value)) : NULL;
-    clrt_tensor *o = qkv ? attend(&k, m, s, qkv, n == 2 ? in[1] : NULL) : NULL;
+    clrt_tensor *o = qkv ? heads(&k, m, s, qkv, n == 2 ? in[1] : NULL) : NULL;
     clrt_tensor *y = o ? clrt_module_forward(m->children[0], o) : NULL;
     drop(&k);
     return y;

@@ -22,7 +22,8 @@ extern const clrt__op_def clrt__op_batch_norm, clrt__op_dropout, clrt__op_cross_
 /* transformer ops (runtime/ops/nn/, norm/layernorm.c, elementwise/unary.c,
  * reduce/var.c) */
 extern const clrt__op_def clrt__op_softmax, clrt__op_log_softmax, clrt__op_layer_norm,
-    clrt__op_gelu, clrt__op_silu, clrt__op_embedding, clrt__op_var_dim;
+    clrt__op_gelu, clrt__op_silu, clrt__op_embedding, clrt__op_var_dim,
+    clrt__op_multihead_self_attention;
 /* Shapes, selections, comparisons (issue 35's attention ops, part 1). */
 extern const clrt__op_def clrt__op_permute, clrt__op_narrow, clrt__op_cat;
 extern const clrt__op_def clrt__op_gt, clrt__op_lt, clrt__op_ge, clrt__op_le, clrt__op_eq,

@@ -9,8 +9,9 @@ zero in exact arithmetic (softmax does not change when one number is added
 to a whole row of scores), and Adam divides what rounding leaves there by
 its own size, so on both sides those entries move by +-lr at random; the
 check is that clrt's gradient there is rounding (1e-6 of the bias's). Run on
-the default paths and with the GPU's forced (CLRT_GEMM=clblast
-CLRT_KERNEL_STYLE=gpu).
+the default paths (the fused attention), with the GPU's forced
+(CLRT_GEMM=clblast CLRT_KERNEL_STYLE=gpu) and with the attention composed
+of ops (CLRT_ATTENTION=composed).
    python check_gpt.py GPT WORK_DIR
 """
 import os
@@ -101,7 +102,9 @@ def check(d, label):
     model.load_state_dict({k: v.double() for k, v in after.items()}, strict=True)
 
 
-for label, env in [("default", {}), ("gpu-paths", {"CLRT_GEMM": "clblast", "CLRT_KERNEL_STYLE": "gpu"})]:
+RUNS = [("default", {}), ("gpu-paths", {"CLRT_GEMM": "clblast", "CLRT_KERNEL_STYLE": "gpu"}),
+        ("composed-attention", {"CLRT_ATTENTION": "composed"})]
+for label, env in RUNS:
     d = os.path.join(work, label)
     os.makedirs(d, exist_ok=True)
     seed = int.from_bytes(os.urandom(3), "little")

@@ -4,8 +4,9 @@ batch_first=True) and nn.TransformerEncoderLayer(8, 2, 12, dropout=0,
 batch_first=True) in float64: each initial state loads strictly into
 PyTorch's module (state names), and with the causal mask and without, the
 output and the gradients of x and of every parameter (clrt_backward of
-sum(y * r)) agree within 1e-5 norm-wise. Run on the default paths and with
-the GPU's forced (CLRT_GEMM=clblast CLRT_KERNEL_STYLE=gpu).
+sum(y * r)) agree within 1e-5 norm-wise. Run on the default paths (the fused
+attention), with the GPU's forced (CLRT_GEMM=clblast CLRT_KERNEL_STYLE=gpu)
+and with the attention composed of ops (CLRT_ATTENTION=composed).
    python check_transformer.py TRANSFORMER_TOOL WORK_DIR
 """
 import os
@@ -61,7 +62,9 @@ def check(d, label):
                 assert e <= TOL, f"{label} {name}.{run}{what}: off by {e:.3g} (bound {TOL})"
 
 
-for label, env in [("default", {}), ("gpu-paths", {"CLRT_GEMM": "clblast", "CLRT_KERNEL_STYLE": "gpu"})]:
+RUNS = [("default", {}), ("gpu-paths", {"CLRT_GEMM": "clblast", "CLRT_KERNEL_STYLE": "gpu"}),
+        ("composed-attention", {"CLRT_ATTENTION": "composed"})]
+for label, env in RUNS:
     d = os.path.join(work, label)
     os.makedirs(d, exist_ok=True)
     seed = int.from_bytes(os.urandom(3), "little")

@@ -1,17 +1,17 @@
 /* --profile: a profiler trace over the whole run, then the operations with
  * the most device time as a table. */
-#include "cnn.h"
+#include "app.h"
 
 #include <clrt/trace.h>
 #include <stdlib.h>
 
 #define TOP_OPS 10
 
-int cnn_profile_begin(void)
+int app_profile_begin(const char *prog)
 {
     if (clrt_trace_start(NULL) == CLRT_OK) /* joins CLRT_TRACE's trace */
         return 0;
-    fprintf(stderr, "clrt-cnn: --profile: %s\n", clrt_last_error());
+    fprintf(stderr, "%s: --profile: %s\n", prog, clrt_last_error());
     return 1;
 }
 
@@ -31,16 +31,16 @@ static void print_table(FILE *f, const clrt_trace_op *ops, int n)
                 1e3 * ops[i].total_ms / (double)ops[i].calls);
 }
 
-int cnn_profile_report(FILE *f)
+int app_profile_report(const char *prog, FILE *f)
 {
     if (clrt_trace_stop() != CLRT_OK) {
-        fprintf(stderr, "clrt-cnn: --profile: %s\n", clrt_last_error());
+        fprintf(stderr, "%s: --profile: %s\n", prog, clrt_last_error());
         return 1;
     }
     int n = clrt_trace_top(NULL, 0);
     clrt_trace_op *ops = n > 0 ? malloc((size_t)n * sizeof *ops) : NULL;
     if (n < 0 || (n > 0 && !ops)) {
-        fprintf(stderr, "clrt-cnn: --profile: %s\n", n < 0 ? clrt_last_error() : "out of memory");
+        fprintf(stderr, "%s: --profile: %s\n", prog, n < 0 ? clrt_last_error() : "out of memory");
         return 1;
     }
     n = clrt_trace_top(ops, n);

@@ -1,0 +1,301 @@
+/* attention.cl — multi-head self-attention fused: from packed qkv [B, T,
+ * 3E] (q, k, v side by side per position, head h's HEAD_DIM columns at h * HEAD_DIM
+ * of each), per head and query row i
+ *   o_i = sum_j softmax_j(q_i . k_j * scale, masked) v_j
+ * without writing the T x T scores: one work item per (row, batch * head)
+ * keeps its row's running max, sum and output (the online softmax) in
+ * registers. The backward recomputes the probabilities from the row's
+ * log-sum-exp (FlashAttention's way): attn_bwd_q writes dq and each row's
+ * D_i = dO_i . o_i, then attn_bwd_kv, an item per key row, writes dk and dv.
+ * Every gradient element is written by one item: no atomics.
+ *
+ * Built with -D HEAD_DIM=<head dim> (the private arrays' size) and -D EMBED=<embed
+ * dim>. mask: [T, T] uint8, nonzero where row i may not attend to j
+ * (nn.MultiheadAttention's boolean attn_mask), or none (has_mask 0). A row
+ * with every key masked gives NaN, as PyTorch's softmax over -inf does. */
+
+#define QKV_ROW (3 * EMBED)
+
+/* Whether row i may attend to key j. */
+inline int allowed(__global const uchar *mask, int has_mask, uint seq, uint i, uint j)
+{
+    return !has_mask || mask[(size_t)i * seq + j] == 0;
+}
+
+inline float dot_dh(const float *a, __global const float *b)
+{
+    float s = 0.0f;
+    for (int c = 0; c < HEAD_DIM; c++)
+        s = fma(a[c], b[c], s);
+    return s;
+}
+
+/* out [B, T, EMBED]: head h's HEAD_DIM columns of row i; lse [B*H, T]. Item (i, bh). */
+__kernel void attn_fwd(__global const float *qkv, __global const uchar *mask, int has_mask,
+                       __global float *out, __global float *lse, uint seq, uint H, uint BH,
+                       float scale)
+{
+    uint i = get_global_id(0), bh = get_global_id(1);
+    if (i >= seq || bh >= BH)
+        return;
+    uint b = bh / H, h = bh % H;
+    __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
+    float q[HEAD_DIM], acc[HEAD_DIM];
+    for (int c = 0; c < HEAD_DIM; c++) {
+        q[c] = base[(size_t)i * QKV_ROW + c] * scale;
+        acc[c] = 0.0f;
+    }
+    float m = -INFINITY, l = 0.0f;
+    for (uint j = 0; j < seq; j++) {
+        if (!allowed(mask, has_mask, seq, i, j))
+            continue;
+        __global const float *kj = base + (size_t)j * QKV_ROW + EMBED;
+        float s = dot_dh(q, kj);
+        if (s > m) { /* a new maximum: what was summed shrinks by exp(m - s) */
+            float shrink = exp(m - s);
+            l *= shrink;
+            for (int c = 0; c < HEAD_DIM; c++)
+                acc[c] *= shrink;
+            m = s;
+        }
+        float p = exp(s - m);
+        l += p;
+        for (int c = 0; c < HEAD_DIM; c++)
+            acc[c] = fma(p, kj[EMBED + c], acc[c]);
+    }
+    __global float *o = out + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
+    for (int c = 0; c < HEAD_DIM; c++)
+        o[c] = acc[c] / l;
+    lse[(size_t)bh * seq + i] = m + log(l);
+}
+
+/* dq into dqkv's q columns, and D [B*H, T] = dO_i . o_i. Item (i, bh). */
+__kernel void attn_bwd_q(__global const float *qkv, __global const uchar *mask, int has_mask,
+                         __global const float *out, __global const float *dout,
+                         __global const float *lse, __global float *dsum, __global float *dqkv,
+                         uint seq, uint H, uint BH, float scale)
+{
+    uint i = get_global_id(0), bh = get_global_id(1);
+    if (i >= seq || bh >= BH)
+        return;
+    uint b = bh / H, h = bh % H;
+    __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
+    size_t row = ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
+    float q[HEAD_DIM], g[HEAD_DIM], dq[HEAD_DIM], d = 0.0f;
+    for (int c = 0; c < HEAD_DIM; c++) {
+        q[c] = base[(size_t)i * QKV_ROW + c] * scale;
+        g[c] = dout[row + c];
+        d = fma(g[c], out[row + c], d);
+        dq[c] = 0.0f;
+    }
+    float li = lse[(size_t)bh * seq + i];
+    for (uint j = 0; j < seq; j++) {
+        if (!allowed(mask, has_mask, seq, i, j))
+            continue;
+        __global const float *kj = base + (size_t)j * QKV_ROW + EMBED;
+        float p = exp(dot_dh(q, kj) - li);
+        float ds = p * (dot_dh(g, kj + EMBED) - d);
+        for (int c = 0; c < HEAD_DIM; c++)
+            dq[c] = fma(ds, kj[c], dq[c]);
+    }
+    dsum[(size_t)bh * seq + i] = d;
+    __global float *dst = dqkv + ((size_t)b * seq + i) * QKV_ROW + h * HEAD_DIM;
+    for (int c = 0; c < HEAD_DIM; c++)
+        dst[c] = dq[c] * scale;
+}
+
+/* dk and dv into dqkv's k and v columns of key row j. Item (j, bh). */
+__kernel void attn_bwd_kv(__global const float *qkv, __global const uchar *mask, int has_mask,
+                          __global const float *dout, __global const float *lse,
+                          __global const float *dsum, __global float *dqkv, uint seq, uint H,
+                          uint BH, float scale)
+{
+    uint j = get_global_id(0), bh = get_global_id(1);
+    if (j >= seq || bh >= BH)
+        return;
+    uint b = bh / H, h = bh % H;
+    __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
+    float k[HEAD_DIM], v[HEAD_DIM], dk[HEAD_DIM], dv[HEAD_DIM];
+    for (int c = 0; c < HEAD_DIM; c++) {
+        k[c] = base[(size_t)j * QKV_ROW + EMBED + c] * scale;
+        v[c] = base[(size_t)j * QKV_ROW + 2 * EMBED + c];
+        dk[c] = dv[c] = 0.0f;
+    }
+    for (uint i = 0; i < seq; i++) {
+        if (!allowed(mask, has_mask, seq, i, j))
+            continue;
+        __global const float *qi = base + (size_t)i * QKV_ROW;
+        __global const float *gi = dout + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
+        float p = exp(dot_dh(k, qi) - lse[(size_t)bh * seq + i]);
+        float ds = p * (dot_dh(v, gi) - dsum[(size_t)bh * seq + i]);
+        for (int c = 0; c < HEAD_DIM; c++) {
+            dv[c] = fma(p, gi[c], dv[c]);
+            dk[c] = fma(ds, qi[c], dk[c]);
+        }
+    }
+    __global float *dst = dqkv + ((size_t)j + (size_t)b * seq) * QKV_ROW + h * HEAD_DIM;
+    for (int c = 0; c < HEAD_DIM; c++) {
+        dst[EMBED + c] = dk[c] * scale;
+        dst[2 * EMBED + c] = dv[c];
+    }
+}
+
+/* The same three kernels for CPU devices (-D VEC=<lanes>, a divisor of
+ * HEAD_DIM): each item's rows held and combined as vectors of VEC floats,
+ * so the dot products and updates are SIMD within the item (the kernels
+ * above leave vectorising to the compiler across items, whose loads of
+ * different rows become gathers). */
+#ifdef VEC
+#if VEC == 16
+typedef float16 vec;
+#define VLOAD vload16
+#define VSTORE vstore16
+inline float hsum(vec x)
+{
+    float8 a = x.lo + x.hi;
+    float4 b = a.lo + a.hi;
+    return b.x + b.y + b.z + b.w;
+}
+#elif VEC == 8
+typedef float8 vec;
+#define VLOAD vload8
+#define VSTORE vstore8
+inline float hsum(vec x)
+{
+    float4 b = x.lo + x.hi;
+    return b.x + b.y + b.z + b.w;
+}
+#elif VEC == 4
+typedef float4 vec;
+#define VLOAD vload4
+#define VSTORE vstore4
+inline float hsum(vec x) { return x.x + x.y + x.z + x.w; }
+#elif VEC == 2
+typedef float2 vec;
+#define VLOAD vload2
+#define VSTORE vstore2
+inline float hsum(vec x) { return x.x + x.y; }
+#else
+typedef float vec;
+#define VLOAD(i, p) ((p)[i])
+#define VSTORE(x, i, p) ((p)[i] = (x))
+inline float hsum(vec x) { return x; }
+#endif
+
+#define NV (HEAD_DIM / VEC)
+
+inline float vdot(const vec *a, __global const float *b)
+{
+    vec s = 0.0f;
+    for (int v = 0; v < NV; v++)
+        s = fma(a[v], VLOAD(v, b), s);
+    return hsum(s);
+}
+
+__kernel void attn_fwd_vec(__global const float *qkv, __global const uchar *mask, int has_mask,
+                           __global float *out, __global float *lse, uint seq, uint H, uint BH,
+                           float scale)
+{
+    uint i = get_global_id(0), bh = get_global_id(1);
+    if (i >= seq || bh >= BH)
+        return;
+    uint b = bh / H, h = bh % H;
+    __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
+    vec q[NV], acc[NV];
+    for (int v = 0; v < NV; v++) {
+        q[v] = VLOAD(v, base + (size_t)i * QKV_ROW) * scale;
+        acc[v] = 0.0f;
+    }
+    float m = -INFINITY, l = 0.0f;
+    for (uint j = 0; j < seq; j++) {
+        if (!allowed(mask, has_mask, seq, i, j))
+            continue;
+        __global const float *kj = base + (size_t)j * QKV_ROW + EMBED;
+        float s = vdot(q, kj);
+        if (s > m) {
+            float shrink = exp(m - s);
+            l *= shrink;
+            for (int v = 0; v < NV; v++)
+                acc[v] *= shrink;
+            m = s;
+        }
+        float p = exp(s - m);
+        l += p;
+        for (int v = 0; v < NV; v++)
+            acc[v] = fma((vec)p, VLOAD(v, kj + EMBED), acc[v]);
+    }
+    __global float *o = out + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
+    for (int v = 0; v < NV; v++)
+        VSTORE(acc[v] / l, v, o);
+    lse[(size_t)bh * seq + i] = m + log(l);
+}
+
+__kernel void attn_bwd_q_vec(__global const float *qkv, __global const uchar *mask, int has_mask,
+                             __global const float *out, __global const float *dout,
+                             __global const float *lse, __global float *dsum,
+                             __global float *dqkv, uint seq, uint H, uint BH, float scale)
+{
+    uint i = get_global_id(0), bh = get_global_id(1);
+    if (i >= seq || bh >= BH)
+        return;
+    uint b = bh / H, h = bh % H;
+    __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
+    size_t row = ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
+    vec q[NV], g[NV], dq[NV], dv = 0.0f;
+    for (int v = 0; v < NV; v++) {
+        q[v] = VLOAD(v, base + (size_t)i * QKV_ROW) * scale;
+        g[v] = VLOAD(v, dout + row);
+        dv = fma(g[v], VLOAD(v, out + row), dv);
+        dq[v] = 0.0f;
+    }
+    float d = hsum(dv), li = lse[(size_t)bh * seq + i];
+    for (uint j = 0; j < seq; j++) {
+        if (!allowed(mask, has_mask, seq, i, j))
+            continue;
+        __global const float *kj = base + (size_t)j * QKV_ROW + EMBED;
+        float p = exp(vdot(q, kj) - li);
+        float ds = p * (vdot(g, kj + EMBED) - d);
+        for (int v = 0; v < NV; v++)
+            dq[v] = fma((vec)ds, VLOAD(v, kj), dq[v]);
+    }
+    dsum[(size_t)bh * seq + i] = d;
+    __global float *dst = dqkv + ((size_t)b * seq + i) * QKV_ROW + h * HEAD_DIM;
+    for (int v = 0; v < NV; v++)
+        VSTORE(dq[v] * scale, v, dst);
+}
+
+__kernel void attn_bwd_kv_vec(__global const float *qkv, __global const uchar *mask, int has_mask,
+                              __global const float *dout, __global const float *lse,
+                              __global const float *dsum, __global float *dqkv, uint seq, uint H,
+                              uint BH, float scale)
+{
+    uint j = get_global_id(0), bh = get_global_id(1);
+    if (j >= seq || bh >= BH)
+        return;
+    uint b = bh / H, h = bh % H;
+    __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
+    vec k[NV], v[NV], dk[NV], dv[NV];
+    for (int w = 0; w < NV; w++) {
+        k[w] = VLOAD(w, base + (size_t)j * QKV_ROW + EMBED) * scale;
+        v[w] = VLOAD(w, base + (size_t)j * QKV_ROW + 2 * EMBED);
+        dk[w] = dv[w] = 0.0f;
+    }
+    for (uint i = 0; i < seq; i++) {
+        if (!allowed(mask, has_mask, seq, i, j))
+            continue;
+        __global const float *qi = base + (size_t)i * QKV_ROW;
+        __global const float *gi = dout + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
+        float p = exp(vdot(k, qi) - lse[(size_t)bh * seq + i]);
+        float ds = p * (vdot(v, gi) - dsum[(size_t)bh * seq + i]);
+        for (int w = 0; w < NV; w++) {
+            dv[w] = fma((vec)p, VLOAD(w, gi), dv[w]);
+            dk[w] = fma((vec)ds, VLOAD(w, qi), dk[w]);
+        }
+    }
+    __global float *dst = dqkv + ((size_t)j + (size_t)b * seq) * QKV_ROW + h * HEAD_DIM;
+    for (int w = 0; w < NV; w++) {
+        VSTORE(dk[w] * scale, w, dst + EMBED);
+        VSTORE(dv[w], w, dst + 2 * EMBED);
+    }
+}
+#endif
