@@ -1,5 +1,6 @@
-/* The models clrt ships, one training step and one evaluation each, on a
- * device: scripts/nvptx.sh runs this on PoCL posing as an NVIDIA H100
+/* The models clrt ships, one training step and one evaluation each (and
+ * one training step of clrt_gpt at clrt-lm's and bench/compare.sh's size),
+ * on a device: scripts/nvptx.sh runs this on PoCL posing as an NVIDIA H100
  * (gpu_pose.c) with CLRT_PROGRAM_LOG set, every convolution pass measured
  * (CLRT_CONV_MEASURE_MACS=1: each candidate algorithm runs) in both kernel
  * styles, to
@@ -119,6 +120,40 @@ static int run_case(clrt_device *d, const model_case *mc)
     return bad;
 }
 
+/* clrt_gpt(96, 128, 128, 4, 4, 512), batch 2: autograd forward and
+ * backward of the mean next-token cross-entropy, then an AdamW step. */
+static int gpt_step(clrt_device *d)
+{
+    enum { V = 96, BLOCK = 128, B = 2 };
+    model_case mc = {"gpt", 0, 0, 0, B, 1};
+    int32_t ids[B * BLOCK];
+    for (int i = 0; i < B * BLOCK; i++)
+        ids[i] = (int32_t)(i * 31 % V);
+    int64_t shape[2] = {B, BLOCK}, rows[2] = {B * BLOCK, V}, flat[1] = {B * BLOCK};
+    clrt_module *m = clrt_gpt(V, BLOCK, 128, 4, 4, 512);
+    if (!m || clrt_module_to(m, d) != CLRT_OK)
+        return failed(&mc, "building the model");
+    static clrt_tensor *params[MAX_PARAMS], *grads[MAX_PARAMS];
+    int n = clrt_module_parameters(m, NULL, params, grads, MAX_PARAMS);
+    clrt_optimizer *o = n > 0 ? clrt_adamw(n, params, grads, 1e-3, 0.9, 0.95, 1e-8, 0.1) : NULL;
+    clrt_tensor *x = o ? clrt_from_host(d, CLRT_I32, 2, shape, ids) : NULL;
+    clrt_tensor *y = x ? clrt_reshape(x, 1, flat) : NULL;
+    clrt_tensor *logits = y ? clrt_module_forward(m, x) : NULL;
+    clrt_tensor *l2 = logits ? clrt_reshape(logits, 2, rows) : NULL;
+    clrt_tensor *loss = l2 ? clrt_cross_entropy_loss(l2, y) : NULL;
+    int bad = !loss || clrt_backward(loss) != CLRT_OK || clrt_optimizer_step(o) != CLRT_OK ||
+              clrt_device_synchronize(d) != CLRT_OK;
+    clrt_tensor *all[5] = {x, y, logits, l2, loss};
+    for (int i = 0; i < 5; i++)
+        clrt_tensor_release(all[i]);
+    clrt_optimizer_free(o);
+    clrt_module_free(m);
+    if (bad)
+        return failed(&mc, "the training step");
+    printf("gpu_path: clrt_gpt(96, 128, 128, 4, 4, 512), batch 2 on %s: ok\n", clrt_device_str(d));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* Batches as small as keep each layer's kernels the ones a training
@@ -139,5 +174,5 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (run_case(d, &cases[i]))
             return 1;
-    return 0;
+    return gpt_step(d);
 }
