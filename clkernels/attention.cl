@@ -9,8 +9,10 @@
  * D_i = dO_i . o_i, then attn_bwd_kv, an item per key row, writes dk and dv.
  * Every gradient element is written by one item: no atomics.
  *
- * Built with -D HEAD_DIM=<head dim> (the private arrays' size) and -D EMBED=<embed
- * dim>. mask: [T, T] uint8, nonzero where row i may not attend to j
+ * Built with -D HEAD_DIM=<head dim> (the private arrays' size) and
+ * -D EMBED=<embed dim>; the loops over a row are unrolled so that the rows
+ * stay in registers (ptxas puts arrays indexed in a loop in stack memory).
+ * mask: [T, T] uint8, nonzero where row i may not attend to j
  * (nn.MultiheadAttention's boolean attn_mask), or none (has_mask 0). A row
  * with every key masked gives NaN, as PyTorch's softmax over -inf does. */
 
@@ -25,6 +27,7 @@ inline int allowed(__global const uchar *mask, int has_mask, uint seq, uint i, u
 inline float dot_dh(const float *a, __global const float *b)
 {
     float s = 0.0f;
+    #pragma unroll
     for (int c = 0; c < HEAD_DIM; c++)
         s = fma(a[c], b[c], s);
     return s;
@@ -41,6 +44,7 @@ __kernel void attn_fwd(__global const float *qkv, __global const uchar *mask, in
     uint b = bh / H, h = bh % H;
     __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
     float q[HEAD_DIM], acc[HEAD_DIM];
+    #pragma unroll
     for (int c = 0; c < HEAD_DIM; c++) {
         q[c] = base[(size_t)i * QKV_ROW + c] * scale;
         acc[c] = 0.0f;
@@ -54,16 +58,19 @@ __kernel void attn_fwd(__global const float *qkv, __global const uchar *mask, in
         if (s > m) { /* a new maximum: what was summed shrinks by exp(m - s) */
             float shrink = exp(m - s);
             l *= shrink;
+            #pragma unroll
             for (int c = 0; c < HEAD_DIM; c++)
                 acc[c] *= shrink;
             m = s;
         }
         float p = exp(s - m);
         l += p;
+        #pragma unroll
         for (int c = 0; c < HEAD_DIM; c++)
             acc[c] = fma(p, kj[EMBED + c], acc[c]);
     }
     __global float *o = out + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
+    #pragma unroll
     for (int c = 0; c < HEAD_DIM; c++)
         o[c] = acc[c] / l;
     lse[(size_t)bh * seq + i] = m + log(l);
@@ -82,6 +89,7 @@ __kernel void attn_bwd_q(__global const float *qkv, __global const uchar *mask, 
     __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
     size_t row = ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
     float q[HEAD_DIM], g[HEAD_DIM], dq[HEAD_DIM], d = 0.0f;
+    #pragma unroll
     for (int c = 0; c < HEAD_DIM; c++) {
         q[c] = base[(size_t)i * QKV_ROW + c] * scale;
         g[c] = dout[row + c];
@@ -95,11 +103,13 @@ __kernel void attn_bwd_q(__global const float *qkv, __global const uchar *mask, 
         __global const float *kj = base + (size_t)j * QKV_ROW + EMBED;
         float p = exp(dot_dh(q, kj) - li);
         float ds = p * (dot_dh(g, kj + EMBED) - d);
+        #pragma unroll
         for (int c = 0; c < HEAD_DIM; c++)
             dq[c] = fma(ds, kj[c], dq[c]);
     }
     dsum[(size_t)bh * seq + i] = d;
     __global float *dst = dqkv + ((size_t)b * seq + i) * QKV_ROW + h * HEAD_DIM;
+    #pragma unroll
     for (int c = 0; c < HEAD_DIM; c++)
         dst[c] = dq[c] * scale;
 }
@@ -116,6 +126,7 @@ __kernel void attn_bwd_kv(__global const float *qkv, __global const uchar *mask,
     uint b = bh / H, h = bh % H;
     __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
     float k[HEAD_DIM], v[HEAD_DIM], dk[HEAD_DIM], dv[HEAD_DIM];
+    #pragma unroll
     for (int c = 0; c < HEAD_DIM; c++) {
         k[c] = base[(size_t)j * QKV_ROW + EMBED + c] * scale;
         v[c] = base[(size_t)j * QKV_ROW + 2 * EMBED + c];
@@ -128,12 +139,14 @@ __kernel void attn_bwd_kv(__global const float *qkv, __global const uchar *mask,
         __global const float *gi = dout + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
         float p = exp(dot_dh(k, qi) - lse[(size_t)bh * seq + i]);
         float ds = p * (dot_dh(v, gi) - dsum[(size_t)bh * seq + i]);
+        #pragma unroll
         for (int c = 0; c < HEAD_DIM; c++) {
             dv[c] = fma(p, gi[c], dv[c]);
             dk[c] = fma(ds, qi[c], dk[c]);
         }
     }
     __global float *dst = dqkv + ((size_t)j + (size_t)b * seq) * QKV_ROW + h * HEAD_DIM;
+    #pragma unroll
     for (int c = 0; c < HEAD_DIM; c++) {
         dst[EMBED + c] = dk[c] * scale;
         dst[2 * EMBED + c] = dv[c];
@@ -187,6 +200,7 @@ inline float hsum(vec x) { return x; }
 inline float vdot(const vec *a, __global const float *b)
 {
     vec s = 0.0f;
+    #pragma unroll
     for (int v = 0; v < NV; v++)
         s = fma(a[v], VLOAD(v, b), s);
     return hsum(s);
@@ -202,6 +216,7 @@ __kernel void attn_fwd_vec(__global const float *qkv, __global const uchar *mask
     uint b = bh / H, h = bh % H;
     __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
     vec q[NV], acc[NV];
+    #pragma unroll
     for (int v = 0; v < NV; v++) {
         q[v] = VLOAD(v, base + (size_t)i * QKV_ROW) * scale;
         acc[v] = 0.0f;
@@ -215,16 +230,19 @@ __kernel void attn_fwd_vec(__global const float *qkv, __global const uchar *mask
         if (s > m) {
             float shrink = exp(m - s);
             l *= shrink;
+            #pragma unroll
             for (int v = 0; v < NV; v++)
                 acc[v] *= shrink;
             m = s;
         }
         float p = exp(s - m);
         l += p;
+        #pragma unroll
         for (int v = 0; v < NV; v++)
             acc[v] = fma((vec)p, VLOAD(v, kj + EMBED), acc[v]);
     }
     __global float *o = out + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
+    #pragma unroll
     for (int v = 0; v < NV; v++)
         VSTORE(acc[v] / l, v, o);
     lse[(size_t)bh * seq + i] = m + log(l);
@@ -242,6 +260,7 @@ __kernel void attn_bwd_q_vec(__global const float *qkv, __global const uchar *ma
     __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
     size_t row = ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
     vec q[NV], g[NV], dq[NV], dv = 0.0f;
+    #pragma unroll
     for (int v = 0; v < NV; v++) {
         q[v] = VLOAD(v, base + (size_t)i * QKV_ROW) * scale;
         g[v] = VLOAD(v, dout + row);
@@ -255,11 +274,13 @@ __kernel void attn_bwd_q_vec(__global const float *qkv, __global const uchar *ma
         __global const float *kj = base + (size_t)j * QKV_ROW + EMBED;
         float p = exp(vdot(q, kj) - li);
         float ds = p * (vdot(g, kj + EMBED) - d);
+        #pragma unroll
         for (int v = 0; v < NV; v++)
             dq[v] = fma((vec)ds, VLOAD(v, kj), dq[v]);
     }
     dsum[(size_t)bh * seq + i] = d;
     __global float *dst = dqkv + ((size_t)b * seq + i) * QKV_ROW + h * HEAD_DIM;
+    #pragma unroll
     for (int v = 0; v < NV; v++)
         VSTORE(dq[v] * scale, v, dst);
 }
@@ -275,6 +296,7 @@ __kernel void attn_bwd_kv_vec(__global const float *qkv, __global const uchar *m
     uint b = bh / H, h = bh % H;
     __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
     vec k[NV], v[NV], dk[NV], dv[NV];
+    #pragma unroll
     for (int w = 0; w < NV; w++) {
         k[w] = VLOAD(w, base + (size_t)j * QKV_ROW + EMBED) * scale;
         v[w] = VLOAD(w, base + (size_t)j * QKV_ROW + 2 * EMBED);
@@ -287,12 +309,14 @@ __kernel void attn_bwd_kv_vec(__global const float *qkv, __global const uchar *m
         __global const float *gi = dout + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
         float p = exp(vdot(k, qi) - lse[(size_t)bh * seq + i]);
         float ds = p * (vdot(v, gi) - dsum[(size_t)bh * seq + i]);
+        #pragma unroll
         for (int w = 0; w < NV; w++) {
             dv[w] = fma((vec)p, VLOAD(w, gi), dv[w]);
             dk[w] = fma((vec)ds, VLOAD(w, qi), dk[w]);
         }
     }
     __global float *dst = dqkv + ((size_t)j + (size_t)b * seq) * QKV_ROW + h * HEAD_DIM;
+    #pragma unroll
     for (int w = 0; w < NV; w++) {
         VSTORE(dk[w] * scale, w, dst + EMBED);
         VSTORE(dv[w], w, dst + 2 * EMBED);

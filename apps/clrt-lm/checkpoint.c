@@ -50,7 +50,10 @@ static void describe(const lm_options *o, const lm_text *t, int64_t train_sample
     put(r, "lr", "%.17g", o->lr);
     put(r, "min-lr", "%.17g", o->min_lr);
     put(r, "weight-decay", "%.17g", o->weight_decay);
-    put(r, "schedule", "warm-up %d then cosine over %d epochs", o->warmup, o->epochs);
+    if (o->constant)
+        put(r, "schedule", "constant");
+    else
+        put(r, "schedule", "warm-up %d then cosine over %d epochs", o->warmup, o->epochs);
 }
 
 int lm_checkpoint_save(const lm_options *o, const lm_text *t, clrt_module *model,

@@ -18,6 +18,7 @@ typedef struct {
     int block, d_model, heads, layers, dim_ff;
     double dropout;
     int epochs, batch_size, warmup; /* warm-up epochs of the learning rate */
+    int constant;                   /* --schedule constant: lr throughout */
     double lr, min_lr, weight_decay;
     double val_fraction; /* the text's tail held out for the validation loss */
     int64_t max_chars;   /* 0: the whole text */

@@ -28,6 +28,8 @@ static void usage(FILE *f)
                "  --batch-size N              sequences per step (32)\n"
                "  --lr X, --min-lr X          AdamW's peak and final rate (0.003, 0.0003)\n"
                "  --warmup N                  epochs of linear warm-up before the cosine (1)\n"
+               "  --schedule cosine|constant  warm-up then cosine decay to --min-lr over the\n"
+               "                              epochs (default), or --lr throughout\n"
                "  --weight-decay X            AdamW's decoupled decay (0.1)\n"
                "  --seed N                    initial weights, data order, sampling (1)\n"
                "  --save PATH                 after each epoch, the model (safetensors) and\n"
@@ -45,12 +47,15 @@ static void usage(FILE *f)
                "  --help                      this text\n");
 }
 
-static const char *const valued_flags[] = {
-    "--text",        "--max-chars", "--val-fraction", "--device", "--devices",      "--block",
-    "--d-model",     "--heads",     "--layers",       "--dim-ff", "--dropout",      "--epochs",
-    "--batch-size",  "--lr",        "--min-lr",       "--warmup", "--weight-decay", "--seed",
-    "--save",        "--resume",    "--logdir",       "--sample", "--checkpoint",   "--prompt",
-    "--temperature", NULL};
+static const char *const valued_flags[] = {"--text",        "--max-chars",    "--val-fraction",
+                                           "--device",      "--devices",      "--block",
+                                           "--d-model",     "--heads",        "--layers",
+                                           "--dim-ff",      "--dropout",      "--epochs",
+                                           "--batch-size",  "--lr",           "--min-lr",
+                                           "--warmup",      "--weight-decay", "--seed",
+                                           "--save",        "--resume",       "--logdir",
+                                           "--sample",      "--checkpoint",   "--prompt",
+                                           "--temperature", "--schedule",     NULL};
 
 static const app_cli cli = {"clrt-lm", usage, valued_flags};
 
@@ -116,6 +121,12 @@ static int apply_io(const char *flag, const char *v, lm_options *o)
             return (*paths[i] = v, 0);
     if (strcmp(flag, "--devices") == 0)
         return *v ? (o->devices = v, 0) : app_bad(&cli, flag, v, "expected a device list or all");
+    if (strcmp(flag, "--schedule") == 0) {
+        if (strcmp(v, "cosine") != 0 && strcmp(v, "constant") != 0)
+            return app_bad(&cli, flag, v, "expected cosine or constant");
+        o->constant = strcmp(v, "constant") == 0;
+        return 0;
+    }
     if (strcmp(flag, "--sample") == 0)
         return int_option(flag, v, 1, 1 << 24, &o->sample);
     if (strcmp(flag, "--temperature") == 0)

@@ -129,16 +129,18 @@ int lm_vocab_from_hex(const char *hex, lm_text *t)
 int lm_encode(const lm_text *t, const char *what, const unsigned char *s, int64_t n, int32_t *ids)
 {
     for (int64_t i = 0; i < n; i++) {
-        if (t->ids[s[i]] < 0) {
-            fprintf(stderr,
-                    "clrt-lm: %s: character %lld (byte 0x%02x%s%c%s) is not in the model's "
-                    "vocabulary of %d characters\n",
-                    what, (long long)i + 1, s[i], s[i] >= 0x20 && s[i] < 0x7f ? ", '" : "",
-                    s[i] >= 0x20 && s[i] < 0x7f ? s[i] : ' ',
-                    s[i] >= 0x20 && s[i] < 0x7f ? "'" : "", t->vocab);
-            return 1;
+        if (t->ids[s[i]] >= 0) {
+            ids[i] = t->ids[s[i]];
+            continue;
         }
-        ids[i] = t->ids[s[i]];
+        char c[16] = "";
+        if (s[i] >= 0x20 && s[i] < 0x7f)
+            snprintf(c, sizeof c, "'%c', ", s[i]);
+        fprintf(stderr,
+                "clrt-lm: %s: character %lld (%sbyte 0x%02x) is not in the model's vocabulary "
+                "of %d characters\n",
+                what, (long long)i + 1, c, s[i], t->vocab);
+        return 1;
     }
     return 0;
 }

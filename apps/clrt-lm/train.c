@@ -119,7 +119,8 @@ static int epochs(lm_options *o, const lm_text *t, clrt_module *model, clrt_opti
     int rc = 0;
     clrt_epoch_stats s;
     for (int e = start; e < o->epochs && !rc; e++) {
-        double lr = clrt_lr_warmup_cosine(e, o->warmup, o->epochs, o->lr, o->min_lr);
+        double lr =
+            o->constant ? o->lr : clrt_lr_warmup_cosine(e, o->warmup, o->epochs, o->lr, o->min_lr);
         if (clrt_optimizer_set_lr(opt, lr) != CLRT_OK ||
             clrt_trainer_epoch(trainer, &s) != CLRT_OK) {
             fprintf(stderr, "clrt-lm: %s\n", clrt_last_error());

@@ -46,7 +46,8 @@ CLRT_API clrt_tensor *clrt_f_embedding(clrt_tensor *indices, clrt_tensor *weight
  * every key masked gives NaN, as PyTorch). Never writes the T x T scores;
  * its backward recomputes them. CLRT_ESHAPE for other shapes (heads must
  * divide E), CLRT_ENOTSUP where the kernels do not apply (a head wider
- * than 64, a device loop cap): clrt_multihead_attention then composes
+ * than 32 on GPUs or 64 on CPU devices, a device loop cap):
+ * clrt_multihead_attention then composes
  * matmul, masked_fill and softmax instead (CLRT_ATTENTION). */
 CLRT_API clrt_tensor *clrt_f_multihead_self_attention(clrt_tensor *qkv, int heads,
                                                       clrt_tensor *mask);

@@ -14,9 +14,17 @@
 
 #define API "clrt_f_multihead_self_attention"
 
-/* The widest head the kernels take: each item keeps a few rows of it in
- * registers (NVIDIA's 255 a thread hold four rows of 64 with room). */
-#define MAX_HEAD_DIM 64
+/* The widest head the kernels take. The GPU kernels keep up to four rows
+ * of it in registers: four of 32 and the rest fit NVIDIA's 255 a thread
+ * (ptxas -v: 124 at most, bench/results/nvptx), four of 64 would spill.
+ * The CPU kernels hold rows as vectors; 64 keeps their frames small. */
+#define MAX_HEAD_DIM_GPU 32
+#define MAX_HEAD_DIM_CPU 64
+
+static int64_t max_head_dim(const clrt_device *d)
+{
+    return clrt__cpu_style(d) ? MAX_HEAD_DIM_CPU : MAX_HEAD_DIM_GPU;
+}
 
 clrt__attention_shape clrt__attention_shape_of(const clrt_tensor *qkv, int heads)
 {
@@ -34,7 +42,7 @@ static size_t back_edges(const clrt__attention_shape *s)
 
 int clrt__attention_fused_fits(const clrt_device *d, const clrt__attention_shape *s)
 {
-    return s->dh >= 1 && s->dh <= MAX_HEAD_DIM && s->t <= INT32_MAX &&
+    return s->dh >= 1 && s->dh <= max_head_dim(d) && s->t <= INT32_MAX &&
            s->b * s->h * s->t <= INT32_MAX && back_edges(s) <= clrt__loop_budget(d);
 }
 
@@ -71,11 +79,11 @@ clrt_status clrt__attention_check(const clrt_tensor *qkv, int heads, const clrt_
     clrt__attention_shape s = clrt__attention_shape_of(qkv, heads);
     if (!clrt__attention_fused_fits(clrt__dev((clrt_tensor *)qkv), &s))
         return clrt__fail(CLRT_ENOTSUP,
-                          "%s: qkv %s with %d heads (head dim %lld, at most %d; T %lld) is beyond "
-                          "the fused kernels on %s",
+                          "%s: qkv %s with %d heads (head dim %lld, at most %lld; T %lld) is "
+                          "beyond the fused kernels on %s",
                           API, clrt_shape_str(qkv->ndim, qkv->shape, sq, sizeof sq), heads,
-                          (long long)s.dh, MAX_HEAD_DIM, (long long)s.t,
-                          clrt_device_str(clrt__dev((clrt_tensor *)qkv)));
+                          (long long)s.dh, (long long)max_head_dim(clrt__dev((clrt_tensor *)qkv)),
+                          (long long)s.t, clrt_device_str(clrt__dev((clrt_tensor *)qkv)));
     return CLRT_OK;
 }
 
