@@ -19,6 +19,10 @@ Items (the same work on both sides, timed the same way):
   add         one small op: a + b on 1000 floats, new output per call
   log-step    exercise 3: 1000 products of 100x100 with each norm read at once
   log-end     the same with the norms kept on the device and read once
+  gpt         one training step of clrt_gpt(96, 128, 128, 4, 4, 512) at batch 16
+              against the PyTorch module of clrt/nn.h (forward, cross-entropy,
+              backward, AdamW) on the same ids: s per step, and the step's
+              GFLOP/s as a share of the device's FMA peak (clrt-bench peak)
 Training items time the training pass of epochs 2.. (epoch 1 when --epochs
 is 1); both start from clrt's initial weights (clrt-bench weights) and see
 the batches in clrt's order."""
@@ -34,10 +38,10 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
-ITEMS = ["lenet", "seed-cnn", "sgemm128", "sgemm1024", "add", "log-step", "log-end"]
+ITEMS = ["lenet", "seed-cnn", "sgemm128", "sgemm1024", "add", "log-step", "log-end", "gpt"]
 MODELS = ["lenet", "seed-cnn", "resnet18"]
 UNIT = {"lenet": "s/epoch", "seed-cnn": "s/epoch", "resnet18": "s/epoch", "sgemm128": "us",
-        "sgemm1024": "ms", "add": "us", "log-step": "ms", "log-end": "ms"}
+        "sgemm1024": "ms", "add": "us", "log-step": "ms", "log-end": "ms", "gpt": "ms"}
 SCALE = {"s/epoch": 1.0, "ms": 1e3, "us": 1e6}
 
 
@@ -127,6 +131,10 @@ class Runner:
             rows = self.clrt_bench("matmul", "--device", self.a.device, "--paths", "default",
                                    "--sizes", str(n))["rows"]
             return rows[0]["seconds"]
+        if item == "gpt":
+            row = self.clrt_bench("gpt", "--device", self.a.device)["rows"][0]
+            self.gpt_gflop = row["step_gflop"]
+            return row["seconds"]
         if item == "add":
             rows = self.clrt_bench("launch", "--device", self.a.device)["rows"]
             return next(r["seconds"] for r in rows if r["loop"] == "clrt_add")
@@ -136,12 +144,14 @@ class Runner:
     def torch_micro(self, item):
         if item.startswith("sgemm"):
             out = self.torch("sgemm", "--sizes", item[5:])
+        elif item == "gpt":
+            out = self.torch("gpt")
         elif item == "add":
             out = self.torch("small-op")
         else:
             out = self.torch("logging")
         key = {"add": "add_1000", "log-step": "logging_per_step",
-               "log-end": "logging_at_end"}.get(item, "sgemm_" + item[5:])
+               "log-end": "logging_at_end", "gpt": "gpt_step"}.get(item, "sgemm_" + item[5:])
         return float(re.search(rf"result {key} ([\d.e+-]+)", out).group(1))
 
     def measure(self, item, side):
@@ -225,6 +235,15 @@ def main():
                       f"{v * SCALE[UNIT[item]]:10.3f} {UNIT[item]}", flush=True)
     rows = table(results, items)
     print_table(rows)
+    peak = None
+    if "gpt" in items:
+        fma = [row for row in r.clrt_bench("peak", "--device", a.device)["rows"]
+               if row.get("test") == "fma"]
+        peak = max(row["gflops"] for row in fma) if fma else None
+        for side in ("clrt", "pytorch"):
+            rate = r.gpt_gflop / statistics.median(results["gpt"][side])
+            share = f", {100 * rate / peak:.1f}% of clrt-bench peak's {peak:.0f}" if peak else ""
+            print(f"gpt {side}: {rate:.1f} GFLOP/s ({r.gpt_gflop:.2f} GFLOP a step{share})")
     for (item, side), acc in sorted(r.acc.items()):
         note = "  <- did not learn: its time is no fair reference" if acc < 0.5 else ""
         print(f"last test accuracy {item} {side}: {acc:.4f}{note}")
@@ -236,6 +255,7 @@ def main():
                        "torch_device": a.torch_device,
                        "init": {m: bool(p) for m, p in r.init.items()},
                        "limit": a.limit, "rows": rows, "samples": results,
+                       "gpt_step_gflop": getattr(r, "gpt_gflop", None), "fma_peak_gflops": peak,
                        "accuracy": {f"{k[0]} {k[1]}": v for k, v in r.acc.items()}}, f, indent=1)
 
 

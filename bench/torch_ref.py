@@ -349,6 +349,45 @@ def cmd_logging(args):
     print(f"per step / at end: {a / b:.2f}")
 
 
+class GPT(nn.Module):
+    """clrt_gpt's module (clrt/nn.h)."""
+
+    def __init__(s, V, block, d, h, L, ff):
+        super().__init__()
+        s.tok_emb = nn.Embedding(V, d)
+        s.pos_emb = nn.Embedding(block, d)
+        layer = nn.TransformerEncoderLayer(d, h, ff, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        s.encoder = nn.TransformerEncoder(layer, L, enable_nested_tensor=False)
+        s.norm = nn.LayerNorm(d)
+        s.head = nn.Linear(d, V, bias=False)
+
+    def forward(s, idx):
+        x = s.tok_emb(idx) + s.pos_emb(torch.arange(idx.shape[1], device=idx.device))
+        m = nn.Transformer.generate_square_subsequent_mask(idx.shape[1], device=idx.device)
+        return s.head(s.norm(s.encoder(x, mask=m, is_causal=True)))
+
+
+def cmd_gpt(args):
+    """clrt-bench gpt's steps: the same module, ids, loss and AdamW."""
+    V, T, B = args.vocab, args.block, args.batch
+    model = GPT(V, T, args.d_model, args.heads, args.layers, args.dim_ff).to(DEVICE)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), eps=1e-8,
+                            weight_decay=0.1)
+    b = torch.arange(B).view(B, 1)
+    x = ((131 * b + 31 * torch.arange(T) + 7) % V).to(DEVICE)
+    y = ((131 * b + 31 * (torch.arange(T) + 1) + 7) % V).to(DEVICE)
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x).reshape(-1, V), y.reshape(-1))
+        loss.backward()
+        opt.step()
+
+    s = timed(step, args.steps, 1)
+    print(f"result gpt_step {s:.6f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -385,6 +424,10 @@ def main():
     lg.add_argument("--steps", type=int, default=1000)
     lg.add_argument("--n", type=int, default=100)
     lg.add_argument("--repeats", type=int, default=5)
+    gp = sub.add_parser("gpt")
+    for name, value in [("vocab", 96), ("block", 128), ("d-model", 128), ("heads", 4),
+                        ("layers", 4), ("dim-ff", 512), ("batch", 16), ("steps", 10)]:
+        gp.add_argument(f"--{name}", type=int, default=value)
     args = ap.parse_args()
     global DEVICE
     DEVICE = torch.device(args.device)
@@ -394,7 +437,7 @@ def main():
     torch.set_num_threads(args.threads)
     print(info_line(), flush=True)
     {"info": lambda a: None, "train": cmd_train, "sgemm": cmd_sgemm,
-     "small-op": cmd_small_op, "logging": cmd_logging}[args.cmd](args)
+     "small-op": cmd_small_op, "logging": cmd_logging, "gpt": cmd_gpt}[args.cmd](args)
 
 
 if __name__ == "__main__":

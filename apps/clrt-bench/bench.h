@@ -26,6 +26,7 @@ typedef struct {
     X(elementwise, "elementwise ops, broadcasts, reductions vs same-shape add, host loops")     \
     X(conv, "LeNet conv layers + max pooling, fwd+bwd, vs im2col + host SGEMM")                 \
     X(train, "LeNet or the seed CNN: trainer steps vs on a resident batch; --layers")           \
+    X(gpt, "clrt_gpt training steps (bench/compare.sh: against PyTorch's module)")              \
     X(peak, "the device's FP32 FMA peak, memory bandwidth and launch latency vs its datasheet") \
     X(weights, "writes a model's initial parameters (for bench/torch_ref.py --init)")
 
