@@ -153,80 +153,30 @@ __kernel void attn_bwd_kv(__global const float *qkv, __global const uchar *mask,
     }
 }
 
-/* The same three kernels for CPU devices (-D VEC=<lanes>, a divisor of
- * HEAD_DIM): each item holds its rows as vectors of VEC floats, so its dot
+/* The same three kernels for CPU devices (-D VW=<lanes>, a divisor of
+ * HEAD_DIM): each item holds its rows as vectors of VW floats, so its dot
  * products and updates are SIMD within the item (the kernels above leave
  * vectorising to the compiler across items, whose loads of different rows
- * become gathers), and takes the other rows VEC at a time: their scores
+ * become gathers), and takes the other rows VW at a time: their scores
  * as one vector, one vector exp for them all, one rescale per block. */
-#ifdef VEC
-#if VEC == 16
-typedef float16 vec;
-#define VLOAD vload16
-#define VSTORE vstore16
-inline float hsum(vec x)
-{
-    float8 a = x.lo + x.hi;
-    float4 b = a.lo + a.hi;
-    return b.x + b.y + b.z + b.w;
-}
-inline float hmax(vec x)
-{
-    float8 a = fmax(x.lo, x.hi);
-    float4 b = fmax(a.lo, a.hi);
-    return fmax(fmax(b.x, b.y), fmax(b.z, b.w));
-}
-#elif VEC == 8
-typedef float8 vec;
-#define VLOAD vload8
-#define VSTORE vstore8
-inline float hsum(vec x)
-{
-    float4 b = x.lo + x.hi;
-    return b.x + b.y + b.z + b.w;
-}
-inline float hmax(vec x)
-{
-    float4 b = fmax(x.lo, x.hi);
-    return fmax(fmax(b.x, b.y), fmax(b.z, b.w));
-}
-#elif VEC == 4
-typedef float4 vec;
-#define VLOAD vload4
-#define VSTORE vstore4
-inline float hsum(vec x) { return x.x + x.y + x.z + x.w; }
-inline float hmax(vec x) { return fmax(fmax(x.x, x.y), fmax(x.z, x.w)); }
-#elif VEC == 2
-typedef float2 vec;
-#define VLOAD vload2
-#define VSTORE vstore2
-inline float hsum(vec x) { return x.x + x.y; }
-inline float hmax(vec x) { return fmax(x.x, x.y); }
-#else
-typedef float vec;
-#define VLOAD(i, p) ((p)[i])
-#define VSTORE(x, i, p) ((p)[i] = (x))
-inline float hsum(vec x) { return x; }
-inline float hmax(vec x) { return x; }
-#endif
+#ifdef VW
+#define NV (HEAD_DIM / VW)
 
-#define NV (HEAD_DIM / VEC)
-
-inline float vdot(const vec *a, __global const float *b)
+inline float vdot(const floatv *a, __global const float *b)
 {
-    vec s = 0.0f;
+    floatv s = 0.0f;
 #pragma unroll
     for (int v = 0; v < NV; v++)
-        s = fma(a[v], VLOAD(v, b), s);
-    return hsum(s);
+        s = fma(a[v], VLOADV(v, b), s);
+    return HSUMV(s);
 }
 
 /* x[v] += w * row, over a row of HEAD_DIM */
-inline void vaxpy(vec *x, float w, __global const float *row)
+inline void vaxpy(floatv *x, float w, __global const float *row)
 {
 #pragma unroll
     for (int v = 0; v < NV; v++)
-        x[v] = fma((vec)w, VLOAD(v, row), x[v]);
+        x[v] = fma((floatv)w, VLOADV(v, row), x[v]);
 }
 
 __kernel void attn_fwd_vec(__global const float *qkv, __global const uchar *mask, int has_mask,
@@ -238,22 +188,22 @@ __kernel void attn_fwd_vec(__global const float *qkv, __global const uchar *mask
         return;
     uint b = bh / H, h = bh % H;
     __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
-    vec q[NV], acc[NV];
+    floatv q[NV], acc[NV];
 #pragma unroll
     for (int v = 0; v < NV; v++) {
-        q[v] = VLOAD(v, base + (size_t)i * QKV_ROW) * scale;
+        q[v] = VLOADV(v, base + (size_t)i * QKV_ROW) * scale;
         acc[v] = 0.0f;
     }
-    float m = -INFINITY, l = 0.0f, sc[VEC];
-    for (uint j0 = 0; j0 < seq; j0 += VEC) {
-        for (uint jj = 0; jj < VEC; jj++) {
+    float m = -INFINITY, l = 0.0f, sc[VW];
+    for (uint j0 = 0; j0 < seq; j0 += VW) {
+        for (uint jj = 0; jj < VW; jj++) {
             uint j = j0 + jj;
             sc[jj] = j < seq && allowed(mask, has_mask, seq, i, j)
                          ? vdot(q, base + (size_t)j * QKV_ROW + EMBED)
                          : -INFINITY;
         }
-        vec s = VLOAD(0, sc);
-        float top = hmax(s);
+        floatv s = VLOADV(0, sc);
+        float top = HMAXV(s);
         if (top == -INFINITY)
             continue; /* every key of the block masked */
         if (top > m) { /* what was summed shrinks by exp(m - top) */
@@ -264,16 +214,16 @@ __kernel void attn_fwd_vec(__global const float *qkv, __global const uchar *mask
                 acc[v] *= shrink;
             m = top;
         }
-        vec p = exp(s - m);
-        l += hsum(p);
-        VSTORE(p, 0, sc);
-        for (uint jj = 0; jj < VEC && j0 + jj < seq; jj++)
+        floatv p = exp(s - m);
+        l += HSUMV(p);
+        VSTOREV(p, 0, sc);
+        for (uint jj = 0; jj < VW && j0 + jj < seq; jj++)
             vaxpy(acc, sc[jj], base + (size_t)(j0 + jj) * QKV_ROW + 2 * EMBED);
     }
     __global float *o = out + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
 #pragma unroll
     for (int v = 0; v < NV; v++)
-        VSTORE(acc[v] / l, v, o);
+        VSTOREV(acc[v] / l, v, o);
     lse[(size_t)bh * seq + i] = m + log(l);
 }
 
@@ -288,33 +238,33 @@ __kernel void attn_bwd_q_vec(__global const float *qkv, __global const uchar *ma
     uint b = bh / H, h = bh % H;
     __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
     size_t row = ((size_t)b * seq + i) * EMBED + h * HEAD_DIM;
-    vec q[NV], g[NV], dq[NV], dv = 0.0f;
+    floatv q[NV], g[NV], dq[NV], dv = 0.0f;
 #pragma unroll
     for (int v = 0; v < NV; v++) {
-        q[v] = VLOAD(v, base + (size_t)i * QKV_ROW) * scale;
-        g[v] = VLOAD(v, dout + row);
-        dv = fma(g[v], VLOAD(v, out + row), dv);
+        q[v] = VLOADV(v, base + (size_t)i * QKV_ROW) * scale;
+        g[v] = VLOADV(v, dout + row);
+        dv = fma(g[v], VLOADV(v, out + row), dv);
         dq[v] = 0.0f;
     }
-    float d = hsum(dv), li = lse[(size_t)bh * seq + i], sc[VEC], dp[VEC];
-    for (uint j0 = 0; j0 < seq; j0 += VEC) {
-        for (uint jj = 0; jj < VEC; jj++) {
+    float d = HSUMV(dv), li = lse[(size_t)bh * seq + i], sc[VW], dp[VW];
+    for (uint j0 = 0; j0 < seq; j0 += VW) {
+        for (uint jj = 0; jj < VW; jj++) {
             uint j = j0 + jj;
             int on = j < seq && allowed(mask, has_mask, seq, i, j);
             __global const float *kj = base + (size_t)j * QKV_ROW + EMBED;
             sc[jj] = on ? vdot(q, kj) : -INFINITY;
             dp[jj] = on ? vdot(g, kj + EMBED) : 0.0f;
         }
-        vec ds = exp(VLOAD(0, sc) - li) * (VLOAD(0, dp) - d);
-        VSTORE(ds, 0, sc);
-        for (uint jj = 0; jj < VEC && j0 + jj < seq; jj++)
+        floatv ds = exp(VLOADV(0, sc) - li) * (VLOADV(0, dp) - d);
+        VSTOREV(ds, 0, sc);
+        for (uint jj = 0; jj < VW && j0 + jj < seq; jj++)
             vaxpy(dq, sc[jj], base + (size_t)(j0 + jj) * QKV_ROW + EMBED);
     }
     dsum[(size_t)bh * seq + i] = d;
     __global float *dst = dqkv + ((size_t)b * seq + i) * QKV_ROW + h * HEAD_DIM;
 #pragma unroll
     for (int v = 0; v < NV; v++)
-        VSTORE(dq[v] * scale, v, dst);
+        VSTOREV(dq[v] * scale, v, dst);
 }
 
 __kernel void attn_bwd_kv_vec(__global const float *qkv, __global const uchar *mask, int has_mask,
@@ -328,16 +278,16 @@ __kernel void attn_bwd_kv_vec(__global const float *qkv, __global const uchar *m
     uint b = bh / H, h = bh % H;
     __global const float *base = qkv + (size_t)b * seq * QKV_ROW + h * HEAD_DIM;
     __global const float *rows_lse = lse + (size_t)bh * seq, *rows_d = dsum + (size_t)bh * seq;
-    vec k[NV], v[NV], dk[NV], dv[NV];
+    floatv k[NV], v[NV], dk[NV], dv[NV];
 #pragma unroll
     for (int w = 0; w < NV; w++) {
-        k[w] = VLOAD(w, base + (size_t)j * QKV_ROW + EMBED) * scale;
-        v[w] = VLOAD(w, base + (size_t)j * QKV_ROW + 2 * EMBED);
+        k[w] = VLOADV(w, base + (size_t)j * QKV_ROW + EMBED) * scale;
+        v[w] = VLOADV(w, base + (size_t)j * QKV_ROW + 2 * EMBED);
         dk[w] = dv[w] = 0.0f;
     }
-    float sc[VEC], dp[VEC], li[VEC], di[VEC];
-    for (uint i0 = 0; i0 < seq; i0 += VEC) {
-        for (uint ii = 0; ii < VEC; ii++) {
+    float sc[VW], dp[VW], li[VW], di[VW];
+    for (uint i0 = 0; i0 < seq; i0 += VW) {
+        for (uint ii = 0; ii < VW; ii++) {
             uint i = i0 + ii;
             int on = i < seq && allowed(mask, has_mask, seq, i, j);
             sc[ii] = on ? vdot(k, base + (size_t)i * QKV_ROW) : -INFINITY;
@@ -345,11 +295,11 @@ __kernel void attn_bwd_kv_vec(__global const float *qkv, __global const uchar *m
             li[ii] = on ? rows_lse[i] : 0.0f;
             di[ii] = on ? rows_d[i] : 0.0f;
         }
-        vec p = exp(VLOAD(0, sc) - VLOAD(0, li));
-        vec ds = p * (VLOAD(0, dp) - VLOAD(0, di));
-        VSTORE(p, 0, sc);
-        VSTORE(ds, 0, dp);
-        for (uint ii = 0; ii < VEC && i0 + ii < seq; ii++) {
+        floatv p = exp(VLOADV(0, sc) - VLOADV(0, li));
+        floatv ds = p * (VLOADV(0, dp) - VLOADV(0, di));
+        VSTOREV(p, 0, sc);
+        VSTOREV(ds, 0, dp);
+        for (uint ii = 0; ii < VW && i0 + ii < seq; ii++) {
             uint i = i0 + ii;
             vaxpy(dv, sc[ii], dout + ((size_t)b * seq + i) * EMBED + h * HEAD_DIM);
             vaxpy(dk, dp[ii], base + (size_t)i * QKV_ROW);
@@ -358,8 +308,8 @@ __kernel void attn_bwd_kv_vec(__global const float *qkv, __global const uchar *m
     __global float *dst = dqkv + ((size_t)j + (size_t)b * seq) * QKV_ROW + h * HEAD_DIM;
 #pragma unroll
     for (int w = 0; w < NV; w++) {
-        VSTORE(dk[w] * scale, w, dst + EMBED);
-        VSTORE(dv[w], w, dst + 2 * EMBED);
+        VSTOREV(dk[w] * scale, w, dst + EMBED);
+        VSTOREV(dv[w], w, dst + 2 * EMBED);
     }
 }
 #endif

@@ -19,6 +19,43 @@
 #define STORE8(v, i, p) (vstore4((v).lo, 2 * (i), p), vstore4((v).hi, 2 * (i) + 1, p))
 #define STORE16(v, i, p) (STORE8((v).lo, 2 * (i), p), STORE8((v).hi, 2 * (i) + 1, p))
 
+/* Kernels built with -DVW=<lanes> -DVW_VECTORS (lanes from the device's
+ * preferred float width: attention.cl's CPU kernels) get floatv,
+ * a vector of VW floats, loaded and stored as element i * VW of p
+ * (VLOADV, VSTOREV; float4 pieces beyond 4, as above), and summed or
+ * maximised across its lanes (HSUMV, HMAXV). */
+#ifdef VW_VECTORS
+#if VW == 1
+typedef float floatv;
+#define VLOADV(i, p) ((p)[i])
+#define VSTOREV(x, i, p) ((p)[i] = (x))
+#define HSUMV(v) (v)
+#define HMAXV(v) (v)
+#else
+typedef CAT(float, VW) floatv;
+#define VLOAD_2(i, p) vload2(i, p)
+#define VLOAD_4(i, p) vload4(i, p)
+#define VLOAD_8(i, p) LOAD8(i, p)
+#define VLOAD_16(i, p) LOAD16(i, p)
+#define VSTORE_2(x, i, p) vstore2(x, i, p)
+#define VSTORE_4(x, i, p) vstore4(x, i, p)
+#define VSTORE_8(x, i, p) STORE8(x, i, p)
+#define VSTORE_16(x, i, p) STORE16(x, i, p)
+#define VLOADV(i, p) CAT(VLOAD_, VW)(i, p)
+#define VSTOREV(x, i, p) CAT(VSTORE_, VW)(x, i, p)
+#define HSUMV_2(v) ((v).s0 + (v).s1)
+#define HSUMV_4(v) (HSUMV_2((v).lo) + HSUMV_2((v).hi))
+#define HSUMV_8(v) HSUMV_4((v).lo + (v).hi)
+#define HSUMV_16(v) HSUMV_8((v).lo + (v).hi)
+#define HMAXV_2(v) fmax((v).s0, (v).s1)
+#define HMAXV_4(v) fmax(HMAXV_2((v).lo), HMAXV_2((v).hi))
+#define HMAXV_8(v) HMAXV_4(fmax((v).lo, (v).hi))
+#define HMAXV_16(v) HMAXV_8(fmax((v).lo, (v).hi))
+#define HSUMV(v) CAT(HSUMV_, VW)(v)
+#define HMAXV(v) CAT(HMAXV_, VW)(v)
+#endif
+#endif
+
 /* q / d for 0 <= q < 2^31, with d given as (mul, shift) from the host
  * (clrt__divisor_of: Granlund-Montgomery, as in PyTorch's IntDivider). An
  * integer division blocks vectorization on CPU drivers (im2col on PoCL

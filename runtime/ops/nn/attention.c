@@ -99,7 +99,7 @@ cl_kernel clrt__attention_kernel(clrt_device *d, const clrt__attention_shape *s,
     int n = snprintf(options, sizeof options, "-DHEAD_DIM=%lld -DEMBED=%lld", (long long)s->dh,
                      (long long)s->e);
     if (lanes > 0)
-        snprintf(options + n, sizeof options - (size_t)n, " -DVEC=%u", lanes);
+        snprintf(options + n, sizeof options - (size_t)n, " -DVW=%u -DVW_VECTORS", lanes);
     snprintf(vec_name, sizeof vec_name, "%s%s", name, lanes > 0 ? "_vec" : "");
     return clrt__kernel(d, "attention", options, vec_name);
 }
