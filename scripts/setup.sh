@@ -18,6 +18,7 @@ packages=(
   python3                              # test helpers (JSON validation)
   python3-venv                         # the tests' Python environment (scripts/setup_python.sh)
   dataset-fashion-mnist                # the CNN demo's data
+  fortunes                             # the language-model demo's text (clrt-lm)
   clang-15 libclc-15                   # the kernels built for NVIDIA GPUs (scripts/nvptx.sh)
 )
 

@@ -69,13 +69,6 @@ int cnn_checkpoint_save(const cnn_options *o, clrt_module *model, clrt_optimizer
 int cnn_checkpoint_resume(const cnn_options *o, clrt_module *model, clrt_optimizer *opt,
                           int64_t steps_per_epoch, int64_t train_samples, int *done);
 
-/* Every file this run will write (--save and its .optim, --plot,
- * CLRT_TRACE), checked before any work (outputs.c); 0, or 1 after printing
- * why. At the end, cnn_outputs_finish writes CLRT_TRACE's trace (if one
- * records) and says whether it could. */
-int cnn_outputs_check(const cnn_options *o);
-int cnn_outputs_finish(void);
-
 /* --logdir (logdir.c): one epoch's scalars; first_step is the global step
  * number of its first batch. 0, or 1 after printing the error. */
 int cnn_log_epoch(clrt_summary_writer *w, const clrt_epoch_stats *s, int64_t first_step);

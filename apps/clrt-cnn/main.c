@@ -123,7 +123,7 @@ static int run(cnn_options *o)
 {
     cnn_data data;
     /* Output paths and a bad --device fail before the data set is read. */
-    if (cnn_outputs_check(o))
+    if (app_outputs_check("clrt-cnn", &o->job, o->save, o->plot, "--plot"))
         return 1;
     clrt_device *d = o->compare ? NULL : pick_device(o);
     if ((!o->compare && !d) || load_data(o, &data))
@@ -136,7 +136,7 @@ static int run(cnn_options *o)
     if (o->profile && rc == 0)
         rc = app_profile_report("clrt-cnn", stdout);
     if (rc == 0)
-        rc = cnn_outputs_finish(); /* a trace that cannot be written fails the run */
+        rc = app_outputs_finish("clrt-cnn"); /* a trace that cannot be written fails the run */
     clrt_dataset_free(data.train);
     clrt_dataset_free(data.test);
     return rc;

@@ -5,6 +5,8 @@
 static int train(lm_options *o)
 {
     lm_text t;
+    if (app_outputs_check("clrt-lm", &o->job, o->save, NULL, NULL))
+        return 1;
     clrt_device *d = app_pick_device("clrt-lm", o->device, o->devices, &o->job, o->dp, &o->n_dp);
     if (!d || lm_text_read(o->text, o->max_chars, &t))
         return 1;
@@ -16,6 +18,8 @@ static int train(lm_options *o)
     rc = rc || lm_train(o, &t, d);
     if (o->profile && rc == 0)
         rc = app_profile_report("clrt-lm", stdout);
+    if (rc == 0)
+        rc = app_outputs_finish("clrt-lm"); /* a trace that cannot be written fails the run */
     lm_text_free(&t);
     return rc;
 }

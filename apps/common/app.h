@@ -62,6 +62,17 @@ void app_job_end(app_job *job);
 int app_profile_begin(const char *prog);
 int app_profile_report(const char *prog, FILE *f);
 
+/* The files a run will write, checked before any work (outputs.c), each
+ * where a regular file or nothing stands in a folder that takes a new
+ * file: --save PATH and PATH.optim (save may be NULL), one more output
+ * (path may be NULL; what names it: "--plot"), and CLRT_TRACE's. In an MPI
+ * job only rank 0 writes, and checks. 0, or 1 after printing why. At the
+ * end, app_outputs_finish writes CLRT_TRACE's trace (if one records) and
+ * says whether it could. */
+int app_outputs_check(const char *prog, const app_job *job, const char *save, const char *path,
+                      const char *what);
+int app_outputs_finish(const char *prog);
+
 /* The devices to train on (devices.c): --devices LIST|all into dp (up to
  * CLRT_MAX_DATA_PARALLEL, *n_dp of them; "all" is every GPU, else cpu),
  * else --device, else in an MPI job the GPU of the local rank's number
