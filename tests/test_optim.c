@@ -2,17 +2,18 @@
  * checks. */
 #include "test_optim_ref.h"
 
-/* 1, primes, sizes that are not multiples of the work-group, an empty
- * tensor and a large one (TU_LARGE), all in one optimizer. */
-#define N_SHAPES 7
+/* 1, primes, sizes that are not multiples of the work-group, empty
+ * tensors and a large one (TU_LARGE), all in one optimizer: 11 tensors, a
+ * multi-tensor launch of 8 and one of 3. */
+#define N_SHAPES 11
 #define STEPS 6
 /* float32 updates of values of size ~1 over a few steps: a few ulp each. */
 #define BOUND 1e-5
 
 static void check_case(ref_hyper h, uint64_t salt)
 {
-    const int64_t shapes[N_SHAPES][2] = {{1, 1},   {1, 7}, {13, 1},      {1, 257},
-                                         {3, 343}, {0, 5}, {1, TU_LARGE}};
+    const int64_t shapes[N_SHAPES][2] = {{1, 1},        {1, 7}, {13, 1}, {1, 257}, {3, 343}, {0, 5},
+                                         {1, TU_LARGE}, {2, 3}, {5, 5},  {0, 1},   {4, 31}};
     double err = optim_accuracy(tu_device(), &h, N_SHAPES, shapes, STEPS, tu_seed() + salt);
     static const char *const names[] = {"SGD", "Adam", "AdamW"};
     ck_assert_msg(err < BOUND, "%s: relative error %.3g >= %.1g", names[h.adam], err, BOUND);

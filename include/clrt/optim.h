@@ -1,8 +1,11 @@
 /* clrt/optim.h — optimizers updating parameters in place from their
  * gradients, as torch.optim.SGD, Adam and AdamW do.
  *
- * One fused kernel launch per parameter tensor per step: no host reads, no
- * allocations, nothing blocks. State buffers (momentum, Adam's moments) are
+ * Fused multi-tensor steps, as PyTorch's foreach/fused optimizers: one
+ * kernel launch updates eight parameter tensors at once (all the update's
+ * arithmetic in it; one launch a tensor on a device whose kernels take
+ * fewer argument bytes than that needs): no host reads, no allocations,
+ * nothing blocks. State buffers (momentum, Adam's moments) are
  * allocated as zeros at creation, on the parameters' device.
  *
  * Ownership: the optimizer retains the tensors it is given (the caller keeps

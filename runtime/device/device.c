@@ -73,6 +73,11 @@ static void query_limits(clrt_device *d)
     unsigned cap = clrt__env()->vector_width_cap;
     d->vector_width = cap && cap < width ? cap : width;
     d->loop_cap = strncmp(d->info.model, "llvmpipe", 8) == 0 ? LLVMPIPE_LOOP_CAP : 0;
+    size_t arg_bytes = 0;
+    d->max_arg_bytes = clGetDeviceInfo(d->id, CL_DEVICE_MAX_PARAMETER_SIZE, sizeof arg_bytes,
+                                       &arg_bytes, NULL) == CL_SUCCESS
+                           ? arg_bytes
+                           : 256; /* the least OpenCL 1.2 allows any device */
     cl_device_fp_config fp32 = 0;
     d->fp32_denormals = clGetDeviceInfo(d->id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp32, &fp32,
                                         NULL) == CL_SUCCESS &&

@@ -42,6 +42,7 @@ struct clrt_device {
     unsigned loop_cap;           /* loop iterations a work item may run in all before the
                                     driver ends its loops early, 0: no such limit
                                     (device.c; plans keep within clrt__loop_budget) */
+    size_t max_arg_bytes;        /* CL_DEVICE_MAX_PARAMETER_SIZE: a kernel's arguments in all */
     int fp32_denormals;          /* CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG: without it
                                     the device may flush float32 denormals to zero, as
                                     OpenCL allows (llvmpipe does) */

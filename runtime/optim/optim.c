@@ -1,11 +1,14 @@
 /* Optimizers: argument checks, state, and the step loop shared by every
- * kind (one kernel launch per parameter tensor). */
+ * kind: one launch per CLRT__OPTIM_SLOTS parameter tensors (the kind's
+ * _multi kernel), or one per tensor on a device whose kernels take too few
+ * argument bytes for it. */
 #include "runtime/optim/optim_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/lookup_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 clrt_status clrt__check_hyper(const char *api, const char *what, double v, double lo, double hi)
@@ -106,7 +109,17 @@ static clrt_status init(clrt_optimizer *o, clrt_tensor *const *params, clrt_tens
     if (s != CLRT_OK)
         return s;
     o->kernel = clrt__kernel(o->dev, "optim", NULL, o->kind->kernel);
-    return o->kernel ? CLRT_OK : clrt_last_status();
+    if (!o->kernel)
+        return clrt_last_status();
+    size_t arg_bytes =
+        CLRT__OPTIM_SLOTS * ((2 + (size_t)o->kind->n_state) * sizeof(cl_mem) + sizeof(cl_ulong)) +
+        CLRT__OPTIM_MAX_SCALARS * sizeof(float);
+    if (arg_bytes > o->dev->max_arg_bytes)
+        return CLRT_OK;
+    char name[64];
+    snprintf(name, sizeof name, "%s_multi", o->kind->kernel);
+    o->multi_kernel = clrt__kernel(o->dev, "optim", NULL, name);
+    return o->multi_kernel ? CLRT_OK : clrt_last_status();
 }
 
 clrt_optimizer *clrt__optim_new(const clrt__optim_kind *kind, const char *api, int n,
@@ -207,6 +220,37 @@ static clrt_status launch_one(clrt_optimizer *o, int i, const float *scalars, in
     return clrt__launch_1d(o->dev, o->kernel, (size_t)numel, k, args);
 }
 
+/* Sets ((p, g, state...) per slot, the slots' ends, scalars...) and
+ * enqueues parameters first .. first + count - 1 in one launch; the slots
+ * past count repeat the first tensor's buffers and end where the last
+ * used one does, so no item reaches them. */
+static clrt_status launch_group(clrt_optimizer *o, int first, int count, const float *scalars,
+                                int n_scalars)
+{
+    enum { PER = 2 + CLRT__OPTIM_MAX_STATE };
+    clrt__karg args[CLRT__OPTIM_SLOTS * (PER + 1) + CLRT__OPTIM_MAX_SCALARS];
+    cl_mem mems[CLRT__OPTIM_SLOTS * PER];
+    cl_ulong ends[CLRT__OPTIM_SLOTS], total = 0;
+    int per = 2 + o->kind->n_state, k = 0;
+    for (int s = 0; s < CLRT__OPTIM_SLOTS; s++) {
+        int i = first + (s < count ? s : 0);
+        cl_mem *m = mems + s * per;
+        m[0] = clrt__mem(o->params[i]);
+        m[1] = clrt__mem(o->grads[i]);
+        for (int j = 0; j < o->kind->n_state; j++)
+            m[2 + j] = clrt__mem(o->state[i * o->kind->n_state + j]);
+        for (int j = 0; j < per; j++)
+            args[k++] = CLRT__ARG(m[j]);
+        total += s < count ? (cl_ulong)o->params[i]->numel : 0;
+        ends[s] = total;
+    }
+    for (int s = 0; s < CLRT__OPTIM_SLOTS; s++)
+        args[k++] = CLRT__ARG(ends[s]);
+    for (int j = 0; j < n_scalars; j++)
+        args[k++] = CLRT__ARG(scalars[j]);
+    return total == 0 ? CLRT_OK : clrt__launch_1d(o->dev, o->multi_kernel, (size_t)total, k, args);
+}
+
 /* The optimizer's state and kernel belong to o->dev: a parameter (or its
  * gradient) moved since, by clrt_module_to, is an error the user can act
  * on, never a launch of one device's kernel on another's buffers (which
@@ -252,11 +296,14 @@ clrt_status clrt_optimizer_step(clrt_optimizer *o)
     float scalars[CLRT__OPTIM_MAX_SCALARS];
     o->steps++;
     int n_scalars = o->kind->scalars(o, scalars);
-    for (int i = 0; i < o->n; i++) {
-        clrt_status s = launch_one(o, i, scalars, n_scalars);
+    int group = o->multi_kernel ? CLRT__OPTIM_SLOTS : 1;
+    for (int i = 0; i < o->n; i += group) {
+        int count = o->n - i < group ? o->n - i : group;
+        clrt_status s = o->multi_kernel ? launch_group(o, i, count, scalars, n_scalars)
+                                        : launch_one(o, i, scalars, n_scalars);
         if (s != CLRT_OK)
-            return clrt__fail(s, "clrt_optimizer_step (%s, params[%d]): %s", o->kind->name, i,
-                              clrt_last_error());
+            return clrt__fail(s, "clrt_optimizer_step (%s, params[%d..%d]): %s", o->kind->name, i,
+                              i + count - 1, clrt_last_error());
     }
     return CLRT_OK;
 }

@@ -9,6 +9,7 @@
 
 #define CLRT__OPTIM_MAX_STATE 2
 #define CLRT__OPTIM_MAX_SCALARS 8
+#define CLRT__OPTIM_SLOTS 8 /* tensors a _multi launch updates (clkernels/optim.cl) */
 
 typedef struct {
     const char *name; /* "SGD", "Adam" */
@@ -30,7 +31,9 @@ struct clrt_optimizer {
     clrt_tensor **params, **grads;
     clrt_tensor **state; /* n * kind->n_state, parameter-major */
     clrt_device *dev;
-    cl_kernel kernel; /* borrowed from the device's program cache */
+    cl_kernel kernel;       /* borrowed from the device's program cache */
+    cl_kernel multi_kernel; /* its _multi form (CLRT__OPTIM_SLOTS tensors a launch), or
+                               NULL where the device takes fewer argument bytes */
     double lr, momentum, beta1, beta2, eps, weight_decay;
     int64_t steps;
 };
