@@ -90,8 +90,19 @@ def windows(ids, block):
     return x, y
 
 
+def read_text(path):
+    """clrt-lm's text: a file, or a folder's regular files (no links, no
+    fortune .dat indexes, no dot files) in name order."""
+    if not os.path.isdir(path):
+        return open(path, "rb").read()
+    names = sorted(n for n in os.listdir(path) if not n.startswith(".") and not n.endswith(".dat"))
+    files = [os.path.join(path, n) for n in names]
+    return b"".join(open(f, "rb").read() for f in files
+                    if os.path.isfile(f) and not os.path.islink(f))
+
+
 def pytorch_run(a, state):
-    text = open(a.text, "rb").read()
+    text = read_text(a.text)
     if a.max_chars:
         text = text[:a.max_chars]
     chars = sorted(set(text))
@@ -161,9 +172,9 @@ def clrt_run(a, extra, save=None, epochs=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clrt-lm", default="build/clrt-lm")
-    ap.add_argument("--text", default="/usr/share/games/fortunes/cookie")
+    ap.add_argument("--text", default="/usr/share/games/fortunes")
     ap.add_argument("--max-chars", type=int, default=0)
-    ap.add_argument("--epochs", type=int, default=16)
+    ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--block", type=int, default=64)
     ap.add_argument("--d-model", type=int, default=128)
     ap.add_argument("--heads", type=int, default=4)

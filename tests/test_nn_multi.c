@@ -113,6 +113,21 @@ START_TEST(sequential_refuses_mixed_devices)
 }
 END_TEST
 
+/* ids on another device than the model: refused before anything runs. */
+START_TEST(gpt_refuses_ids_on_another_device)
+{
+    clrt_module *gpt = TU_NONNULL(clrt_gpt(7, 4, 8, 2, 1, 16));
+    TU_OK(clrt_module_to(gpt, tu_device_pair(0)));
+    int32_t ids[4] = {1, 2, 3, 4};
+    int64_t shape[2] = {1, 4};
+    clrt_tensor *x = TU_NONNULL(clrt_from_host(tu_device_pair(1), CLRT_I32, 2, shape, ids));
+    ck_assert_ptr_null(clrt_module_forward(gpt, x));
+    tu_assert_pair_mismatch("GPT");
+    clrt_tensor_release(x);
+    clrt_module_free(gpt);
+}
+END_TEST
+
 /* Trains from one seed on a device; returns the two epochs' losses. */
 static void train_on(clrt_device *d, uint64_t seed, double loss[2])
 {
@@ -159,6 +174,7 @@ static Suite *multi_suite(void)
     tcase_add_test(tc, moved_model_lives_on_the_new_device);
     tcase_add_test(tc, same_forward_on_both_devices);
     tcase_add_test(tc, sequential_refuses_mixed_devices);
+    tcase_add_test(tc, gpt_refuses_ids_on_another_device);
     tcase_add_test(tc, same_seed_trains_alike_on_both_devices);
     suite_add_tcase(s, tc);
     return s;

@@ -7,10 +7,10 @@
 #include "../common/app.h"
 #include <clrt/checkpoint.h>
 
-#define LM_DEFAULT_TEXT "/usr/share/games/fortunes/cookie"
+#define LM_DEFAULT_TEXT "/usr/share/games/fortunes"
 
 typedef struct {
-    const char *text;    /* --text FILE */
+    const char *text;    /* --text FILE|FOLDER */
     const char *device;  /* NULL: the best device */
     const char *devices; /* --devices LIST|all: data-parallel training, or NULL */
     clrt_device *dp[CLRT_MAX_DATA_PARALLEL];
@@ -47,8 +47,9 @@ typedef struct {
     int ids[256];             /* byte -> id, -1 outside the vocabulary */
 } lm_text;
 
-/* Reads a text file (text.c): refuses a missing, empty or binary one. 0, or
- * 1 after printing why. */
+/* Reads a text file, or every regular file of a folder in name order but
+ * fortune's .dat indexes (text.c): refuses a missing, empty or binary text
+ * and what is not a regular file. 0, or 1 after printing why. */
 int lm_text_read(const char *path, int64_t max_chars, lm_text *t);
 void lm_text_free(lm_text *t);
 /* The vocabulary as hex ("0a2021..."), for checkpoints, and back. */

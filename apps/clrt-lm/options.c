@@ -24,7 +24,7 @@ static void usage(FILE *f)
                "  --d-model N, --heads N, --layers N, --dim-ff N\n"
                "                              the model (128, 4, 4, 4 * d-model)\n"
                "  --dropout P                 in the layers while training (0)\n"
-               "  --epochs N                  passes over the training text (10)\n"
+               "  --epochs N                  passes over the training text (5)\n"
                "  --batch-size N              sequences per step (32)\n"
                "  --lr X, --min-lr X          AdamW's peak and final rate (0.003, 0.0003)\n"
                "  --warmup N                  epochs of linear warm-up before the cosine (1)\n"
@@ -171,7 +171,7 @@ int lm_parse_options(int argc, char **argv, lm_options *o)
                       .d_model = 128,
                       .heads = 4,
                       .layers = 4,
-                      .epochs = 10,
+                      .epochs = 5,
                       .batch_size = 32,
                       .warmup = 1,
                       .lr = 3e-3,

@@ -1,9 +1,13 @@
 /* The training text and its vocabulary of bytes (lm.h). */
 #include "lm.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int is_control(unsigned char c)
 {
@@ -43,40 +47,88 @@ static void build_vocab(lm_text *t)
     }
 }
 
+/* Appends a regular file's bytes to t (opened without blocking, so a FIFO
+ * is refused rather than waited on). */
+static int append_file(const char *path, lm_text *t, size_t *cap)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "clrt-lm: cannot read %s: %s\n", path,
+                fd < 0 || !S_ISREG(st.st_mode) ? (fd < 0 ? strerror(errno) : "not a regular file")
+                                               : strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return 1;
+    }
+    ssize_t got = 1;
+    while (got > 0) {
+        if ((size_t)t->n == *cap) {
+            unsigned char *bigger = realloc(t->bytes, *cap = *cap ? 2 * *cap : 1 << 16);
+            if (!bigger) {
+                close(fd);
+                fprintf(stderr, "clrt-lm: out of memory reading %s\n", path);
+                return 1;
+            }
+            t->bytes = bigger;
+        }
+        got = read(fd, t->bytes + t->n, *cap - (size_t)t->n);
+        t->n += got > 0 ? got : 0;
+    }
+    int bad = got < 0;
+    if (bad)
+        fprintf(stderr, "clrt-lm: cannot read %s: %s\n", path, strerror(errno));
+    close(fd);
+    return bad;
+}
+
+static int is_index(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return e->d_name[0] == '.' || (n > 4 && strcmp(e->d_name + n - 4, ".dat") == 0);
+}
+
+/* A folder: its regular files in name order, links and fortune's .dat
+ * indexes left out (Debian's fortunes: each text, once). */
+static int append_folder(const char *dir, lm_text *t, size_t *cap)
+{
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, NULL, alphasort), rc = n < 0;
+    if (rc)
+        fprintf(stderr, "clrt-lm: cannot list %s: %s\n", dir, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
+        if (!rc && !is_index(names[i]) && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+            rc = append_file(path, t, cap);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
 static int read_all(const char *path, int64_t max_chars, lm_text *t)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    struct stat st;
+    size_t cap = 0;
+    if (stat(path, &st) != 0) {
         fprintf(stderr, "clrt-lm: cannot open %s: %s\n", path, strerror(errno));
         return 1;
     }
-    size_t cap = 1 << 16, n = 0, got;
-    unsigned char *buf = malloc(cap);
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        unsigned char *bigger = n == cap ? realloc(buf, cap *= 2) : buf;
-        if (!bigger)
-            free(buf);
-        buf = bigger;
-    }
-    int bad = !buf || ferror(f);
-    fclose(f);
-    if (bad) {
-        fprintf(stderr, "clrt-lm: cannot read %s: %s\n", path,
-                buf ? strerror(errno) : "out of memory");
-        free(buf);
-        return 1;
-    }
-    t->bytes = buf;
-    t->n = max_chars > 0 && (int64_t)n > max_chars ? max_chars : (int64_t)n;
-    return 0;
+    int rc = S_ISDIR(st.st_mode) ? append_folder(path, t, &cap) : append_file(path, t, &cap);
+    if (!rc && max_chars > 0 && t->n > max_chars)
+        t->n = max_chars;
+    return rc;
 }
 
 int lm_text_read(const char *path, int64_t max_chars, lm_text *t)
 {
     memset(t, 0, sizeof *t);
-    if (read_all(path, max_chars, t))
+    if (read_all(path, max_chars, t)) {
+        lm_text_free(t);
         return 1;
+    }
     if (t->n == 0) {
         fprintf(stderr, "clrt-lm: %s is empty: nothing to learn from\n", path);
         lm_text_free(t);

@@ -59,12 +59,20 @@ static clrt_tensor *causal_mask(clrt_module *m, gpt_shape *s, int len)
     return s->mask;
 }
 
-static clrt_status check_ids(const gpt_shape *s, int n, clrt_tensor *const *in)
+/* Everything about the ids that would fail later, before anything is
+ * enqueued. */
+static clrt_status check_ids(clrt_module *m, const gpt_shape *s, int n, clrt_tensor *const *in)
 {
     char buf[96];
     const clrt_tensor *ids = n == 1 ? in[0] : NULL;
     if (!ids)
         return clrt__fail(CLRT_EINVAL, "GPT takes one input (int32 ids [B, T]), got %d", n);
+    if (clrt_tensor_device(ids) != clrt_module_device(m))
+        return clrt__fail(CLRT_EDEVMISMATCH,
+                          "GPT: the ids are on %s but the model is on %s: move them with "
+                          "clrt_tensor_to()",
+                          clrt_device_str(clrt_tensor_device(ids)),
+                          clrt_device_str(clrt_module_device(m)));
     if (ids->dtype != CLRT_I32)
         return clrt__fail(CLRT_EDTYPE, "GPT: the ids must be int32, got %s",
                           clrt_dtype_str(ids->dtype));
@@ -92,7 +100,7 @@ static clrt_tensor *embed(clrt_module *m, gpt_shape *s, clrt_tensor *ids)
 static clrt_tensor *gpt_forward(clrt_module *m, int n, clrt_tensor *const *in, void *user)
 {
     gpt_shape *s = user;
-    if (check_ids(s, n, in) != CLRT_OK)
+    if (check_ids(m, s, n, in) != CLRT_OK)
         return NULL;
     clrt_tensor *mask = causal_mask(m, s, (int)in[0]->shape[1]);
     clrt_tensor *x = mask ? embed(m, s, in[0]) : NULL;

@@ -1,7 +1,8 @@
 """clrt-lm end to end on a small model: bad input refused with a clear
 error (a missing, empty or binary text, a prompt outside the vocabulary, a
 block longer than the checkpoint's, --sample without --checkpoint, a
-resumed run whose recipe differs); a run saved after 2 epochs and resumed
+resumed run whose recipe differs, a FIFO); a folder read as its files
+in name order without fortune's .dat indexes; a run saved after 2 epochs and resumed
 to 3 ends exactly where a 3-epoch run does; TensorBoard events written; a
 sample that continues the prompt with the text's characters; on two PoCL
 devices the same losses within 1e-3 (sums in another order).
@@ -54,6 +55,17 @@ with open(path("binary.bin"), "wb") as f:
 refused(["--text", path("missing.txt")], "cannot open", "missing.txt")
 refused(["--text", path("empty.txt")], "is empty")
 refused(["--text", path("binary.bin")], "is not text", "NUL")
+os.mkfifo(path("fifo"))
+refused(["--text", path("fifo")], "not a regular file")
+# A folder: its files in name order, fortune's binary .dat indexes left out.
+os.makedirs(path("texts"))
+for name, body in [("b.txt", b"second part\n" * 40), ("a.txt", b"first part\n" * 40),
+                   ("a.txt.dat", bytes(range(256)))]:
+    with open(os.path.join(path("texts"), name), "wb") as f:
+        f.write(body)
+folder = run(["--text", path("texts"), "--epochs", "0", "--block", "8", "--d-model", "8",
+              "--heads", "1", "--layers", "1"])
+assert f"{40 * 23} characters" in folder.stdout, folder.stdout
 refused(["--sample", "10"], "needs --checkpoint", code=2)
 refused(["--epochs", "x"], "--epochs", code=2)
 refused(SMALL + ["--heads", "3"], "nhead 3")
