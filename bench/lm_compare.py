@@ -5,8 +5,8 @@ below), AdamW with the same hyperparameters and per-epoch warm-up/cosine
 rates, on the same number of threads. Prints each epoch's validation bits
 per character on both sides, the final ratio, both wall times (each side's
 training only, from its own clock), and writes a JSON record.
-   python bench/lm_compare.py --clrt-lm build/clrt-lm [--epochs 16] [--threads 2]
-          [--devices cpu:0,cpu:1] [clrt-lm options ...] [--json-out FILE]
+   python bench/lm_compare.py --clrt-lm build/clrt-lm [--epochs 5] [--threads 2]
+          [--devices cpu:0,cpu:1] [clrt-lm options ...] [--json-out FILE] [--save CKPT]
 Run it alone on the machine.
 """
 import argparse
@@ -190,13 +190,14 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--devices", default="", help="clrt-lm --devices for a second clrt run")
     ap.add_argument("--json-out", default="")
+    ap.add_argument("--save", default="", help="clrt's checkpoint of the run, then a sample from it")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     with tempfile.TemporaryDirectory() as tmp:
         init = os.path.join(tmp, "init.safetensors")
         clrt_run(a, [], save=init, epochs=0)
         state = load_file(init)
-    ours, our_s = clrt_run(a, [])
+    ours, our_s = clrt_run(a, [], save=a.save or None)
     theirs, their_s = pytorch_run(a, state)
     result = {"cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": "),
               "threads": a.threads, "torch": torch.__version__, "args": vars(a),
@@ -214,6 +215,12 @@ def main():
         two = result["clrt_devices"]
         print(f"clrt on {a.devices}: validation {two['epochs'][-1][1]:.4f} bits/char, "
               f"{two['train_seconds']:.1f} s")
+    if a.save:
+        sample = subprocess.run([a.clrt_lm, "--sample", "600", "--checkpoint", a.save,
+                                 "--prompt", "The ", "--temperature", "0.8", "--seed", "1"],
+                                stdout=subprocess.PIPE, text=True, errors="replace", check=True)
+        print(f"\nclrt-lm --sample 600 --prompt 'The ' --temperature 0.8:\n{sample.stdout}")
+        result["sample"] = sample.stdout
     if a.json_out:
         with open(a.json_out, "w") as f:
             json.dump(result, f, indent=1)

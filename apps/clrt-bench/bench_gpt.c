@@ -112,9 +112,9 @@ int bench_gpt(int argc, char **argv)
     bench_json j;
     bench_json_begin(&j, o.json, "gpt");
     bench_json_row(&j,
-                   "{\"vocab\": %d, \"block\": %d, \"d_model\": %d, \"heads\": %d, \"layers\": %d, "
+                   "\"vocab\": %d, \"block\": %d, \"d_model\": %d, \"heads\": %d, \"layers\": %d, "
                    "\"dim_ff\": %d, \"batch\": %d, \"steps\": %d, \"seconds\": %.6g, "
-                   "\"step_gflop\": %.6g, \"gflops\": %.6g}",
+                   "\"step_gflop\": %.6g, \"gflops\": %.6g",
                    o.vocab, o.block, o.d_model, o.heads, o.layers, o.dim_ff, o.batch, o.steps, s,
                    step_flops(&o) / 1e9, gflops);
     bench_json_end(&j, "%s", bench_json_device(d, dev, sizeof dev));

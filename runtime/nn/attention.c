@@ -2,9 +2,10 @@
  * dropout, batch_first=True), self-attention): composed of ops, so
  * autograd gives its backward; the heads through the fused op
  * (clrt_f_multihead_self_attention) where it applies, else matmul,
- * masked_fill and softmax (CLRT_ATTENTION chooses). Dropout on the attention weights in
- * training draws its masks from (init seed, forward count), as Dropout's. State as PyTorch's:
- * in_proj_weight [3E, E], in_proj_bias [3E], out_proj.weight [E, E], out_proj.bias [E]. */
+ * masked_fill and softmax (CLRT_ATTENTION chooses). Dropout on the
+ * attention weights in training draws its masks from (init seed, forward
+ * count), as Dropout's. State as PyTorch's: in_proj_weight [3E, E],
+ * in_proj_bias [3E], out_proj.weight [E, E], out_proj.bias [E]. */
 #include "runtime/nn/module_internal.h"
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/env_internal.h"

@@ -16,8 +16,9 @@
 
 /* The widest head the kernels take. The GPU kernels keep up to four rows
  * of it in registers: four of 32 and the rest fit NVIDIA's 255 a thread
- * (ptxas -v: 124 at most, bench/results/nvptx), four of 64 would spill.
- * The CPU kernels hold rows as vectors; 64 keeps their frames small. */
+ * (ptxas -v: 222 for attn_bwd_kv, bench/results/nvptx), four of 64 would
+ * spill. The CPU kernels hold rows as vectors; 64 keeps their frames
+ * small. */
 #define MAX_HEAD_DIM_GPU 32
 #define MAX_HEAD_DIM_CPU 64
 
