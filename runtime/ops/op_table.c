@@ -21,8 +21,7 @@ const clrt__op_def *const clrt__op_table[] = {
     &clrt__op_batch_norm, &clrt__op_dropout, &clrt__op_cross_entropy_loss,
     /* transformer ops: softmax, layer norm, activations, embedding, variance */
     &clrt__op_softmax, &clrt__op_log_softmax, &clrt__op_layer_norm, &clrt__op_gelu, &clrt__op_silu,
-    &clrt__op_multihead_self_attention,
-    &clrt__op_embedding, &clrt__op_var_dim,
+    &clrt__op_multihead_self_attention, &clrt__op_embedding, &clrt__op_var_dim,
     /* shapes, selections, comparisons (issue 35's attention ops, part 1) */
     &clrt__op_permute, &clrt__op_narrow, &clrt__op_cat, &clrt__op_gt, &clrt__op_lt, &clrt__op_ge,
     &clrt__op_le, &clrt__op_eq, &clrt__op_ne, &clrt__op_where, &clrt__op_masked_fill,

@@ -30,7 +30,8 @@
 
 /* One of the two buffers: host staging and the device batch it feeds. */
 typedef struct {
-    float *host_x; /* [batch, C, H, W] staging (int32 tokens for token sequences): malloc'ed, or pinned and mapped */
+    float *host_x; /* [batch, C, H, W] staging (int32 for token sequences): malloc'ed, or
+                      pinned and mapped */
     int32_t *host_y;
     cl_mem pinned_x, pinned_y; /* the pinned buffers behind host_x/host_y, or NULL */
     clrt_tensor *x, *y;        /* device batch */
