@@ -24,6 +24,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_ref import GPT  # noqa: E402  clrt_gpt's PyTorch module
+
 MASK64 = (1 << 64) - 1
 LN2 = math.log(2)
 
@@ -64,23 +67,6 @@ def lr_at(e, warmup, total, peak, low):  # clrt_lr_warmup_cosine
         p = (e - warmup) / (total - warmup)
         return low + (peak - low) * (1 + math.cos(math.pi * p)) / 2
     return low
-
-
-class GPT(nn.Module):  # the module of clrt/nn.h
-    def __init__(s, V, block, d, h, L, ff):
-        super().__init__()
-        s.tok_emb = nn.Embedding(V, d)
-        s.pos_emb = nn.Embedding(block, d)
-        layer = nn.TransformerEncoderLayer(d, h, ff, dropout=0.0, activation="gelu",
-                                           batch_first=True, norm_first=True)
-        s.encoder = nn.TransformerEncoder(layer, L, enable_nested_tensor=False)
-        s.norm = nn.LayerNorm(d)
-        s.head = nn.Linear(d, V, bias=False)
-
-    def forward(s, idx):
-        x = s.tok_emb(idx) + s.pos_emb(torch.arange(idx.shape[1]))
-        m = nn.Transformer.generate_square_subsequent_mask(idx.shape[1])
-        return s.head(s.norm(s.encoder(x, mask=m, is_causal=True)))
 
 
 def windows(ids, block):

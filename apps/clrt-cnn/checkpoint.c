@@ -7,57 +7,33 @@
 #include "cnn.h"
 
 #include <clrt/checkpoint.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-enum { RUN_KEYS = 11 };
-
-/* What a resumed run must share with the saved one, as key/value strings. */
-typedef struct {
-    char values[RUN_KEYS][64];
-    const char *pairs[2 * RUN_KEYS];
-    int n;
-} run_desc;
-
-static void put(run_desc *r, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void put(run_desc *r, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->values[r->n], sizeof r->values[r->n], fmt, ap);
-    va_end(ap);
-    r->pairs[2 * r->n] = key;
-    r->pairs[2 * r->n + 1] = r->values[r->n];
-    r->n++;
-}
-
-static void describe(const cnn_options *o, int64_t train_samples, run_desc *r)
+static void describe(const cnn_options *o, int64_t train_samples, app_run_desc *r)
 {
     r->n = 0;
-    put(r, "model", "%s", o->model);
-    put(r, "dataset", "%s", o->dataset);
-    put(r, "training samples", "%lld", (long long)train_samples);
-    put(r, "batch-size", "%d", o->batch_size);
-    put(r, "seed", "%llu", (unsigned long long)o->seed);
-    put(r, "optimizer", "%s", o->optimizer);
-    put(r, "lr", "%.17g", o->lr);
+    app_run_put(r, "model", "%s", o->model);
+    app_run_put(r, "dataset", "%s", o->dataset);
+    app_run_put(r, "training samples", "%lld", (long long)train_samples);
+    app_run_put(r, "batch-size", "%d", o->batch_size);
+    app_run_put(r, "seed", "%llu", (unsigned long long)o->seed);
+    app_run_put(r, "optimizer", "%s", o->optimizer);
+    app_run_put(r, "lr", "%.17g", o->lr);
     if (strcmp(o->optimizer, "sgd") == 0)
-        put(r, "momentum", "%.17g", o->momentum);
-    put(r, "weight-decay", "%.17g", o->weight_decay);
-    put(r, "augment", "%s", o->augment ? "on" : "off");
+        app_run_put(r, "momentum", "%.17g", o->momentum);
+    app_run_put(r, "weight-decay", "%.17g", o->weight_decay);
+    app_run_put(r, "augment", "%s", o->augment ? "on" : "off");
     if (o->cosine)
-        put(r, "schedule", "cosine over %d epochs", o->epochs);
+        app_run_put(r, "schedule", "cosine over %d epochs", o->epochs);
     else
-        put(r, "schedule", "constant");
+        app_run_put(r, "schedule", "constant");
 }
 
 int cnn_checkpoint_save(const cnn_options *o, clrt_module *model, clrt_optimizer *opt, int epochs,
                         int64_t train_samples)
 {
-    run_desc r;
+    app_run_desc r;
     describe(o, train_samples, &r);
     if (clrt_checkpoint_save(o->save, model, opt, epochs, r.n, r.pairs) != CLRT_OK) {
         fprintf(stderr, "clrt-cnn: --save: %s\n", clrt_last_error());
@@ -69,7 +45,7 @@ int cnn_checkpoint_save(const cnn_options *o, clrt_module *model, clrt_optimizer
 int cnn_checkpoint_resume(const cnn_options *o, clrt_module *model, clrt_optimizer *opt,
                           int64_t steps_per_epoch, int64_t train_samples, int *done)
 {
-    run_desc r;
+    app_run_desc r;
     int64_t epochs = 0;
     describe(o, train_samples, &r);
     if (clrt_checkpoint_load(o->resume, model, opt, r.n, r.pairs, &epochs) != CLRT_OK) {

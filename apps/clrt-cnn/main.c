@@ -44,10 +44,7 @@ static int train_one(const cnn_options *o, const cnn_data *data, clrt_device *d)
 {
     clrt_epoch_stats last;
     double mean = 0;
-    for (int i = 0; i < o->n_dp; i++)
-        app_print_device(o->dp[i]);
-    if (o->n_dp == 0)
-        app_print_device(d);
+    app_print_devices(o->dp, o->n_dp, d);
     printf("model %s, %s lr %g, batch %d, %d epochs, seed %llu\n", o->model, o->optimizer, o->lr,
            o->batch_size, o->epochs, (unsigned long long)o->seed);
     if (cnn_run(o, data, d, o->epochs, o->batch_size, &last, &mean))

@@ -4,56 +4,37 @@
  * to rebuild the model, and the data and recipe a resumed run must share. */
 #include "lm.h"
 
-#include <stdarg.h>
 #include <string.h>
 
-enum { MAX_KEYS = 20 };
-
+/* The description, and the room for the vocabulary's hex. */
 typedef struct {
-    char values[MAX_KEYS][80];
+    app_run_desc d;
     char vocab[2 * 256 + 1];
-    const char *pairs[2 * MAX_KEYS];
-    int n;
 } run_desc;
-
-static void put(run_desc *r, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void put(run_desc *r, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->values[r->n], sizeof r->values[r->n], fmt, ap);
-    va_end(ap);
-    r->pairs[2 * r->n] = key;
-    r->pairs[2 * r->n + 1] = r->values[r->n];
-    r->n++;
-}
 
 static void describe(const lm_options *o, const lm_text *t, int64_t train_samples, run_desc *r)
 {
-    r->n = 0;
+    r->d.n = 0;
     lm_vocab_hex(t, r->vocab, sizeof r->vocab);
-    r->pairs[0] = "vocab";
-    r->pairs[1] = r->vocab;
-    r->n = 1;
-    put(r, "block", "%d", o->block);
-    put(r, "d_model", "%d", o->d_model);
-    put(r, "heads", "%d", o->heads);
-    put(r, "layers", "%d", o->layers);
-    put(r, "dim_ff", "%d", o->dim_ff);
-    put(r, "dropout", "%.17g", o->dropout);
-    put(r, "text", "%.79s", o->text);
-    put(r, "training samples", "%lld", (long long)train_samples);
-    put(r, "batch-size", "%d", o->batch_size);
-    put(r, "seed", "%llu", (unsigned long long)o->seed);
-    put(r, "lr", "%.17g", o->lr);
-    put(r, "min-lr", "%.17g", o->min_lr);
-    put(r, "weight-decay", "%.17g", o->weight_decay);
+    app_run_pair(&r->d, "vocab", r->vocab);
+    app_run_put(&r->d, "block", "%d", o->block);
+    app_run_put(&r->d, "d_model", "%d", o->d_model);
+    app_run_put(&r->d, "heads", "%d", o->heads);
+    app_run_put(&r->d, "layers", "%d", o->layers);
+    app_run_put(&r->d, "dim_ff", "%d", o->dim_ff);
+    app_run_put(&r->d, "dropout", "%.17g", o->dropout);
+    app_run_put(&r->d, "text", "%.79s", o->text);
+    app_run_put(&r->d, "training samples", "%lld", (long long)train_samples);
+    app_run_put(&r->d, "batch-size", "%d", o->batch_size);
+    app_run_put(&r->d, "seed", "%llu", (unsigned long long)o->seed);
+    app_run_put(&r->d, "lr", "%.17g", o->lr);
+    app_run_put(&r->d, "min-lr", "%.17g", o->min_lr);
+    app_run_put(&r->d, "weight-decay", "%.17g", o->weight_decay);
     if (o->constant)
-        put(r, "schedule", "constant");
+        app_run_put(&r->d, "schedule", "constant");
     else
-        put(r, "schedule", "warm-up %d then cosine over %d epochs", o->warmup, o->epochs);
+        app_run_put(&r->d, "schedule", "warm-up %d then cosine over %d epochs", o->warmup,
+                    o->epochs);
 }
 
 int lm_checkpoint_save(const lm_options *o, const lm_text *t, clrt_module *model,
@@ -61,7 +42,7 @@ int lm_checkpoint_save(const lm_options *o, const lm_text *t, clrt_module *model
 {
     run_desc r;
     describe(o, t, train_samples, &r);
-    if (clrt_checkpoint_save(o->save, model, opt, epochs, r.n, r.pairs) != CLRT_OK) {
+    if (clrt_checkpoint_save(o->save, model, opt, epochs, r.d.n, r.d.pairs) != CLRT_OK) {
         fprintf(stderr, "clrt-lm: --save: %s\n", clrt_last_error());
         return 1;
     }
@@ -74,7 +55,7 @@ int lm_checkpoint_resume(const lm_options *o, const lm_text *t, clrt_module *mod
     run_desc r;
     int64_t epochs = 0;
     describe(o, t, train_samples, &r);
-    if (clrt_checkpoint_load(o->resume, model, opt, r.n, r.pairs, &epochs) != CLRT_OK) {
+    if (clrt_checkpoint_load(o->resume, model, opt, r.d.n, r.d.pairs, &epochs) != CLRT_OK) {
         fprintf(stderr, "clrt-lm: --resume: %s\n", clrt_last_error());
         return 1;
     }

@@ -10,10 +10,7 @@ static int train(lm_options *o)
     clrt_device *d = app_pick_device("clrt-lm", o->device, o->devices, &o->job, o->dp, &o->n_dp);
     if (!d || lm_text_read(o->text, o->max_chars, &t))
         return 1;
-    for (int i = 0; i < o->n_dp; i++)
-        app_print_device(o->dp[i]);
-    if (o->n_dp == 0)
-        app_print_device(d);
+    app_print_devices(o->dp, o->n_dp, d);
     int rc = o->profile ? app_profile_begin("clrt-lm") : 0;
     rc = rc || lm_train(o, &t, d);
     if (o->profile && rc == 0)

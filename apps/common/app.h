@@ -28,6 +28,20 @@ int app_parse_double(const app_cli *c, const char *flag, const char *s, double l
 int app_flag_value(const app_cli *c, int argc, char **argv, int *i, char name[64],
                    const char **flag, const char **value);
 
+/* What a resumed run must share with the saved one, as key/value strings
+ * (run_desc.c; clrt_checkpoint_save's `run`): app_run_put formats a value
+ * into the description's own room (79 bytes at most), app_run_pair adds
+ * one the caller keeps alive. At most APP_RUN_KEYS pairs. */
+enum { APP_RUN_KEYS = 20 };
+typedef struct {
+    char values[APP_RUN_KEYS][80];
+    const char *pairs[2 * APP_RUN_KEYS];
+    int n;
+} app_run_desc;
+void app_run_put(app_run_desc *r, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void app_run_pair(app_run_desc *r, const char *key, const char *value);
+
 /* Progress bar state, one per training run (progress.c): redrawn in place
  * on a terminal, nothing otherwise (logs stay readable). */
 typedef struct {
@@ -82,5 +96,7 @@ clrt_device *app_pick_device(const char *prog, const char *device, const char *d
                              const app_job *job, clrt_device **dp, int *n_dp);
 /* "device gpu:0: NAME (MODEL, PLATFORM, GPU)" on stdout. */
 void app_print_device(clrt_device *d);
+/* The n data-parallel devices dp[], or d alone when n is 0. */
+void app_print_devices(clrt_device *const *dp, int n, clrt_device *d);
 
 #endif

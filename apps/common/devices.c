@@ -53,3 +53,11 @@ void app_print_device(clrt_device *d)
         printf("device %s: %s (%s, %s)\n", info.name, info.model, info.platform,
                clrt_device_kind_str(info.kind));
 }
+
+void app_print_devices(clrt_device *const *dp, int n, clrt_device *d)
+{
+    for (int i = 0; i < n; i++)
+        app_print_device(dp[i]);
+    if (n == 0)
+        app_print_device(d);
+}
