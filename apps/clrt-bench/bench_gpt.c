@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#define MAX_PARAMS 256
+#define MAX_PARAMS 256 /* 12 a layer and 5: --layers up to 20 */
 
 typedef struct {
     const char *device;
@@ -69,6 +69,7 @@ static int measure(const gpt_opts *o, clrt_device *d, double *seconds)
     int n = m && clrt_module_init(m, 1) == CLRT_OK && clrt_module_to(m, d) == CLRT_OK
                 ? clrt_module_parameters(m, NULL, params, grads, MAX_PARAMS)
                 : -1;
+
     clrt_optimizer *opt = n > 0 ? clrt_adamw(n, params, grads, 1e-3, 0.9, 0.95, 1e-8, 0.1) : NULL;
     clrt_tensor *x = opt ? ids_tensor(d, o, 0) : NULL, *y = x ? ids_tensor(d, o, 1) : NULL;
     int bad = !y || step(m, opt, x, y, o->vocab) || clrt_device_synchronize(d) != CLRT_OK;
@@ -94,7 +95,7 @@ int bench_gpt(int argc, char **argv)
                               {"--block", BENCH_INT, &o.block, 1, 1 << 16},
                               {"--d-model", BENCH_INT, &o.d_model, 1, 1 << 14},
                               {"--heads", BENCH_INT, &o.heads, 1, 1 << 10},
-                              {"--layers", BENCH_INT, &o.layers, 1, 1 << 10},
+                              {"--layers", BENCH_INT, &o.layers, 1, 20}, /* 245 tensors */
                               {"--dim-ff", BENCH_INT, &o.dim_ff, 1, 1 << 16},
                               {"--batch", BENCH_INT, &o.batch, 1, 1 << 16},
                               {"--steps", BENCH_INT, &o.steps, 1, 1 << 20},

@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define MAX_PARAMS 512
 #define LN2 0.69314718055994530942
 
 typedef struct {
@@ -33,7 +32,11 @@ static int make_data(const lm_options *o, const lm_text *t, clrt_dataset **train
                      clrt_dataset **val)
 {
     int32_t *ids = malloc((size_t)t->n * sizeof *ids);
-    int rc = !ids || lm_encode(t, o->text, t->bytes, t->n, ids);
+    if (!ids) {
+        fprintf(stderr, "clrt-lm: out of memory for %lld ids\n", (long long)t->n);
+        return 1;
+    }
+    int rc = lm_encode(t, o->text, t->bytes, t->n, ids);
     int64_t n_val = (int64_t)(o->val_fraction * (double)t->n), n_train = t->n - n_val;
     if (!rc && (n_train < o->block + 1 || n_val < o->block + 1)) {
         fprintf(stderr,
@@ -55,11 +58,20 @@ static int make_data(const lm_options *o, const lm_text *t, clrt_dataset **train
     return rc;
 }
 
+/* AdamW over every parameter (counted first: a deep model has many). */
 static clrt_optimizer *make_optimizer(const lm_options *o, clrt_module *model)
 {
-    clrt_tensor *params[MAX_PARAMS], *grads[MAX_PARAMS];
-    int n = clrt_module_parameters(model, NULL, params, grads, MAX_PARAMS);
-    return n < 0 ? NULL : clrt_adamw(n, params, grads, o->lr, 0.9, 0.95, 1e-8, o->weight_decay);
+    int n = clrt_module_parameters(model, NULL, NULL, NULL, 0);
+    clrt_tensor **params = n > 0 ? calloc((size_t)n, sizeof *params) : NULL;
+    clrt_tensor **grads = params ? calloc((size_t)n, sizeof *grads) : NULL;
+    clrt_optimizer *opt = NULL;
+    if (grads && clrt_module_parameters(model, NULL, params, grads, n) == n)
+        opt = clrt_adamw(n, params, grads, o->lr, 0.9, 0.95, 1e-8, o->weight_decay);
+    else if (n > 0)
+        fprintf(stderr, "clrt-lm: out of memory listing %d parameters\n", n);
+    free(params);
+    free(grads);
+    return opt;
 }
 
 static void print_epoch(run_ctx *r, const clrt_epoch_stats *s, int64_t tokens)
