@@ -165,8 +165,9 @@ static clrt_module *encoder(const gpt_shape *s)
     return e;
 }
 
-static clrt_module *make_child(const gpt_shape *s, int which)
+static clrt_module *make_child(const void *ctx, int which)
 {
+    const gpt_shape *s = ctx;
     switch (which) {
     case TOK_EMB:
         return clrt_embedding(s->vocab, s->d_model);
@@ -202,14 +203,7 @@ clrt_module *clrt_gpt_ex(int vocab, int block, int d_model, int heads, int layer
         free(s);
         return NULL;
     }
-    for (int i = 0; i < N_CHILDREN; i++) {
-        clrt_module *c = make_child(s, i);
-        if (!c || clrt_module_add_child(m, child_names[i], c) != CLRT_OK) {
-            clrt_module_free(m);
-            return NULL;
-        }
-    }
-    return m;
+    return clrt__module_with_children(m, N_CHILDREN, child_names, make_child, s);
 }
 
 clrt_module *clrt_gpt(int vocab, int block, int d_model, int heads, int layers, int dim_ff)

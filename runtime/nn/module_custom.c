@@ -167,3 +167,17 @@ void *clrt_module_user(const clrt_module *m)
 {
     return m && m->vt->forward_n == custom_forward_n ? ((const custom *)m)->user : NULL;
 }
+
+clrt_module *clrt__module_with_children(clrt_module *m, int n, const char *const *names,
+                                        clrt_module *(*make)(const void *ctx, int i),
+                                        const void *ctx)
+{
+    for (int i = 0; i < n; i++) {
+        clrt_module *c = make(ctx, i);
+        if (!c || clrt_module_add_child(m, names[i], c) != CLRT_OK) {
+            clrt_module_free(m);
+            return NULL;
+        }
+    }
+    return m;
+}

@@ -127,6 +127,13 @@ clrt_module *clrt__module_new(const clrt__module_vt *vt, size_t size);
 clrt_module *clrt__module_composed(const clrt_module_def *def, void *user,
                                    clrt_status (*init)(clrt_module *m));
 
+/* m with children names[0..n) made by make(ctx, i), in that order (the
+ * state names of a composed layer); NULL after freeing m when a child
+ * cannot be made or added (its error stands). */
+clrt_module *clrt__module_with_children(clrt_module *m, int n, const char *const *names,
+                                        clrt_module *(*make)(const void *ctx, int i),
+                                        const void *ctx);
+
 /* CLRT_OK, or CLRT_EINVAL naming api and the value a transformer encoder
  * layer cannot have (transformer.c). */
 clrt_status clrt__check_encoder_layer(const char *api, int d_model, int nhead, int dim_ff,

@@ -132,8 +132,9 @@ static const clrt_module_def layer_def = {.kind = "TransformerEncoderLayer",
                                           .clone_user = layer_clone_user,
                                           .free_user = free};
 
-static clrt_module *make_child(const layer_shape *s, int which)
+static clrt_module *make_child(const void *ctx, int which)
 {
+    const layer_shape *s = ctx;
     switch (which) {
     case SELF_ATTN:
         return clrt_multihead_attention_ex(s->d_model, s->heads, s->dropout);
@@ -183,12 +184,5 @@ clrt_module *clrt_transformer_encoder_layer(int d_model, int nhead, int dim_feed
         free(s);
         return NULL;
     }
-    for (int i = 0; i < N_CHILDREN; i++) {
-        clrt_module *c = make_child(s, i);
-        if (!c || clrt_module_add_child(m, child_names[i], c) != CLRT_OK) {
-            clrt_module_free(m);
-            return NULL;
-        }
-    }
-    return m;
+    return clrt__module_with_children(m, N_CHILDREN, child_names, make_child, s);
 }
