@@ -145,6 +145,29 @@ END_TEST
 
 /* A model file of epoch 3 beside the .optim of epoch 2 (a kill or a full
  * disk between two separate saves left that; it resumed silently). */
+/* A saved run value read back before any model exists (clrt-lm --sample
+ * rebuilds its model from them); a missing key or too small a buffer is
+ * an error that names it. */
+START_TEST(run_values_read_back)
+{
+    const char *dir = scratch();
+    char path[300], v[32];
+    snprintf(path, sizeof path, "%s/ck.safetensors", dir);
+    save_epoch(path, 1);
+    TU_OK(clrt_checkpoint_run_value(path, "schedule", v, sizeof v));
+    ck_assert_str_eq(v, "cosine over 3 epochs");
+    TU_OK(clrt_checkpoint_run_value(path, "batch-size", v, sizeof v));
+    ck_assert_str_eq(v, "256");
+    ck_assert_int_eq(clrt_checkpoint_run_value(path, "seed", v, sizeof v), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "records no run value 'seed'", NULL);
+    ck_assert_int_eq(clrt_checkpoint_run_value(path, "schedule", v, 8), CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "'schedule' has 20 bytes", NULL);
+    ck_assert_int_ne(clrt_checkpoint_run_value("/nonexistent/ck", "schedule", v, sizeof v),
+                     CLRT_OK);
+    remove_dir(dir);
+}
+END_TEST
+
 START_TEST(mixed_pair_is_refused)
 {
     const char *dir = scratch();
@@ -332,6 +355,7 @@ int main(int argc, char **argv)
     TCase *tc = tu_tcase("checkpoint_pair");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, run_values_read_back);
     tcase_add_test(tc, mixed_pair_is_refused);
     tcase_add_test(tc, run_mismatch_is_refused);
     tcase_add_test(tc, crafted_counts_are_refused);

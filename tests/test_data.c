@@ -256,6 +256,49 @@ START_TEST(test_shuffle_uniform)
 }
 END_TEST
 
+/* A token stream cut into samples of `block` and their next tokens. */
+START_TEST(test_token_sequences)
+{
+    enum { N = 23, BLOCK = 5, VOCAB = 7 };
+    int32_t tokens[N];
+    for (int i = 0; i < N; i++)
+        tokens[i] = (i * 3) % VOCAB;
+    clrt_dataset *ds = TU_NONNULL(clrt_dataset_tokens("toks", tokens, N, BLOCK, VOCAB));
+    ck_assert_int_eq(clrt_dataset_size(ds), (N - 1) / BLOCK);
+    ck_assert_int_eq(clrt_dataset_sample_dtype(ds), CLRT_I32);
+    ck_assert_int_eq(clrt_dataset_labels_per_sample(ds), BLOCK);
+    ck_assert_int_eq(clrt_dataset_num_classes(ds), VOCAB);
+    int64_t idx[2] = {3, 0};
+    int32_t x[2 * BLOCK], y[2 * BLOCK];
+    memset(x, 0xff, sizeof x), memset(y, 0xff, sizeof y); /* poisoned */
+    TU_OK(clrt_dataset_gather_into(ds, idx, 2, x, y));
+    for (int s = 0; s < 2; s++)
+        for (int t = 0; t < BLOCK; t++) {
+            ck_assert_int_eq(x[s * BLOCK + t], tokens[idx[s] * BLOCK + t]);
+            ck_assert_int_eq(y[s * BLOCK + t], tokens[idx[s] * BLOCK + t + 1]);
+        }
+    float fx[BLOCK];
+    ck_assert_int_eq(clrt_dataset_gather(ds, idx, 1, fx, NULL), CLRT_EDTYPE);
+    tu_assert_error(CLRT_EDTYPE, "clrt_dataset_gather_into", NULL);
+    clrt_dataset_free(ds);
+
+    tokens[9] = VOCAB;
+    ck_assert_ptr_null(clrt_dataset_tokens("toks", tokens, N, BLOCK, VOCAB));
+    tu_assert_error(CLRT_EINVAL, "tokens[9] = 7 outside 0..6", NULL);
+    ck_assert_ptr_null(clrt_dataset_tokens("toks", tokens, BLOCK, BLOCK, VOCAB));
+    tu_assert_error(CLRT_EINVAL, "hold no sample", NULL);
+
+    /* A float data set's dtype and labels per sample. */
+    float feats[4] = {1, 2, 3, 4};
+    int32_t labels[2] = {0, 1};
+    int64_t shape[1] = {2};
+    clrt_dataset *fs = TU_NONNULL(clrt_dataset_from_arrays("f", feats, 1, shape, labels, 2, 2));
+    ck_assert_int_eq(clrt_dataset_sample_dtype(fs), CLRT_F32);
+    ck_assert_int_eq(clrt_dataset_labels_per_sample(fs), 1);
+    clrt_dataset_free(fs);
+}
+END_TEST
+
 static Suite *data_suite(void)
 {
     Suite *s = suite_create("data");
@@ -271,6 +314,7 @@ static Suite *data_suite(void)
     tcase_set_timeout(sh, 120);
     tcase_add_test(sh, test_shuffle_permutation);
     tcase_add_test(sh, test_shuffle_uniform);
+    tcase_add_test(sh, test_token_sequences);
     suite_add_tcase(s, sh);
     return s;
 }

@@ -184,6 +184,57 @@ START_TEST(encoder_layer_dropout)
 }
 END_TEST
 
+/* Linear without a bias: no "bias" in its state, y = x W^T against
+ * float64, and W's gradient of sum(y) = the column sums of x. */
+START_TEST(linear_without_bias)
+{
+    enum { R = 5, IN = 3, OUT = 4 };
+    uint64_t rng = tu_seed();
+    clrt_module *l = TU_NONNULL(clrt_linear_ex(IN, OUT, 0));
+    const char *names[2];
+    ck_assert_int_eq(clrt_module_parameters(l, names, NULL, NULL, 2), 1);
+    ck_assert_str_eq(names[0], "weight");
+    char desc[128];
+    ck_assert(strstr(clrt_module_str(l, desc, sizeof desc), "bias=False"));
+    float *xv = tu_random_floats(&rng, R * IN, -1, 1);
+    int64_t shape[2] = {R, IN};
+    clrt_tensor *x = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 2, shape, xv));
+    clrt_tensor *y = TU_NONNULL(clrt_module_forward(l, x)), *loss = TU_NONNULL(clrt_sum(y));
+    TU_OK(clrt_backward(loss));
+    float *w = tu_read(clrt_module_param(l, "weight")), *got = tu_read(y);
+    float *gw = tu_read(clrt_module_grad(l, "weight"));
+    double want[R * OUT], want_gw[OUT * IN];
+    for (int r = 0; r < R; r++)
+        for (int o = 0; o < OUT; o++) {
+            want[r * OUT + o] = 0;
+            for (int i = 0; i < IN; i++)
+                want[r * OUT + o] += (double)xv[r * IN + i] * w[o * IN + i];
+        }
+    for (int o = 0; o < OUT; o++)
+        for (int i = 0; i < IN; i++) {
+            want_gw[o * IN + i] = 0;
+            for (int r = 0; r < R; r++)
+                want_gw[o * IN + i] += xv[r * IN + i];
+        }
+    ck_assert_msg(tu_rel_err(got, want, R * OUT, 1.0) <= 1e-6, "y");
+    ck_assert_msg(tu_rel_err(gw, want_gw, OUT * IN, 1.0) <= 1e-6, "grad W");
+    free(xv), free(w), free(got), free(gw);
+    clrt_tensor_release(x), clrt_tensor_release(y), clrt_tensor_release(loss);
+    clrt_module_free(l);
+}
+END_TEST
+
+START_TEST(attention_dropout_argument)
+{
+    ck_assert_ptr_null(clrt_multihead_attention_ex(8, 2, 1.0));
+    tu_assert_error(CLRT_EINVAL, "dropout 1 is not in [0, 1)", NULL);
+    clrt_module *m = TU_NONNULL(clrt_multihead_attention_ex(8, 2, 0.25));
+    char desc[256];
+    ck_assert(strstr(clrt_module_str(m, desc, sizeof desc), "dropout=0.25"));
+    clrt_module_free(m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("transformer");
@@ -194,6 +245,8 @@ int main(void)
     tcase_add_test(tc, gpt_bad_input);
     tcase_add_test(tc, encoder_layer_errors);
     tcase_add_test(tc, encoder_layer_dropout);
+    tcase_add_test(tc, linear_without_bias);
+    tcase_add_test(tc, attention_dropout_argument);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
