@@ -20,6 +20,9 @@ packages=(
   dataset-fashion-mnist                # the CNN demo's data
   fortunes                             # the language-model demo's text (clrt-lm)
   clang-15 libclc-15                   # the kernels built for NVIDIA GPUs (scripts/nvptx.sh)
+  protobuf-c-compiler libprotobuf-c-dev # the ONNX reader (generated from onnx.proto by protoc-c)
+  libonnx-dev                          # onnx.proto
+  libonnx-testdata                     # ONNX's own node tests (clrt-onnx test)
 )
 
 scripts/install_packages.sh "${packages[@]}"

@@ -31,4 +31,5 @@
 #include <clrt/checkpoint.h>
 #include <clrt/trace.h>
 #include <clrt/host_blas.h>
+#include <clrt/onnx.h>
 #endif

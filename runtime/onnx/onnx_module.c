@@ -1,0 +1,126 @@
+/* An imported graph as a module (clrt/module.h): its float initializers
+ * become parameters under their ONNX names, a dotted name
+ * ("layer1.0.conv1.weight") a path of nested child modules, so the state
+ * clrt_module_save writes holds the ONNX names and a PyTorch state_dict
+ * with the same names takes it. The module's forward runs the graph; the
+ * ops it calls record for autograd. */
+#include "runtime/core/alloc_internal.h"
+#include "runtime/core/error_internal.h"
+#include "runtime/onnx/onnx_internal.h"
+
+#include <clrt/module.h>
+#include <stdlib.h>
+#include <string.h>
+
+static clrt_tensor *graph_forward(clrt_module *mod, int n, clrt_tensor *const *in, void *user)
+{
+    clrt_onnx_model *m = user;
+    (void)mod;
+    if (!m) {
+        clrt__fail(CLRT_ENOTSUP, "an imported ONNX module cannot be cloned (data-parallel "
+                                 "replicas): train it on one device");
+        return NULL;
+    }
+    if (m->n_params)
+        m->dev = clrt_tensor_device(m->params[0]); /* clrt_module_to moves them in place */
+    clrt_tensor *out = NULL;
+    if (onnx_run_tensors(m, n, in, 1, &out) != CLRT_OK)
+        return NULL;
+    return out;
+}
+
+static void *no_clone(const void *user)
+{
+    (void)user;
+    return NULL;
+}
+
+static const clrt_module_def graph_def = {
+    .kind = "OnnxGraph", .forward = graph_forward, .clone_user = no_clone};
+/* A scope is a path of names ("layer1", "0"), not a layer: it has no
+ * forward of its own. */
+static clrt_tensor *scope_forward(clrt_module *mod, int n, clrt_tensor *const *in, void *user)
+{
+    (void)mod, (void)n, (void)in, (void)user;
+    clrt__fail(CLRT_EINVAL, "an OnnxScope only names parameters of an imported graph; run the "
+                            "graph's own module (clrt_onnx_module)");
+    return NULL;
+}
+
+static const clrt_module_def scope_def = {.kind = "OnnxScope", .forward = scope_forward};
+
+/* The child of m named seg, made when missing (borrowed). */
+static clrt_module *scope_child(clrt_module *m, const char *seg)
+{
+    clrt_module *c = NULL;
+    int nc = clrt_module_num_children(m);
+    for (int i = 0; i < nc && !c; i++)
+        if (strcmp(clrt_module_child_name(m, i), seg) == 0)
+            c = clrt_module_child(m, i);
+    if (c)
+        return c;
+    c = clrt_module_new(&scope_def, NULL);
+    if (!c || clrt_module_add_child(m, seg, c) != CLRT_OK)
+        return NULL;
+    return c;
+}
+
+/* Registers t under the dotted name: the path's modules, then the leaf. A
+ * name that is not a path of attribute names (empty parts) is kept whole
+ * with its dots made underscores. */
+static clrt_status add_param(clrt_module *root, const char *name, clrt_tensor *t)
+{
+    char buf[1024];
+    if (strlen(name) >= sizeof buf)
+        return clrt__fail(CLRT_EINVAL, "onnx: initializer name too long: %.64s...", name);
+    strcpy(buf, name);
+    int clean = buf[0] && buf[0] != '.' && buf[strlen(buf) - 1] != '.' && !strstr(buf, "..");
+    clrt_module *at = root;
+    char *seg = buf, *dot;
+    while (clean && (dot = strchr(seg, '.'))) {
+        *dot = 0;
+        if (!(at = scope_child(at, seg)))
+            return clrt_last_status();
+        seg = dot + 1;
+    }
+    if (!clean)
+        for (char *p = buf; *p; p++)
+            *p = *p == '.' ? '_' : *p;
+    return clrt_module_add_parameter(at, seg, t);
+}
+
+clrt_status onnx_build_module(clrt_onnx_model *m)
+{
+    m->module = clrt_module_new(&graph_def, m);
+    m->param_values = clrt__calloc((size_t)m->n_values + 1, sizeof *m->param_values);
+    m->params = clrt__calloc((size_t)m->n_values + 1, sizeof *m->params);
+    if (!m->module || !m->param_values || !m->params)
+        return clrt_last_status();
+    for (int v = 0; v < m->n_values; v++) {
+        onnx_value *x = &m->values[v];
+        if (!m->is_init[v] || x->type != ONNX_FLOAT)
+            continue;
+        clrt_tensor *t = clrt_from_host(m->dev, CLRT_F32, x->ndim, x->shape, x->host);
+        clrt_status st = t ? add_param(m->module, m->names[v], t) : clrt_last_status();
+        if (st == CLRT_OK) {
+            x->dev = t; /* the value's reference; the module took one of its own */
+            x->is_param = 1;
+            m->params[m->n_params] = t;
+            m->param_values[m->n_params++] = v;
+        } else {
+            clrt_tensor_release(t);
+            return st;
+        }
+    }
+    /* A module starts in training mode; an imported graph is run for
+     * inference unless the caller trains it. */
+    clrt_module_train(m->module, 0);
+    return CLRT_OK;
+}
+
+clrt_module *clrt_onnx_module(clrt_onnx_model *m)
+{
+    if (!m)
+        clrt__fail(CLRT_EINVAL, "clrt_onnx_module: model is NULL");
+    return m ? m->module : NULL;
+}
