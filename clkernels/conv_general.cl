@@ -3,7 +3,10 @@
  * pads, rectangular kernels, unequal strides). Built with -DKH=kh -DKW=kw
  * (the taps, unrolled) and -DOB=ob, the output channels one work item
  * computes (1, 2 or 4, dividing the channels per group, so that an item's
- * outputs share their input taps). Launched 2-D: dim 0 the output pixel,
+ * outputs share their input taps), and where the channels per group are few
+ * (depthwise: 1) -DCPG=cpg, which unrolls the channel loop too: a work
+ * item with no loop left is what lets PoCL vectorize across work items
+ * (the depthwise 3x3 ran 10x faster). Launched 2-D: dim 0 the output pixel,
  * dim 1 the plane (image * output-channel block). Zero padding: taps
  * outside the input read 0. 32-bit indices (the host checks sizes). */
 
@@ -43,7 +46,12 @@ __kernel void conv_general(__global const float *x, __global const float *w,
     __global const float *xp = x + (n * g.C + c0) * hw;
     __global const float *wp = w + o0 * g.cpg * (KH * KW);
     int wstride = g.cpg * (KH * KW); /* from one output channel's weights to the next */
+#ifdef CPG
+#pragma unroll
+    for (int c = 0; c < CPG; c++) {
+#else
     for (int c = 0; c < g.cpg; c++) {
+#endif
 #pragma unroll
         for (int kh = 0; kh < KH; kh++) {
             int h = h0 + kh * g.dh;

@@ -150,8 +150,11 @@ clrt_tensor *clrt__conv2d_general(clrt_tensor *x, clrt_tensor *w, clrt_tensor *b
                       dow.shift,
                       dbl.mul,
                       dbl.shift};
-    char options[64];
-    snprintf(options, sizeof options, "-DKH=%d -DKW=%d -DOB=%d", g->kh, g->kw, ob);
+    /* Few channels per group (depthwise: 1) are unrolled too (-DCPG). */
+    char options[80], cpg_opt[24] = "";
+    if ((size_t)cpg * taps * (size_t)ob <= 64)
+        snprintf(cpg_opt, sizeof cpg_opt, " -DCPG=%d", cpg);
+    snprintf(options, sizeof options, "-DKH=%d -DKW=%d -DOB=%d%s", g->kh, g->kw, ob, cpg_opt);
     cl_mem mx = clrt__mem(x), mw = clrt__mem(w), mb = b ? clrt__mem(b) : mw, mo = clrt__mem(out);
     cl_int has_b = b != NULL;
     clrt__karg args[] = {CLRT__ARG(mx),    CLRT__ARG(mw), CLRT__ARG(mb),
