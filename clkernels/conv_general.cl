@@ -74,3 +74,54 @@ __kernel void conv_general(__global const float *x, __global const float *w,
     for (int b = 0; b < OB; b++)
         y[out0 + b * ohw] = acc[b];
 }
+
+/* Depthwise (groups == C == O) with -DPW=pw outputs of a row per work item
+ * and the column stride and dilation fixed at build time (-DSW, -DDW): the
+ * row's taps are loaded once for all pw outputs and the 3x3 weights once
+ * per item. Dim 0: (output row, block of pw columns), blocks_w blocks per
+ * row; dim 1: the plane (image * channel, = the output plane). */
+#ifdef PW
+#define SPAN ((PW - 1) * SW + (KW - 1) * DW + 1)
+__kernel void conv_dw_rows(__global const float *x, __global const float *w,
+                           __global const float *bias, int has_bias, __global float *y, conv_geom g,
+                           int blocks_w, uint bw_mul, uint bw_shift)
+{
+    int p = get_global_id(0), plane = get_global_id(1);
+    if (p >= g.OH * blocks_w || plane >= g.planes)
+        return;
+    int oh = fast_div(p, bw_mul, bw_shift), ow0 = (p - oh * blocks_w) * PW;
+    int c = plane - fast_div(plane, g.bl_mul, g.bl_shift) * g.blocks;
+    float wk[KH * KW], acc[PW];
+#pragma unroll
+    for (int i = 0; i < KH * KW; i++)
+        wk[i] = w[c * (KH * KW) + i];
+    float b0 = has_bias ? bias[c] : 0.0f;
+#pragma unroll
+    for (int j = 0; j < PW; j++)
+        acc[j] = b0;
+    __global const float *xp = x + plane * (g.H * g.W);
+    int h0 = oh * g.sh - g.pt, w0 = ow0 * SW - g.pl;
+#pragma unroll
+    for (int kh = 0; kh < KH; kh++) {
+        int h = h0 + kh * g.dh;
+        int hin = h >= 0 && h < g.H;
+        float row[SPAN];
+#pragma unroll
+        for (int j = 0; j < SPAN; j++) {
+            int ww = w0 + j;
+            int in = hin && ww >= 0 && ww < g.W;
+            row[j] = in ? xp[in ? h * g.W + ww : 0] : 0.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < PW; j++)
+#pragma unroll
+            for (int kw = 0; kw < KW; kw++)
+                acc[j] += row[j * SW + kw * DW] * wk[kh * KW + kw];
+    }
+    __global float *yp = y + plane * (g.OH * g.OW) + oh * g.OW;
+#pragma unroll
+    for (int j = 0; j < PW; j++)
+        if (ow0 + j < g.OW)
+            yp[ow0 + j] = acc[j];
+}
+#endif

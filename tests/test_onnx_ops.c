@@ -92,6 +92,10 @@ static const conv_case conv_cases[] = {
     {1, 4, 9, 13, 3, {1, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3}, 1},  /* 1x7 */
     {1, 2, 6, 5, 3, {1, 3, 3, 3, 2, 1, 1, 0, 2, 1, 0}, 1},   /* groups 1, asymmetric */
     {1, 32, 29, 31, 32, {32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 1},
+    {1, 4, 11, 10, 4, {4, 3, 3, 1, 2, 2, 2, 2, 1, 0, 2}, 1}, /* depthwise, dilated, (1,2) */
+    {2, 3, 5, 3, 3, {3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 0},   /* depthwise, a partial row */
+    {1, 2, 4, 1, 2, {2, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0}, 1},   /* depthwise, one column */
+    {1, 3, 9, 19, 3, {3, 5, 5, 2, 3, 1, 1, 2, 2, 2, 2}, 1},  /* depthwise 5x5, stride 3 */
 };
 #define N_CONV ((int)(sizeof conv_cases / sizeof conv_cases[0]))
 

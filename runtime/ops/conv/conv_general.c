@@ -102,6 +102,14 @@ static int plain(const clrt__conv_geom *g)
            g->pt == g->pl && g->pt == g->pb && g->pt == g->pr;
 }
 
+/* Whether the depthwise row kernel takes it: one channel in and out per
+ * group, rows of at least 2 outputs, a row span the unrolled loads allow. */
+static int depthwise_rows(const clrt__conv_geom *g, int cpg, int opg, int64_t OW)
+{
+    return cpg == 1 && opg == 1 && OW >= 2 && g->kh * g->kw <= 49 && g->sw <= 4 &&
+           g->dw * (g->kw - 1) <= 24;
+}
+
 clrt_tensor *clrt__conv2d_general(clrt_tensor *x, clrt_tensor *w, clrt_tensor *b,
                                   const clrt__conv_geom *g)
 {
@@ -150,15 +158,33 @@ clrt_tensor *clrt__conv2d_general(clrt_tensor *x, clrt_tensor *w, clrt_tensor *b
                       dow.shift,
                       dbl.mul,
                       dbl.shift};
+    clrt__karg args[9];
+    cl_mem mx = clrt__mem(x), mw = clrt__mem(w), mb = b ? clrt__mem(b) : mw, mo = clrt__mem(out);
+    cl_int has_b = b != NULL;
+    args[0] = CLRT__ARG(mx), args[1] = CLRT__ARG(mw), args[2] = CLRT__ARG(mb);
+    args[3] = CLRT__ARG(has_b), args[4] = CLRT__ARG(mo), args[5] = CLRT__ARG(cg);
+    char options[112];
+    if (depthwise_rows(g, cpg, opg, os[3])) {
+        /* Depthwise: rows of PW outputs per item, taps loaded once. */
+        int pw = os[3] >= 8 && g->sw == 1 ? 8 : 4;
+        cl_int blocks_w = (cl_int)clrt__ceil_div((size_t)os[3], (size_t)pw);
+        clrt__divisor dbw = clrt__divisor_of((uint32_t)blocks_w);
+        args[6] = CLRT__ARG(blocks_w), args[7] = CLRT__ARG(dbw.mul), args[8] = CLRT__ARG(dbw.shift);
+        snprintf(options, sizeof options, "-DKH=%d -DKW=%d -DOB=1 -DPW=%d -DSW=%d -DDW=%d", g->kh,
+                 g->kw, pw, g->sw, g->dw);
+        if (clrt__run_planes(d, clrt__kernel(d, "conv_general", options, "conv_dw_rows"),
+                             (size_t)os[2] * (size_t)blocks_w, (size_t)planes, 9,
+                             args) != CLRT_OK) {
+            clrt_tensor_release(out);
+            return NULL;
+        }
+        return out;
+    }
     /* Few channels per group (depthwise: 1) are unrolled too (-DCPG). */
-    char options[80], cpg_opt[24] = "";
+    char cpg_opt[24] = "";
     if ((size_t)cpg * taps * (size_t)ob <= 64)
         snprintf(cpg_opt, sizeof cpg_opt, " -DCPG=%d", cpg);
     snprintf(options, sizeof options, "-DKH=%d -DKW=%d -DOB=%d%s", g->kh, g->kw, ob, cpg_opt);
-    cl_mem mx = clrt__mem(x), mw = clrt__mem(w), mb = b ? clrt__mem(b) : mw, mo = clrt__mem(out);
-    cl_int has_b = b != NULL;
-    clrt__karg args[] = {CLRT__ARG(mx),    CLRT__ARG(mw), CLRT__ARG(mb),
-                         CLRT__ARG(has_b), CLRT__ARG(mo), CLRT__ARG(cg)};
     if (clrt__run_planes(d, clrt__kernel(d, "conv_general", options, "conv_general"),
                          (size_t)(os[2] * os[3]), (size_t)planes, 6, args) != CLRT_OK) {
         clrt_tensor_release(out);
