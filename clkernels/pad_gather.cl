@@ -31,9 +31,10 @@ static int pad_map(int i, int n, int mode)
         return clamp(i, 0, n - 1);
     if (n == 1)
         return 0;
+    /* reflect(i) = reflect(-i) and has period 2 (n - 1); the modulo made
+     * non-negative without |i|, whose llvm.abs Oclgrind 21.10 cannot run. */
     int per = 2 * (n - 1);
-    i = i < 0 ? -i : i;
-    i = i % per;
+    i = (i % per + per) % per;
     return i >= n ? per - i : i;
 }
 
