@@ -92,6 +92,9 @@ static const conv_case conv_cases[] = {
     {1, 4, 9, 13, 3, {1, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3}, 1},  /* 1x7 */
     {1, 2, 6, 5, 3, {1, 3, 3, 3, 2, 1, 1, 0, 2, 1, 0}, 1},   /* groups 1, asymmetric */
     {1, 32, 29, 31, 32, {32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 1},
+    {1, 16, 9, 7, 8, {2, 3, 3, 1, 1, 1, 1, 1, 0, 1, 2}, 1},  /* 8 channels per group: a loop */
+    {1, 12, 6, 6, 6, {3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 1},  /* 2 outputs per item, a loop */
+    {2, 6, 5, 7, 4, {2, 2, 2, 1, 2, 1, 1, 1, 1, 0, 0}, 0},   /* 2 outputs per item */
     {1, 4, 11, 10, 4, {4, 3, 3, 1, 2, 2, 2, 2, 1, 0, 2}, 1}, /* depthwise, dilated, (1,2) */
     {2, 3, 5, 3, 3, {3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 0},   /* depthwise, a partial row */
     {1, 2, 4, 1, 2, {2, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0}, 1},   /* depthwise, one column */
@@ -355,6 +358,8 @@ static const pad_case pad_cases[] = {
     {CLRT_F32, 1, {1}, {2, 3}, 1, 0},           /* reflect of one element: the element */
     {CLRT_F32, 2, {2, 3}, {0, -3, 0, 0}, 0, 0}, /* cropped to nothing */
     {CLRT_F32, 2, {67, 129}, {3, -5, 4, 6}, 1, 0},
+    {CLRT_I32, 2, {3, 4}, {1, 1, 1, 1}, 0, NAN}, /* NaN as an int: 0 */
+    {CLRT_F32, 2, {3, 4}, {1, 1, 1, 1}, 0, NAN},
 };
 #define N_PAD ((int)(sizeof pad_cases / sizeof pad_cases[0]))
 
@@ -412,6 +417,8 @@ static double cast_value(clrt_dtype dt, double v)
 {
     if (dt == CLRT_F32)
         return (float)v;
+    if (isnan(v))
+        return 0;
     if (dt == CLRT_I32)
         return trunc(v);
     return v > 255 ? 255 : v < 0 ? 0 : trunc(v);
@@ -640,6 +647,39 @@ START_TEST(trilu_errors)
 }
 END_TEST
 
+/* Empty tensors: the shapes, and no launch over nothing. */
+START_TEST(empty_tensors)
+{
+    int64_t xs[4] = {0, 3, 5, 5}, ws[4] = {4, 3, 3, 3}, ts[3] = {2, 0, 4}, is[1] = {0};
+    clrt_tensor *x = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, xs));
+    clrt_tensor *w = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, ws));
+    clrt_tensor *t = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 3, ts));
+    clrt_tensor *idx = TU_NONNULL(clrt_empty(tu_device(), CLRT_I32, 1, is));
+    clrt__conv_geom cg = {1, 3, 3, 2, 1, 1, 1, 0, 1, 0, 1};
+    clrt_tensor *y = TU_NONNULL(clrt__conv2d_general(x, w, NULL, &cg));
+    int64_t ys[4] = {0, 4, 2, 5};
+    assert_shape(y, 4, ys, "empty conv");
+    clrt_tensor_release(y);
+    clrt__pool_geom pg = {2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 1, 0};
+    y = TU_NONNULL(clrt__maxpool2d_general(x, &pg));
+    int64_t ps[4] = {0, 3, 3, 3};
+    assert_shape(y, 4, ps, "empty maxpool");
+    clrt_tensor_release(y);
+    y = TU_NONNULL(clrt__gather(t, 2, idx));
+    int64_t gs[3] = {2, 0, 0};
+    assert_shape(y, 3, gs, "empty gather");
+    clrt_tensor_release(y);
+    y = TU_NONNULL(clrt__trilu(t, 0, 1));
+    assert_shape(y, 3, ts, "empty trilu");
+    clrt_tensor_release(y);
+    y = TU_NONNULL(clrt__erf(t));
+    assert_shape(y, 3, ts, "empty erf");
+    clrt_tensor_release(y);
+    clrt_tensor_release(x), clrt_tensor_release(w), clrt_tensor_release(t);
+    clrt_tensor_release(idx);
+}
+END_TEST
+
 /* --- elementwise --- */
 
 static const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 3.0f, -3.0f, 1e-30f};
@@ -811,6 +851,7 @@ static Suite *onnx_ops_suite(void)
     tcase_add_test(tc, gather_errors);
     tcase_add_loop_test(tc, trilu_both, 0, N_TRILU);
     tcase_add_test(tc, trilu_errors);
+    tcase_add_test(tc, empty_tensors);
     tcase_add_loop_test(tc, unary_maps, 0, N_UNARY);
     tcase_add_test(tc, erf_small);
     tcase_add_loop_test(tc, pow_broadcast, 0, N_POW);
