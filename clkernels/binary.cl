@@ -162,4 +162,9 @@ DEFINE_BINARY(add)
 DEFINE_BINARY(sub)
 DEFINE_BINARY(mul)
 DEFINE_BINARY(div)
+#ifndef T_IS_INT
+/* ONNX Pow on float32 (C's powf: pow(x, 0) = 1, pow(1, y) = 1, even for NaN). */
+#define OP_fpow(x, y) pow((x), (y))
+DEFINE_BINARY(fpow) /* not "pow": PoCL defines pow as a macro */
+#endif
 #endif

@@ -70,6 +70,25 @@ DEFINE_UNARY(sigmoid_f32, stable_sigmoid(v))
 DEFINE_UNARY(tanh_f32, tanh(v))
 DEFINE_UNARY(gelu_f32, gelu(v))
 DEFINE_UNARY(silu_f32, v * stable_sigmoid(v))
+DEFINE_UNARY(abs_f32, fabs(v))
+/* The library's erf (16 ulp in OpenCL C 1.2), not 1 - erfc_fit: that
+ * cancels for small |x|, where erf(x) ~ 2x / sqrt(pi). */
+DEFINE_UNARY(erf_f32, erf(v))
+
+/* min(1, max(0, t)) that keeps a NaN t (both comparisons false). */
+float unit_clamp(float t) { return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t); }
+
+/* ONNX HardSwish: x * clamp(x / 6 + 1/2), as written (so -inf gives -inf * 0 = NaN). */
+DEFINE_UNARY(hardswish_f32, v * unit_clamp(v / 6.0f + 0.5f))
+
+/* ONNX HardSigmoid: clamp(alpha x + beta) to [0, 1], NaN kept. */
+__kernel void hardsigmoid_f32(__global const float *x, __global float *out, ulong n, float alpha,
+                              float beta)
+{
+    ulong i = get_global_id(0);
+    if (i < n)
+        out[i] = unit_clamp(alpha * x[i] + beta);
+}
 
 __kernel void add_scalar_f32(__global const float *x, __global float *out, ulong n, float s)
 {

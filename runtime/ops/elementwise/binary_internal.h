@@ -13,6 +13,7 @@ typedef enum {
     CLRT__SUB,
     CLRT__MUL,
     CLRT__DIV,
+    CLRT__POW, /* float32 only (clrt__pow, onnx_elementwise.c) */
     /* comparisons: a uint8 output (compare.c) */
     CLRT__GT,
     CLRT__LT,

@@ -27,9 +27,9 @@ typedef struct {
 #op, #op "_same", #op "_b3", #op "_b3a", #op "_b3b", #op "_bnd", #op "_bcast" \
     }
 static const binary_kernels kernel_names[] = {
-    KERNEL_NAMES(add), KERNEL_NAMES(sub), KERNEL_NAMES(mul), KERNEL_NAMES(div),
-    KERNEL_NAMES(gt),  KERNEL_NAMES(lt),  KERNEL_NAMES(ge),  KERNEL_NAMES(le),
-    KERNEL_NAMES(eq),  KERNEL_NAMES(ne),  KERNEL_NAMES(eqn)};
+    KERNEL_NAMES(add),  KERNEL_NAMES(sub), KERNEL_NAMES(mul), KERNEL_NAMES(div),
+    KERNEL_NAMES(fpow), KERNEL_NAMES(gt),  KERNEL_NAMES(lt),  KERNEL_NAMES(ge),
+    KERNEL_NAMES(le),   KERNEL_NAMES(eq),  KERNEL_NAMES(ne),  KERNEL_NAMES(eqn)};
 #undef KERNEL_NAMES
 
 /* The program's options for op on inputs of dtype t. */

@@ -1,0 +1,194 @@
+/* ONNX Conv (clrt__conv2d_general): groups, dilation, asymmetric zero
+ * pads, rectangular kernels and unequal strides, forward only
+ * (runtime/ops/onnx_ops_internal.h). What the table's convolution takes
+ * (one group, a square kernel, equal strides and pads, no dilation) goes
+ * to clrt_f_conv2d_out and its tuned algorithms; the rest runs the direct
+ * kernel of clkernels/conv_general.cl, whose depthwise case (groups == C ==
+ * O) is MobileNet's hot one. */
+#include "runtime/ops/onnx_ops_internal.h"
+
+#include "runtime/tensor/check_internal.h"
+
+#include <clrt/ops_conv.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Must match conv_geom in clkernels/conv_general.cl. */
+typedef struct {
+    cl_int C, H, W, O, OH, OW;
+    cl_int cpg, opg;
+    cl_int sh, sw, dh, dw, pt, pl;
+    cl_int planes, blocks;
+    cl_uint ow_mul, ow_shift, bl_mul, bl_shift;
+} conv_geom_t;
+_Static_assert(sizeof(conv_geom_t) == 20 * 4 && offsetof(conv_geom_t, ow_mul) == 64,
+               "conv_geom_t must match conv_geom in clkernels/conv_general.cl");
+
+/* Checks every argument; fills the output's shape. */
+static clrt_status check(const char *api, const clrt_tensor *x, const clrt_tensor *w,
+                         const clrt_tensor *b, const clrt__conv_geom *g, int64_t *oshape)
+{
+    char sx[128], sw[128], sb[128];
+    clrt__arg args[] = {{"x", x, 0}, {"w", w, 0}, {"b", b, 1}};
+    clrt_status st = clrt__check_args(api, 3, args);
+    if (st == CLRT_OK)
+        st = clrt__check_dtype(api, "x", x, CLRT_F32);
+    if (st == CLRT_OK)
+        st = clrt__check_dtype(api, "w", w, CLRT_F32);
+    if (st == CLRT_OK && b)
+        st = clrt__check_dtype(api, "b", b, CLRT_F32);
+    if (st != CLRT_OK)
+        return st;
+    if (!g)
+        return clrt__fail(CLRT_EINVAL, "%s: geometry is NULL", api);
+    clrt_shape_str(x->ndim, x->shape, sx, sizeof sx);
+    clrt_shape_str(w->ndim, w->shape, sw, sizeof sw);
+    if (x->ndim != 4)
+        return clrt__fail(CLRT_ESHAPE, "%s: x must be 4-D [N, C, H, W], got %s", api, sx);
+    if (w->ndim != 4)
+        return clrt__fail(CLRT_ESHAPE, "%s: w must be 4-D [O, C/groups, kh, kw], got %s", api, sw);
+    int64_t C = x->shape[1], O = w->shape[0];
+    if (g->groups < 1)
+        return clrt__fail(CLRT_EINVAL, "%s: groups must be >= 1, got %d", api, g->groups);
+    if (C % g->groups || O % g->groups)
+        return clrt__fail(CLRT_ESHAPE,
+                          "%s: groups %d must divide the input channels (x %s) and the output "
+                          "channels (w %s)",
+                          api, g->groups, sx, sw);
+    if (w->shape[1] != C / g->groups)
+        return clrt__fail(CLRT_ESHAPE,
+                          "%s: w %s must have C/groups = %lld input channels for x %s and "
+                          "groups %d",
+                          api, sw, (long long)(C / g->groups), sx, g->groups);
+    if (w->shape[2] != g->kh || w->shape[3] != g->kw)
+        return clrt__fail(CLRT_ESHAPE, "%s: w %s does not have the kernel size %dx%d", api, sw,
+                          g->kh, g->kw);
+    if (b && (b->ndim != 1 || b->shape[0] != O))
+        return clrt__fail(CLRT_ESHAPE, "%s: b must be [%lld] for w %s, got %s", api, (long long)O,
+                          sw, clrt_shape_str(b->ndim, b->shape, sb, sizeof sb));
+    if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1)
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: kernel %dx%d, strides %d,%d and dilations %d,%d must all be >= 1",
+                          api, g->kh, g->kw, g->sh, g->sw, g->dh, g->dw);
+    if (g->pt < 0 || g->pl < 0 || g->pb < 0 || g->pr < 0)
+        return clrt__fail(CLRT_EINVAL,
+                          "%s: pads (top %d, left %d, bottom %d, right %d) must be >= 0", api,
+                          g->pt, g->pl, g->pb, g->pr);
+    if (g->kh * g->kw > 1024)
+        return clrt__fail(CLRT_ENOTSUP, "%s: kernel %dx%d is larger than the 1024 taps unrolled",
+                          api, g->kh, g->kw);
+    int64_t sh = x->shape[2] + g->pt + g->pb - (int64_t)g->dh * (g->kh - 1) - 1;
+    int64_t sw2 = x->shape[3] + g->pl + g->pr - (int64_t)g->dw * (g->kw - 1) - 1;
+    if (sh < 0 || sw2 < 0)
+        return clrt__fail(CLRT_ESHAPE,
+                          "%s: kernel %dx%d (dilation %d,%d) is larger than x %s with pads (top "
+                          "%d, left %d, bottom %d, right %d)",
+                          api, g->kh, g->kw, g->dh, g->dw, sx, g->pt, g->pl, g->pb, g->pr);
+    oshape[0] = x->shape[0];
+    oshape[1] = O;
+    oshape[2] = sh / g->sh + 1;
+    oshape[3] = sw2 / g->sw + 1;
+    if (x->numel > INT32_MAX || w->numel > INT32_MAX ||
+        (double)oshape[0] * O * oshape[2] * oshape[3] > INT32_MAX)
+        return clrt__fail(CLRT_ENOTSUP, "%s: x %s or w %s too large for 32-bit indexing", api, sx,
+                          sw);
+    return CLRT_OK;
+}
+
+/* Whether the table's convolution takes g. */
+static int plain(const clrt__conv_geom *g)
+{
+    return g->groups == 1 && g->kh == g->kw && g->sh == g->sw && g->dh == 1 && g->dw == 1 &&
+           g->pt == g->pl && g->pt == g->pb && g->pt == g->pr;
+}
+
+/* Whether the depthwise row kernel takes it: one channel in and out per
+ * group, rows of at least 2 outputs, a row span the unrolled loads allow. */
+static int depthwise_rows(const clrt__conv_geom *g, int cpg, int opg, int64_t OW)
+{
+    return cpg == 1 && opg == 1 && OW >= 2 && g->kh * g->kw <= 49 && g->sw <= 4 &&
+           g->dw * (g->kw - 1) <= 24;
+}
+
+clrt_tensor *clrt__conv2d_general(clrt_tensor *x, clrt_tensor *w, clrt_tensor *b,
+                                  const clrt__conv_geom *g)
+{
+    const char *api = "clrt__conv2d_general";
+    int64_t os[4];
+    if (check(api, x, w, b, g, os) != CLRT_OK)
+        return NULL;
+    clrt_tensor *out = clrt__alloc(clrt__dev(x), CLRT_F32, 4, os);
+    if (!out || out->numel == 0)
+        return out;
+    /* The tuned paths; a refusal there (a grad-mode input, a size one of
+     * them does not fit) leaves the direct kernel below. */
+    if (plain(g) && clrt_f_conv2d_out(out, x, w, b, g->sh, g->pt) == CLRT_OK)
+        return out;
+    clrt_device *d = clrt__dev(x);
+    int cpg = (int)w->shape[1], opg = (int)(os[1] / g->groups);
+    int ob = opg % 4 == 0 ? 4 : opg % 2 == 0 ? 2 : 1;
+    size_t taps = (size_t)g->kh * (size_t)g->kw;
+    if ((size_t)cpg * (taps * (size_t)(ob + 1) + (size_t)g->kh + 1) > clrt__loop_budget(d)) {
+        clrt__fail(CLRT_ENOTSUP,
+                   "%s: %d input channels per group of %dx%d taps exceed the loop budget of "
+                   "device %s",
+                   api, cpg, g->kh, g->kw, clrt_device_str(d));
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    int blocks = (int)(os[1] / ob), planes = (int)os[0] * blocks;
+    clrt__divisor dow = clrt__divisor_of((uint32_t)os[3]), dbl = clrt__divisor_of((uint32_t)blocks);
+    conv_geom_t cg = {(cl_int)x->shape[1],
+                      (cl_int)x->shape[2],
+                      (cl_int)x->shape[3],
+                      (cl_int)os[1],
+                      (cl_int)os[2],
+                      (cl_int)os[3],
+                      cpg,
+                      opg,
+                      g->sh,
+                      g->sw,
+                      g->dh,
+                      g->dw,
+                      g->pt,
+                      g->pl,
+                      planes,
+                      blocks,
+                      dow.mul,
+                      dow.shift,
+                      dbl.mul,
+                      dbl.shift};
+    clrt__karg args[9];
+    cl_mem mx = clrt__mem(x), mw = clrt__mem(w), mb = b ? clrt__mem(b) : mw, mo = clrt__mem(out);
+    cl_int has_b = b != NULL;
+    args[0] = CLRT__ARG(mx), args[1] = CLRT__ARG(mw), args[2] = CLRT__ARG(mb);
+    args[3] = CLRT__ARG(has_b), args[4] = CLRT__ARG(mo), args[5] = CLRT__ARG(cg);
+    char options[112];
+    if (depthwise_rows(g, cpg, opg, os[3])) {
+        /* Depthwise: rows of PW outputs per item, taps loaded once. */
+        int pw = os[3] >= 8 && g->sw == 1 ? 8 : 4;
+        cl_int blocks_w = (cl_int)clrt__ceil_div((size_t)os[3], (size_t)pw);
+        clrt__divisor dbw = clrt__divisor_of((uint32_t)blocks_w);
+        args[6] = CLRT__ARG(blocks_w), args[7] = CLRT__ARG(dbw.mul), args[8] = CLRT__ARG(dbw.shift);
+        snprintf(options, sizeof options, "-DKH=%d -DKW=%d -DOB=1 -DPW=%d -DSW=%d -DDW=%d", g->kh,
+                 g->kw, pw, g->sw, g->dw);
+        if (clrt__run_planes(d, clrt__kernel(d, "conv_general", options, "conv_dw_rows"),
+                             (size_t)os[2] * (size_t)blocks_w, (size_t)planes, 9,
+                             args) != CLRT_OK) {
+            clrt_tensor_release(out);
+            return NULL;
+        }
+        return out;
+    }
+    /* Few channels per group (depthwise: 1) are unrolled too (-DCPG). */
+    char cpg_opt[24] = "";
+    if ((size_t)cpg * taps * (size_t)ob <= 64)
+        snprintf(cpg_opt, sizeof cpg_opt, " -DCPG=%d", cpg);
+    snprintf(options, sizeof options, "-DKH=%d -DKW=%d -DOB=%d%s", g->kh, g->kw, ob, cpg_opt);
+    if (clrt__run_planes(d, clrt__kernel(d, "conv_general", options, "conv_general"),
+                         (size_t)(os[2] * os[3]), (size_t)planes, 6, args) != CLRT_OK) {
+        clrt_tensor_release(out);
+        return NULL;
+    }
+    return out;
+}
