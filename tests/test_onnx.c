@@ -28,10 +28,18 @@ static void *grab(size_t n)
     return p;
 }
 
+static char saved_path[256]; /* the model save() last wrote, removed with the arena */
+
 static void arena_free(void)
 {
     while (n_arena)
         free(arena[--n_arena]);
+    if (saved_path[0]) {
+        unlink(saved_path);
+        *strrchr(saved_path, '/') = 0;
+        rmdir(saved_path);
+        saved_path[0] = 0;
+    }
 }
 
 static char *str(const char *s)
@@ -187,6 +195,7 @@ static const char *save(builder *b)
     ck_assert_ptr_nonnull(f);
     ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
     fclose(f);
+    snprintf(saved_path, sizeof saved_path, "%s", path);
     return path;
 }
 

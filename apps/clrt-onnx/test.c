@@ -68,13 +68,21 @@ static int matches(const clrt_onnx_host_tensor *got, const clrt_onnx_host_tensor
     return 1;
 }
 
+/* dir/prefix_i.pb into path; 0 when it does not fit. */
+static int data_path(char *path, size_t cap, const char *dir, const char *prefix, int i)
+{
+    int len = snprintf(path, cap, "%s/%s_%d.pb", dir, prefix, i);
+    return len > 0 && (size_t)len < cap;
+}
+
 /* The files prefix_0.pb, prefix_1.pb ... in dir: how many there are. */
 static int count_files(const char *dir, const char *prefix)
 {
     int n = 0;
     char path[4096];
     for (;; n++) {
-        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, n);
+        if (!data_path(path, sizeof path, dir, prefix, n))
+            return n;
         FILE *f = fopen(path, "rb");
         if (!f)
             return n;
@@ -86,8 +94,8 @@ static int read_all(const char *dir, const char *prefix, int n, clrt_onnx_host_t
 {
     char path[4096];
     for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, i);
-        if (clrt_onnx_tensor_read(path, &t[i]) != CLRT_OK)
+        if (!data_path(path, sizeof path, dir, prefix, i) ||
+            clrt_onnx_tensor_read(path, &t[i]) != CLRT_OK)
             return 0;
     }
     return 1;
@@ -99,7 +107,7 @@ static outcome run_set(clrt_onnx_model *m, const char *set, char *msg, size_t ca
     clrt_onnx_host_tensor in[64] = {0}, want[64] = {0}, got[64] = {0};
     outcome r = T_FAIL;
     if (n_in > 64 || n_out > 64 || n_out > clrt_onnx_num_outputs(m))
-        snprintf(msg, cap, "%d inputs, %d outputs in %s", n_in, n_out, set);
+        snprintf(msg, cap, "%d inputs and %d outputs in a data set", n_in, n_out);
     else if (!read_all(set, "input", n_in, in) || !read_all(set, "output", n_out, want))
         snprintf(msg, cap, "%s", clrt_last_error());
     else if (clrt_onnx_run_host(m, n_in, in, n_out, got) != CLRT_OK) {

@@ -148,14 +148,14 @@ static clrt_status op_argmin(clrt_onnx_model *m, const onnx_node *n, onnx_value 
     return arg_extreme(m, n, in, out, 1);
 }
 
-const onnx_op onnx_ops_reduce[] = {{"ReduceMean", 7, 18, 1, op_reduce_mean},
-                                   {"ReduceSum", 7, 18, 1, op_reduce_sum},
-                                   {"ReduceMax", 7, 18, 1, op_reduce_max},
-                                   {"ReduceMin", 7, 18, 1, op_reduce_min},
-                                   {"ReduceSumSquare", 7, 18, 1, op_reduce_sum_square},
-                                   {"ReduceL1", 7, 18, 1, op_reduce_l1},
-                                   {"ReduceL2", 7, 18, 1, op_reduce_l2},
-                                   {"ReduceLogSum", 7, 18, 1, op_reduce_log_sum},
-                                   {"ArgMax", 7, 18, 0, op_argmax},
-                                   {"ArgMin", 7, 18, 0, op_argmin},
+const onnx_op onnx_ops_reduce[] = {{"ReduceMean", 1, 18, 1, op_reduce_mean},
+                                   {"ReduceSum", 1, 18, 1, op_reduce_sum},
+                                   {"ReduceMax", 1, 18, 1, op_reduce_max},
+                                   {"ReduceMin", 1, 18, 1, op_reduce_min},
+                                   {"ReduceSumSquare", 1, 18, 1, op_reduce_sum_square},
+                                   {"ReduceL1", 1, 18, 1, op_reduce_l1},
+                                   {"ReduceL2", 1, 18, 1, op_reduce_l2},
+                                   {"ReduceLogSum", 1, 18, 1, op_reduce_log_sum},
+                                   {"ArgMax", 1, 18, 0, op_argmax},
+                                   {"ArgMin", 1, 18, 0, op_argmin},
                                    {NULL, 0, 0, 0, NULL}};

@@ -650,13 +650,13 @@ static clrt_status op_trilu(clrt_onnx_model *m, const onnx_node *n, onnx_value *
 }
 
 const onnx_op onnx_ops_shape[] = {
-    {"Identity", 7, 18, 1, op_identity},   {"Dropout", 7, 18, 1, op_dropout},
-    {"Shape", 7, 18, 1, op_shape},         {"Size", 7, 18, 1, op_size},
-    {"Reshape", 7, 18, 1, op_reshape},     {"Flatten", 7, 18, 1, op_flatten},
-    {"Squeeze", 7, 18, 1, op_squeeze},     {"Unsqueeze", 7, 18, 1, op_unsqueeze},
-    {"Transpose", 7, 18, 1, op_transpose}, {"Concat", 7, 18, 1, op_concat},
-    {"Split", 7, 18, 0, op_split},         {"Slice", 7, 18, 0, op_slice},
-    {"Gather", 7, 18, 0, op_gather},       {"Expand", 8, 18, 0, op_expand},
-    {"Constant", 7, 18, 1, op_constant},   {"ConstantOfShape", 9, 18, 1, op_constant_of_shape},
-    {"Range", 11, 18, 1, op_range},        {"Pad", 7, 18, 0, op_pad},
+    {"Identity", 1, 18, 1, op_identity},   {"Dropout", 7, 18, 1, op_dropout},
+    {"Shape", 1, 18, 1, op_shape},         {"Size", 1, 18, 1, op_size},
+    {"Reshape", 1, 18, 1, op_reshape},     {"Flatten", 1, 18, 1, op_flatten},
+    {"Squeeze", 1, 18, 1, op_squeeze},     {"Unsqueeze", 1, 18, 1, op_unsqueeze},
+    {"Transpose", 1, 18, 1, op_transpose}, {"Concat", 4, 18, 1, op_concat},
+    {"Split", 2, 18, 0, op_split},         {"Slice", 1, 18, 0, op_slice},
+    {"Gather", 1, 18, 0, op_gather},       {"Expand", 8, 18, 0, op_expand},
+    {"Constant", 1, 18, 1, op_constant},   {"ConstantOfShape", 9, 18, 1, op_constant_of_shape},
+    {"Range", 11, 18, 1, op_range},        {"Pad", 2, 18, 0, op_pad},
     {"Trilu", 14, 18, 0, op_trilu},        {NULL, 0, 0, 0, NULL}};
