@@ -2,7 +2,7 @@
 
   python onnx_export.py MODEL OUT.onnx [--size 224] [--no-constant-folding]
                         [--seed 0] [--opset 17] [--exporter torchscript|dynamo]
-                        [--bn-init calibrated|default] [--no-verify] [--json FILE]
+                        [--init varied|torchvision] [--no-verify] [--json FILE]
   python onnx_export.py --list
 
 MODEL is a torchvision.models builder name (resnet18, mobilenet_v2,
@@ -11,13 +11,16 @@ weights=None after torch.manual_seed(seed), in eval mode; nothing is
 downloaded. The input is named "input", 1x3xSIZExSIZE with a symbolic batch
 dimension "batch"; the output "output", BATCHx1000.
 
-BatchNorm: torchvision initialises every BatchNorm as the identity (weight 1,
-bias 0, running mean 0, variance 1), which an importer that dropped it would
-still pass; and the TorchScript exporter then stores the many equal tensors
-once, with Identity nodes for the rest. So by default (--bn-init calibrated)
-the running statistics are those of a few random batches run in training mode
-(cumulative average; the activations stay of order one), and the affine weight
-and bias are drawn at random. --bn-init default keeps torchvision's.
+Weights (--init varied, the default): torchvision fills many tensors with one
+constant: every BatchNorm is the identity (weight 1, bias 0, running mean 0,
+variance 1), which an importer that dropped it would still pass, and so are
+zero biases; the TorchScript exporter then also stores equal tensors once,
+with Identity nodes for the others, which hides their state_dict names. So
+every parameter that is one constant is drawn around it (zero ones with
+standard deviation 0.02, positive ones times 1 + 0.25 N(0,1)), and BatchNorm's
+running statistics are those of two random batches of 4 in training mode
+(cumulative average; the activations stay of order one). --init torchvision
+keeps torchvision's initialisation as it is.
 
 Exporter: the TorchScript one (torch.onnx.export(dynamo=False)) still exists
 in torch 2.15 and is the default here: opset 17, dynamic_axes, inference-form
@@ -50,15 +53,17 @@ import torchvision
 
 # Those tried here (--survey exports them all). With the TorchScript exporter
 # at opset 17 all export at 224x224 but alexnet and vgg11 do not at 64x64
-# (adaptive_avg_pool2d to 6x6 or 7x7 from a size it does not divide); the
-# head of vit_b_16 is zero-initialised by torchvision, so its output is 0.
+# (adaptive_avg_pool2d to 6x6 or 7x7 from a size it does not divide).
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5", "efficientnet_b0",
           "mobilenet_v3_small", "resnet50", "densenet121", "mnasnet0_5", "regnet_x_400mf", "alexnet",
           "vgg11", "googlenet", "convnext_tiny", "vit_b_16"]
 
 
-def build(name, seed=0, size=224, bn_init="calibrated"):
-    """The torchvision model `name` with random weights from `seed`, in eval mode."""
+def build(name, seed=0, size=224, init="varied"):
+    """The torchvision model `name` with random weights from `seed`, in eval mode.
+    init "varied": every parameter torchvision fills with one constant (biases
+    0, norm weights 1, ViT's zero head) drawn around it, BatchNorm's running
+    statistics those of random batches; "torchvision": as torchvision makes it."""
     torch.manual_seed(seed)
     kw = {}
     if name in ("googlenet", "inception_v3"):
@@ -66,14 +71,18 @@ def build(name, seed=0, size=224, bn_init="calibrated"):
     if name.startswith("vit_"):
         kw = {"image_size": size}
     m = getattr(torchvision.models, name)(weights=None, **kw)
-    if bn_init == "calibrated":
+    if init == "varied":
+        g = torch.Generator().manual_seed(seed + 1)
+        with torch.no_grad():
+            for p in m.parameters():
+                if p.numel() > 1 and bool((p == p.flatten()[0]).all()):
+                    c = float(p.flatten()[0])
+                    noise = torch.randn(p.shape, generator=g)
+                    p.copy_(c + (0.1 * abs(c) if c else 0.02) * noise if c <= 0 else c * (1 + 0.25 * noise.clamp(-2, 2)))
         bns = [b for b in m.modules() if isinstance(b, torch.nn.modules.batchnorm._BatchNorm)]
         if bns:
-            g = torch.Generator().manual_seed(seed + 1)
             with torch.no_grad():
                 for b in bns:
-                    b.weight.copy_(torch.empty_like(b.weight).uniform_(0.5, 1.5, generator=g))
-                    b.bias.copy_(0.1 * torch.randn(b.bias.shape, generator=g))
                     b.reset_running_stats()
                     b.momentum = None  # cumulative average
                 m.train()
@@ -133,9 +142,9 @@ def name_report(model_proto, torch_model):
 
 
 def export(name, path, size=224, constant_folding=True, seed=0, opset=17, exporter="torchscript",
-           bn_init="calibrated", verify=True):
+           init="varied", verify=True):
     """Exports model `name` to `path`; returns a dict of what was made."""
-    m = build(name, seed, size, bn_init)
+    m = build(name, seed, size, init)
     x = torch.randn(2, 3, size, size, generator=torch.Generator().manual_seed(seed + 2))
     t0 = time.perf_counter()
     if exporter == "torchscript":
@@ -154,7 +163,7 @@ def export(name, path, size=224, constant_folding=True, seed=0, opset=17, export
     t_export = time.perf_counter() - t0
     mp = check_model(path, constant_folding)
     info = {"model": name, "path": path, "size": size, "exporter": exporter, "constant_folding": constant_folding,
-            "seed": seed, "bn_init": bn_init, "opset": opsets(mp), "export_s": round(t_export, 3),
+            "seed": seed, "init": init, "opset": opsets(mp), "export_s": round(t_export, 3),
             "bytes": os.path.getsize(path), "ops": op_counts(mp), "names": name_report(mp, m)}
     if verify:
         import onnx_data
@@ -200,7 +209,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--opset", type=int, default=None, help="17 (torchscript) or 18 (dynamo) unless given")
     ap.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript")
-    ap.add_argument("--bn-init", choices=["calibrated", "default"], default="calibrated")
+    ap.add_argument("--init", choices=["varied", "torchvision"], default="varied")
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--json", help="write what was made (ops, opset, names, timings) to this file")
     ap.add_argument("--list", action="store_true", help="print the model names tried here")
@@ -221,7 +230,7 @@ def main():
             path = os.path.join(a.survey, name + ".onnx")
             try:
                 info = export(name, path, a.size, not a.no_constant_folding, a.seed, opset, a.exporter,
-                              a.bn_init, not a.no_verify)
+                              a.init, not a.no_verify)
             except Exception as e:  # the exporter's own message, its last line
                 msg = str(e).strip().splitlines()
                 print(f"{name}: does not export: {type(e).__name__}: {msg[0] if msg else ''}"[:400])
@@ -234,7 +243,7 @@ def main():
         return 0
     if not a.model or not a.out:
         ap.error("MODEL and OUT.onnx are required")
-    info = export(a.model, a.out, a.size, not a.no_constant_folding, a.seed, opset, a.exporter, a.bn_init,
+    info = export(a.model, a.out, a.size, not a.no_constant_folding, a.seed, opset, a.exporter, a.init,
                   not a.no_verify)
     print(describe(info))
     if a.json:
