@@ -68,7 +68,7 @@ static clrt_tensor *pool_general(const char *api, const char *kernel, int avg, c
                    g->dh, g->dw);
         return NULL;
     }
-    if (g->kh * g->kw > 1024) {
+    if ((int64_t)g->kh * g->kw > 1024) {
         clrt__fail(CLRT_ENOTSUP, "%s: window %dx%d is larger than the 1024 taps unrolled", api,
                    g->kh, g->kw);
         return NULL;

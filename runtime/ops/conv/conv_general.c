@@ -77,7 +77,7 @@ static clrt_status check(const char *api, const clrt_tensor *x, const clrt_tenso
         return clrt__fail(CLRT_EINVAL,
                           "%s: pads (top %d, left %d, bottom %d, right %d) must be >= 0", api,
                           g->pt, g->pl, g->pb, g->pr);
-    if (g->kh * g->kw > 1024)
+    if ((int64_t)g->kh * g->kw > 1024)
         return clrt__fail(CLRT_ENOTSUP, "%s: kernel %dx%d is larger than the 1024 taps unrolled",
                           api, g->kh, g->kw);
     int64_t sh = x->shape[2] + g->pt + g->pb - (int64_t)g->dh * (g->kh - 1) - 1;
