@@ -14,10 +14,7 @@
  * launches go through runtime/device, which serialises argument setting).
  *
  * Kernels: clkernels/conv_general.cl, pool_general.cl, pad_gather.cl,
- * unary.cl (abs, erf, hardsigmoid, hardswish) and binary.cl (pow).
- *
- * Note: pool_internal.h has a clrt__pool_geom of its own (the kernels' geometry
- * for pool.cl); a file cannot include both headers. */
+ * unary.cl (abs, erf, hardsigmoid, hardswish) and binary.cl (pow). */
 #ifndef CLRT_ONNX_OPS_INTERNAL_H
 #define CLRT_ONNX_OPS_INTERNAL_H
 

@@ -1,9 +1,7 @@
 /* ONNX MaxPool and AveragePool (clrt__maxpool2d_general,
  * clrt__avgpool2d_general): rectangular windows, strides, dilation (max
  * only), asymmetric pads and ceil_mode with PyTorch's rule, forward only
- * (runtime/ops/onnx_ops_internal.h; kernels in clkernels/pool_general.cl).
- * pool_internal.h's clrt__pool_geom is another type of the same name, so
- * this file does not include it. */
+ * (runtime/ops/onnx_ops_internal.h; kernels in clkernels/pool_general.cl). */
 #include "runtime/ops/onnx_ops_internal.h"
 
 #include "runtime/tensor/check_internal.h"
