@@ -18,7 +18,7 @@
 #define PAD 0
 #endif
 
-/* Must match clrt__pool_geom in runtime/ops/pool_internal.h (checked there). */
+/* Must match clrt__pool_sizes in runtime/ops/pool_internal.h (checked there). */
 typedef struct {
     int H, W, OH, OW, planes;
     uint ow_mul, ow_shift; /* fast_div by OW */

@@ -16,8 +16,21 @@
  * Kernels: clkernels/conv_general.cl, pool_general.cl, pad_gather.cl,
  * unary.cl (abs, erf, hardsigmoid, hardswish) and binary.cl (pow).
  *
- * Note: pool_internal.h has a clrt__pool_geom of its own (the kernels' geometry
- * for pool.cl); a file cannot include both headers. */
+ * Details beyond the comments below:
+ * - Sizes: every tensor below 2^31 elements (32-bit indices), windows and
+ *   kernels of at most 1024 taps; larger ones fail with CLRT_ENOTSUP.
+ * - Conv: a square kernel with equal strides and no dilation runs the op
+ *   table's convolution (its tuned algorithms), unequal pads through a
+ *   zero-padded copy of x, 8 or more channels per group one call per
+ *   group; the rest (depthwise included) runs direct kernels.
+ * - Pools: a max window with no input pixel gives -inf; an average window
+ *   with none (count_include_pad=0) gives NaN (0/0).
+ * - Pad: negative pads crop first, then reflect and edge pad the cropped
+ *   tensor (onnxruntime's reading); reflect past one reflection repeats
+ *   periodically (NumPy's "reflect"); reflect or edge of a dim cropped to
+ *   nothing fails. The value casts as C would, saturated for the integer
+ *   dtypes, NaN to 0.
+ * - HardSwish is the formula as written: x = -inf gives -inf * 0 = NaN. */
 #ifndef CLRT_ONNX_OPS_INTERNAL_H
 #define CLRT_ONNX_OPS_INTERNAL_H
 

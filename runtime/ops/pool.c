@@ -86,9 +86,9 @@ static clrt_status check_pooled(const char *op, const char *name, const clrt_ten
     return CLRT_OK;
 }
 
-static clrt__pool_geom geom_of(const pool_dims *pd)
+static clrt__pool_sizes geom_of(const pool_dims *pd)
 {
-    return clrt__pool_geom_of(pd->N * pd->C, pd->H, pd->W, pd->OH, pd->OW);
+    return clrt__pool_sizes_of(pd->N * pd->C, pd->H, pd->W, pd->OH, pd->OW);
 }
 
 /* Runs a pool kernel, built for pd's window, stride and padding (-DPAD,
@@ -97,7 +97,7 @@ static clrt__pool_geom geom_of(const pool_dims *pd)
 static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, int epi,
                        int over_input, int nargs, clrt__karg *args)
 {
-    clrt__pool_geom g = geom_of(pd);
+    clrt__pool_sizes g = geom_of(pd);
     char options[80], pad[16] = "";
     if (pd->pad)
         snprintf(pad, sizeof pad, " -DPAD=%d", pd->pad);
@@ -133,7 +133,7 @@ static int row_vector(const clrt_device *d, const pool_dims *pd)
 static clrt_status run_rows(clrt_device *d, const char *name, const pool_dims *pd, int epi, int pv,
                             int nargs, clrt__karg *args)
 {
-    clrt__pool_geom g = geom_of(pd);
+    clrt__pool_sizes g = geom_of(pd);
     cl_int blocks = (cl_int)clrt__ceil_div((size_t)pd->OW, (size_t)pv);
     char options[80];
     snprintf(options, sizeof options, "-DKSIZE=2 -DSTRIDE=2 -DEPI=%d -DPV=%d", epi, pv);

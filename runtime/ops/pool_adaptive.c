@@ -46,8 +46,8 @@ static clrt_status launch(const char *name, const clrt_tensor *in, const clrt_te
                           clrt_tensor *src, clrt_tensor *dst, size_t items)
 {
     const int64_t *s = in->shape;
-    clrt__pool_geom g =
-        clrt__pool_geom_of(s[0] * s[1], s[2], s[3], pooled->shape[2], pooled->shape[3]);
+    clrt__pool_sizes g =
+        clrt__pool_sizes_of(s[0] * s[1], s[2], s[3], pooled->shape[2], pooled->shape[3]);
     cl_mem ms = clrt__mem(src), md = clrt__mem(dst);
     clrt__karg args[] = {CLRT__ARG(ms), CLRT__ARG(md), CLRT__ARG(g)};
     clrt_device *d = clrt__dev(dst);

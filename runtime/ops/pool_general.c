@@ -1,9 +1,7 @@
 /* ONNX MaxPool and AveragePool (clrt__maxpool2d_general,
  * clrt__avgpool2d_general): rectangular windows, strides, dilation (max
  * only), asymmetric pads and ceil_mode with PyTorch's rule, forward only
- * (runtime/ops/onnx_ops_internal.h; kernels in clkernels/pool_general.cl).
- * pool_internal.h's clrt__pool_geom is another type of the same name, so
- * this file does not include it. */
+ * (runtime/ops/onnx_ops_internal.h; kernels in clkernels/pool_general.cl). */
 #include "runtime/ops/onnx_ops_internal.h"
 
 #include "runtime/tensor/check_internal.h"
@@ -68,7 +66,7 @@ static clrt_tensor *pool_general(const char *api, const char *kernel, int avg, c
                    g->dh, g->dw);
         return NULL;
     }
-    if (g->kh * g->kw > 1024) {
+    if ((int64_t)g->kh * g->kw > 1024) {
         clrt__fail(CLRT_ENOTSUP, "%s: window %dx%d is larger than the 1024 taps unrolled", api,
                    g->kh, g->kw);
         return NULL;

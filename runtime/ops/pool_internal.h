@@ -12,22 +12,22 @@
 typedef struct {
     cl_int H, W, OH, OW, planes;
     clrt__divisor ow, w;
-} clrt__pool_geom;
-_Static_assert(sizeof(clrt__pool_geom) == 9 * sizeof(cl_int) &&
-                   offsetof(clrt__pool_geom, ow) == 20 && offsetof(clrt__pool_geom, w) == 28,
-               "clrt__pool_geom must match pool_geom in clkernels/pool.cl");
+} clrt__pool_sizes;
+_Static_assert(sizeof(clrt__pool_sizes) == 9 * sizeof(cl_int) &&
+                   offsetof(clrt__pool_sizes, ow) == 20 && offsetof(clrt__pool_sizes, w) == 28,
+               "clrt__pool_sizes must match pool_geom in clkernels/pool.cl");
 
 /* Sizes already checked to fit 32-bit ints. */
-static inline clrt__pool_geom clrt__pool_geom_of(int64_t planes, int64_t H, int64_t W, int64_t OH,
-                                                 int64_t OW)
+static inline clrt__pool_sizes clrt__pool_sizes_of(int64_t planes, int64_t H, int64_t W, int64_t OH,
+                                                   int64_t OW)
 {
-    return (clrt__pool_geom){(cl_int)H,
-                             (cl_int)W,
-                             (cl_int)OH,
-                             (cl_int)OW,
-                             (cl_int)planes,
-                             clrt__divisor_of((uint32_t)OW),
-                             clrt__divisor_of((uint32_t)W)};
+    return (clrt__pool_sizes){(cl_int)H,
+                              (cl_int)W,
+                              (cl_int)OH,
+                              (cl_int)OW,
+                              (cl_int)planes,
+                              clrt__divisor_of((uint32_t)OW),
+                              clrt__divisor_of((uint32_t)W)};
 }
 
 /* The pools' new-tensor forms, checked as op names them (pool.c): max

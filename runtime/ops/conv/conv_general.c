@@ -1,17 +1,20 @@
 /* ONNX Conv (clrt__conv2d_general): groups, dilation, asymmetric zero
  * pads, rectangular kernels and unequal strides, forward only
  * (runtime/ops/onnx_ops_internal.h). What the table's convolution takes
- * (one group, a square kernel, equal strides and pads, no dilation) goes
- * to clrt_f_conv2d_out and its tuned algorithms; the rest runs the direct
- * kernel of clkernels/conv_general.cl, whose depthwise case (groups == C ==
- * O) is MobileNet's hot one. */
+ * (a square kernel, equal strides, no dilation) goes to clrt_f_conv2d_out
+ * and its tuned algorithms: unequal pads through a zero-padded copy of x,
+ * groups of 8 or more channels one call per group. The rest runs the
+ * direct kernels of clkernels/conv_general.cl, whose depthwise case
+ * (groups == C == O, conv_dw_rows) is MobileNet's hot one. */
 #include "runtime/ops/onnx_ops_internal.h"
 
+#include "runtime/ops/ops_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_conv.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* Must match conv_geom in clkernels/conv_general.cl. */
 typedef struct {
@@ -74,7 +77,7 @@ static clrt_status check(const char *api, const clrt_tensor *x, const clrt_tenso
         return clrt__fail(CLRT_EINVAL,
                           "%s: pads (top %d, left %d, bottom %d, right %d) must be >= 0", api,
                           g->pt, g->pl, g->pb, g->pr);
-    if (g->kh * g->kw > 1024)
+    if ((int64_t)g->kh * g->kw > 1024)
         return clrt__fail(CLRT_ENOTSUP, "%s: kernel %dx%d is larger than the 1024 taps unrolled",
                           api, g->kh, g->kw);
     int64_t sh = x->shape[2] + g->pt + g->pb - (int64_t)g->dh * (g->kh - 1) - 1;
@@ -95,11 +98,67 @@ static clrt_status check(const char *api, const clrt_tensor *x, const clrt_tenso
     return CLRT_OK;
 }
 
-/* Whether the table's convolution takes g. */
-static int plain(const clrt__conv_geom *g)
+/* Whether the table's convolution takes each group of g once the pads
+ * are made equal (zero pads added to x first). */
+static int table_geom(const clrt__conv_geom *g)
 {
-    return g->groups == 1 && g->kh == g->kw && g->sh == g->sw && g->dh == 1 && g->dw == 1 &&
-           g->pt == g->pl && g->pt == g->pb && g->pt == g->pr;
+    return g->kh == g->kw && g->sh == g->sw && g->dh == 1 && g->dw == 1;
+}
+
+/* out = the table's convolution of one group (clrt_f_conv2d_out and its
+ * tuned algorithms); unequal pads go into a zero-padded copy of x. */
+static clrt_status table_conv(clrt_tensor *out, clrt_tensor *x, clrt_tensor *w, clrt_tensor *b,
+                              const clrt__conv_geom *g)
+{
+    if (g->pt == g->pl && g->pt == g->pb && g->pt == g->pr)
+        return clrt_f_conv2d_out(out, x, w, b, g->sh, g->pt);
+    int64_t pads[8] = {0, 0, g->pt, g->pl, 0, 0, g->pb, g->pr};
+    clrt_tensor *xp = clrt__pad(x, pads, 0, 0.0);
+    if (!xp)
+        return clrt_last_status();
+    clrt_status st = clrt_f_conv2d_out(out, xp, w, b, g->sh, 0);
+    clrt_tensor_release(xp);
+    return st;
+}
+
+static clrt_tensor *narrow(clrt_tensor *t, int dim, int64_t start, int64_t len)
+{
+    clrt__op_attrs a = {.i = {dim, start, len}, .ni = 3};
+    return clrt__call1(&clrt__op_narrow, t, &a);
+}
+
+/* Groups of many channels each (ResNeXt, AlexNet's halves) one table
+ * convolution per group: the channels of x, w and b narrowed (copies), the
+ * outputs concatenated. NULL + error when a step fails. */
+static clrt_tensor *by_groups(clrt_tensor *x, clrt_tensor *w, clrt_tensor *b,
+                              const clrt__conv_geom *g, const int64_t *os)
+{
+    int G = g->groups;
+    int64_t cpg = w->shape[1], opg = os[1] / G;
+    int64_t ys[4] = {os[0], opg, os[2], os[3]};
+    clrt_tensor **parts = calloc((size_t)G, sizeof *parts), *out = NULL;
+    if (!parts) {
+        clrt__fail(CLRT_ENOMEM, "clrt__conv2d_general: no memory for %d groups", G);
+        return NULL;
+    }
+    int i = 0;
+    for (; i < G; i++) {
+        clrt_tensor *xg = narrow(x, 1, i * cpg, cpg), *wg = narrow(w, 0, i * opg, opg);
+        clrt_tensor *bg = b ? narrow(b, 0, i * opg, opg) : NULL;
+        parts[i] = xg && wg && (bg || !b) ? clrt__alloc(clrt__dev(x), CLRT_F32, 4, ys) : NULL;
+        clrt_status st = parts[i] ? table_conv(parts[i], xg, wg, bg, g) : clrt_last_status();
+        clrt_tensor_release(xg), clrt_tensor_release(wg), clrt_tensor_release(bg);
+        if (st != CLRT_OK)
+            break;
+    }
+    if (i == G) {
+        clrt__op_attrs a = {.i = {1}, .ni = 1};
+        out = clrt__call(&clrt__op_cat, G, parts, &a);
+    }
+    for (int k = 0; k < G; k++)
+        clrt_tensor_release(parts[k]);
+    free(parts);
+    return out;
 }
 
 /* Whether the depthwise row kernel takes it: one channel in and out per
@@ -117,15 +176,21 @@ clrt_tensor *clrt__conv2d_general(clrt_tensor *x, clrt_tensor *w, clrt_tensor *b
     int64_t os[4];
     if (check(api, x, w, b, g, os) != CLRT_OK)
         return NULL;
+    int cpg = (int)w->shape[1], opg = (int)(os[1] / g->groups);
+    /* Groups of 8 or more channels: one table convolution each. A refusal
+     * on any tuned path (a grad-mode input, a size one does not fit) leaves
+     * the direct kernels below. */
+    if (g->groups > 1 && g->groups <= 64 && cpg >= 8 && table_geom(g) && os[0] * os[1] > 0) {
+        clrt_tensor *y = by_groups(x, w, b, g, os);
+        if (y)
+            return y;
+    }
     clrt_tensor *out = clrt__alloc(clrt__dev(x), CLRT_F32, 4, os);
     if (!out || out->numel == 0)
         return out;
-    /* The tuned paths; a refusal there (a grad-mode input, a size one of
-     * them does not fit) leaves the direct kernel below. */
-    if (plain(g) && clrt_f_conv2d_out(out, x, w, b, g->sh, g->pt) == CLRT_OK)
+    if (g->groups == 1 && table_geom(g) && table_conv(out, x, w, b, g) == CLRT_OK)
         return out;
     clrt_device *d = clrt__dev(x);
-    int cpg = (int)w->shape[1], opg = (int)(os[1] / g->groups);
     int ob = opg % 4 == 0 ? 4 : opg % 2 == 0 ? 2 : 1;
     size_t taps = (size_t)g->kh * (size_t)g->kw;
     if ((size_t)cpg * (taps * (size_t)(ob + 1) + (size_t)g->kh + 1) > clrt__loop_budget(d)) {
