@@ -11,18 +11,6 @@
  *   trilu_*   ONNX Trilu over [batch, R, C]: keep where c - r >= k (upper)
  *             or <= k (lower), else zero. */
 
-/* Must match pad_geom_t in runtime/ops/layout/pad_gather.c (checked there). */
-typedef struct {
-    int ndim, mode;
-    uint n;                  /* output elements */
-    int out_dim[8];          /* output dims */
-    uint dmul[8], dshift[8]; /* fast_div by out_dim */
-    int in_dim[8];           /* the cropped input's dims */
-    int begin[8];            /* begin pads (>= 0) */
-    int offset[8];           /* the crop's start in the input */
-    int in_stride[8];        /* input strides in elements */
-} pad_geom;
-
 /* c in [0, n) for the modes that repeat the input: reflect without the
  * edge repeated (NumPy's "reflect", periodic past one reflection), edge. */
 static int pad_map(int i, int n, int mode)
@@ -38,25 +26,35 @@ static int pad_map(int i, int n, int mode)
     return i >= n ? per - i : i;
 }
 
+/* One dim of pad_*, innermost (component 7) first: the geometry comes in
+ * vectors of 8 dims, dims the tensor lacks sized 1, rather than as a
+ * struct argument, which Mesa 22.3's llvmpipe cannot compile (a segfault
+ * in LLVMBuildBitCast at launch). */
+#define PAD_STEP(k)                                                                              \
+    {                                                                                            \
+        int qd = fast_div(q, dmul.s##k, dshift.s##k);                                            \
+        int i = q - qd * out_dim.s##k - begin.s##k, len = in_dim.s##k;                           \
+        q = qd;                                                                                  \
+        if (i < 0 || i >= len) {                                                                 \
+            if (mode == 0)                                                                       \
+                inside = 0;                                                                      \
+            else                                                                                 \
+                i = pad_map(i, len, mode);                                                       \
+        }                                                                                        \
+        src += (i + offset.s##k) * in_stride.s##k;                                               \
+    }
+
 #define DEFINE_PAD_GATHER(E, suffix)                                                             \
-    __kernel void pad_##suffix(__global const E *x, __global E *out, E value, pad_geom g)        \
+    __kernel void pad_##suffix(__global const E *x, __global E *out, E value, uint n, int mode,  \
+                               int8 out_dim, uint8 dmul, uint8 dshift, int8 in_dim, int8 begin,  \
+                               int8 offset, int8 in_stride)                                      \
     {                                                                                            \
         uint o = get_global_id(0);                                                               \
-        if (o >= g.n)                                                                            \
+        if (o >= n)                                                                              \
             return;                                                                              \
         int q = (int)o, src = 0, inside = 1;                                                     \
-        for (int d = g.ndim - 1; d >= 0; d--) {                                                  \
-            int qd = fast_div(q, g.dmul[d], g.dshift[d]);                                        \
-            int i = q - qd * g.out_dim[d] - g.begin[d], n = g.in_dim[d];                         \
-            q = qd;                                                                              \
-            if (i < 0 || i >= n) {                                                               \
-                if (g.mode == 0)                                                                 \
-                    inside = 0;                                                                  \
-                else                                                                             \
-                    i = pad_map(i, n, g.mode);                                                   \
-            }                                                                                    \
-            src += (i + g.offset[d]) * g.in_stride[d];                                           \
-        }                                                                                        \
+        PAD_STEP(7) PAD_STEP(6) PAD_STEP(5) PAD_STEP(4)                                          \
+        PAD_STEP(3) PAD_STEP(2) PAD_STEP(1) PAD_STEP(0)                                          \
         out[o] = inside ? x[inside ? src : 0] : value;                                           \
     }                                                                                            \
     __kernel void gather_##suffix(__global const E *x, __global const int *idx, __global E *out, \

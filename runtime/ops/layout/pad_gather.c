@@ -10,18 +10,14 @@
 #include <stddef.h>
 #include <string.h>
 
-/* Must match pad_geom in clkernels/pad_gather.cl. */
+/* pad_*'s geometry, one vector argument per field (clkernels/pad_gather.cl):
+ * dim d of an nd-dim tensor in component 8 - nd + d, the missing leading
+ * dims of size 1. */
 typedef struct {
-    cl_int ndim, mode;
-    cl_uint n;
-    cl_int out_dim[8];
-    cl_uint dmul[8], dshift[8];
-    cl_int in_dim[8], begin[8], offset[8], in_stride[8];
+    cl_int8 out_dim, in_dim, begin, offset, in_stride;
+    cl_uint8 dmul, dshift;
 } pad_geom_t;
-_Static_assert(sizeof(pad_geom_t) == 59 * 4 && offsetof(pad_geom_t, out_dim) == 12 &&
-                   offsetof(pad_geom_t, in_stride) == 12 + 6 * 32,
-               "pad_geom_t must match pad_geom in clkernels/pad_gather.cl");
-_Static_assert(CLRT_MAX_DIMS <= 8, "pad_geom holds 8 dims");
+_Static_assert(CLRT_MAX_DIMS <= 8, "pad_geom_t holds 8 dims");
 
 /* x present, of an element size the kernels copy; its kernel suffix. */
 static clrt_status check_any(const char *api, const clrt_tensor *x, const char **suffix)
@@ -81,9 +77,15 @@ clrt_tensor *clrt__pad(clrt_tensor *x, const int64_t *pads, int mode, double val
                    api, mode);
         return NULL;
     }
-    int nd = x->ndim;
+    int nd = x->ndim, at = 8 - nd; /* the component of dim 0 */
     pad_geom_t g;
     memset(&g, 0, sizeof g);
+    clrt__divisor one = clrt__divisor_of(1);
+    for (int k = 0; k < 8; k++) {
+        g.out_dim.s[k] = g.in_dim.s[k] = 1;
+        g.dmul.s[k] = one.mul;
+        g.dshift.s[k] = one.shift;
+    }
     int64_t out_shape[CLRT_MAX_DIMS];
     int64_t numel = 1;
     for (int d = 0; d < nd; d++) {
@@ -112,25 +114,24 @@ clrt_tensor *clrt__pad(clrt_tensor *x, const int64_t *pads, int mode, double val
         numel *= o;
         if (numel > INT32_MAX)
             numel = (int64_t)INT32_MAX + 1; /* reported below */
-        g.out_dim[d] = (cl_int)o;
-        g.in_dim[d] = (cl_int)cropped;
-        g.begin[d] = (cl_int)(b > 0 ? b : 0);
-        g.offset[d] = (cl_int)(b < 0 ? -b : 0);
+        g.out_dim.s[at + d] = (cl_int)o;
+        g.in_dim.s[at + d] = (cl_int)cropped;
+        g.begin.s[at + d] = (cl_int)(b > 0 ? b : 0);
+        g.offset.s[at + d] = (cl_int)(b < 0 ? -b : 0);
         clrt__divisor dv = clrt__divisor_of((uint32_t)(o > 0 ? o : 1));
-        g.dmul[d] = dv.mul;
-        g.dshift[d] = dv.shift;
+        g.dmul.s[at + d] = dv.mul;
+        g.dshift.s[at + d] = dv.shift;
     }
     if (check_32bit(api, "x", x->ndim, x->shape, x->numel) != CLRT_OK ||
         check_32bit(api, "the output", nd, out_shape, numel) != CLRT_OK)
         return NULL;
     int64_t stride = 1;
     for (int d = nd - 1; d >= 0; d--) {
-        g.in_stride[d] = (cl_int)stride;
+        g.in_stride.s[at + d] = (cl_int)stride;
         stride *= x->shape[d];
     }
-    g.ndim = nd;
-    g.mode = mode;
-    g.n = (cl_uint)numel;
+    cl_uint n = (cl_uint)numel;
+    cl_int cmode = mode;
     clrt_tensor *out = clrt__alloc(clrt__dev(x), x->dtype, nd, out_shape);
     if (!out || numel == 0)
         return out;
@@ -138,10 +139,13 @@ clrt_tensor *clrt__pad(clrt_tensor *x, const int64_t *pads, int mode, double val
     cl_uchar v1 = 0;
     fill_bits(x->dtype, value, &v4, &v1);
     cl_mem mx = clrt__mem(x), mo = clrt__mem(out);
-    clrt__karg args[] = {CLRT__ARG(mx), CLRT__ARG(mo),
-                         *suffix == '4' ? CLRT__ARG(v4) : CLRT__ARG(v1), CLRT__ARG(g)};
+    clrt__karg args[] = {
+        CLRT__ARG(mx),      CLRT__ARG(mo),       *suffix == '4' ? CLRT__ARG(v4) : CLRT__ARG(v1),
+        CLRT__ARG(n),       CLRT__ARG(cmode),    CLRT__ARG(g.out_dim),
+        CLRT__ARG(g.dmul),  CLRT__ARG(g.dshift), CLRT__ARG(g.in_dim),
+        CLRT__ARG(g.begin), CLRT__ARG(g.offset), CLRT__ARG(g.in_stride)};
     if (clrt__run_1d(clrt__dev(x), "pad_gather", NULL, *suffix == '4' ? "pad_4" : "pad_1",
-                     (size_t)numel, 4, args) != CLRT_OK) {
+                     (size_t)numel, 12, args) != CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;
     }
