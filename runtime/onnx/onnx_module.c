@@ -1,5 +1,6 @@
 /* An imported graph as a module (clrt/module.h): its float initializers
- * become parameters under their ONNX names, a dotted name
+ * become parameters under their ONNX names (those that feed a
+ * BatchNormalization's mean and variance buffers), a dotted name
  * ("layer1.0.conv1.weight") a path of nested child modules, so the state
  * clrt_module_save writes holds the ONNX names and a PyTorch state_dict
  * with the same names takes it. The module's forward runs the graph; the
@@ -65,10 +66,11 @@ static clrt_module *scope_child(clrt_module *m, const char *seg)
     return c;
 }
 
-/* Registers t under the dotted name: the path's modules, then the leaf. A
- * name that is not a path of attribute names (empty parts) is kept whole
- * with its dots made underscores. */
-static clrt_status add_param(clrt_module *root, const char *name, clrt_tensor *t)
+/* Registers t under the dotted name: the path's modules, then the leaf, as
+ * a parameter or (buffer) a buffer. A name that is not a path of
+ * attribute names (empty parts) is kept whole with its dots made
+ * underscores. */
+static clrt_status add_state(clrt_module *root, const char *name, clrt_tensor *t, int buffer)
 {
     char buf[1024];
     if (strlen(name) >= sizeof buf)
@@ -86,7 +88,21 @@ static clrt_status add_param(clrt_module *root, const char *name, clrt_tensor *t
     if (!clean)
         for (char *p = buf; *p; p++)
             *p = *p == '.' ? '_' : *p;
-    return clrt_module_add_parameter(at, seg, t);
+    return buffer ? clrt_module_add_buffer(at, seg, t) : clrt_module_add_parameter(at, seg, t);
+}
+
+/* 1 when value v feeds a BatchNormalization's mean or variance (inputs 3
+ * and 4): state that is not trained, as PyTorch's running statistics are
+ * buffers. */
+static int is_running_stat(const clrt_onnx_model *m, int v)
+{
+    for (int i = 0; i < m->n_nodes; i++) {
+        const onnx_node *n = &m->nodes[i];
+        if (strcmp(n->proto->op_type, "BatchNormalization") == 0 &&
+            ((n->n_in > 3 && n->in[3] == v) || (n->n_in > 4 && n->in[4] == v)))
+            return 1;
+    }
+    return 0;
 }
 
 clrt_status onnx_build_module(clrt_onnx_model *m)
@@ -101,12 +117,15 @@ clrt_status onnx_build_module(clrt_onnx_model *m)
         if (!m->is_init[v] || x->type != ONNX_FLOAT)
             continue;
         clrt_tensor *t = clrt_from_host(m->dev, CLRT_F32, x->ndim, x->shape, x->host);
-        clrt_status st = t ? add_param(m->module, m->names[v], t) : clrt_last_status();
+        int buffer = is_running_stat(m, v);
+        clrt_status st = t ? add_state(m->module, m->names[v], t, buffer) : clrt_last_status();
         if (st == CLRT_OK) {
             x->dev = t; /* the value's reference; the module took one of its own */
             x->is_param = 1;
-            m->params[m->n_params] = t;
-            m->param_values[m->n_params++] = v;
+            if (!buffer) {
+                m->params[m->n_params] = t;
+                m->param_values[m->n_params++] = v;
+            }
         } else {
             clrt_tensor_release(t);
             return st;

@@ -18,8 +18,16 @@
       --changed prefix must, and none under an --unchanged prefix may.
       --min-shared (default: all 102 tensors of the graph, i.e. every
       state_dict key but num_batches_tracked) is how many must be shared.
+  python check_onnx_finetune.py run TOOL DIR [--size 64] [--epochs 3]
+      the whole check: export into DIR, TOOL (onnx_finetune_tool) fine-tunes
+      the import with clrt_train and saves DIR/tuned.safetensors (its loss
+      must fall), then check against DIR/initial.safetensors with every
+      parameter changed (conv, bn weight and bias, fc) and BatchNorm's
+      running statistics, which the imported graph uses in inference form
+      and keeps as buffers, unchanged.
 Exits 1 on any failure.
 """
+import subprocess
 import argparse
 import os
 import sys
@@ -139,9 +147,36 @@ def main():
     c.add_argument("--changed")
     c.add_argument("--unchanged")
     c.add_argument("--min-shared", type=int)
+    r = sub.add_parser("run")
+    r.add_argument("tool")
+    r.add_argument("dir")
+    r.add_argument("--size", type=int, default=64)
+    r.add_argument("--epochs", type=int, default=3)
+    r.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     torch.set_num_threads(2)
+    if a.cmd == "run":
+        return run(a)
     return export(a) if a.cmd == "export" else check(a)
+
+
+def run(a):
+    rc = export(a)
+    if rc:
+        return rc
+    tuned = os.path.join(a.dir, "tuned.safetensors")
+    p = subprocess.run([a.tool, os.path.join(a.dir, "resnet18.onnx"), str(a.size), str(a.epochs),
+                        tuned], capture_output=True, text=True)
+    sys.stdout.write(p.stdout)
+    sys.stderr.write(p.stderr)
+    if p.returncode:
+        print("check_onnx_finetune: the fine-tuning tool failed (exit %d)" % p.returncode)
+        return 1
+    c = argparse.Namespace(tuned=tuned, initial=os.path.join(a.dir, "initial.safetensors"),
+                           changed="conv1.weight,bn1.weight,bn1.bias,layer1.0.conv1.weight,fc.",
+                           unchanged="bn1.running_mean,bn1.running_var,layer4.1.bn2.running_var",
+                           min_shared=None)
+    return check(c)
 
 
 if __name__ == "__main__":
