@@ -403,8 +403,10 @@ START_TEST(refusals_name_the_problem)
     refused("/nonexistent/model.onnx", CLRT_EIO, "/nonexistent/model.onnx");
     one_relu(&b, 13, "FancyOp");
     refused(save(&b), CLRT_ENOTSUP, "op FancyOp at opset 13");
-    one_relu(&b, 6, "Relu");
-    refused(save(&b), CLRT_ENOTSUP, "opset 6");
+    one_relu(&b, 19, "Relu");
+    refused(save(&b), CLRT_ENOTSUP, "opset 19");
+    one_relu(&b, 6, "HardSwish"); /* an op newer than the model's opset */
+    refused(save(&b), CLRT_ENOTSUP, "op HardSwish at opset 6, which clrt does not support (it supports other opsets");
     one_relu(&b, 13, "Relu");
     b.graph.node[0]->input[0] = str("nowhere");
     refused(save(&b), CLRT_EFORMAT, "reads 'nowhere', which nothing defines");

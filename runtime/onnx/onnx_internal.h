@@ -57,6 +57,16 @@ typedef struct {
 
 typedef struct onnx_op onnx_op;
 
+/* A node's part in the inference fusions (onnx_fuse.c). */
+typedef struct {
+    int bn, relu;       /* the BatchNormalization folded in, the Relu fused; -1 none */
+    int out;            /* the value the fused node produces */
+    int skip;           /* done by an earlier node when fusing */
+    clrt_tensor *w, *b; /* the folded weight and bias (owned) */
+    void *storage[6];   /* what they were folded from, and its versions */
+    unsigned version[6];
+} onnx_fusion;
+
 struct clrt_onnx_model {
     Onnx__ModelProto *proto;
     clrt_device *dev;
@@ -79,6 +89,7 @@ struct clrt_onnx_model {
     int *param_values;    /* value index of each float initializer */
     clrt_tensor **params; /* borrowed from module */
     size_t peak_bytes, live_bytes;
+    onnx_fusion *fuse; /* n_nodes entries */
 };
 
 /* An op's implementation: reads in[0..n_in) (NULL where an optional input
@@ -187,6 +198,12 @@ clrt_status onnx_parse(clrt_onnx_model *m, const uint8_t *bytes, size_t size);
 void onnx_parsed_free(clrt_onnx_model *m);
 clrt_status onnx_build_module(clrt_onnx_model *m);
 clrt_status onnx_run_values(clrt_onnx_model *m);
+/* The fusions (onnx_fuse.c): planned at load; whether a run takes them
+ * (nothing records); node i's fused work into out. */
+clrt_status onnx_plan_fusions(clrt_onnx_model *m);
+void onnx_fusions_free(clrt_onnx_model *m);
+int onnx_fusing(const clrt_onnx_model *m);
+clrt_status onnx_run_fused(clrt_onnx_model *m, int i, onnx_value *out);
 /* clrt_onnx_run under the caller's grad mode (the module's forward). */
 clrt_status onnx_run_tensors(clrt_onnx_model *m, int n_in, clrt_tensor *const *inputs, int n_out,
                              clrt_tensor **outputs);

@@ -38,6 +38,8 @@ static clrt_status load_steps(clrt_onnx_model *m)
     free(buf);
     if (st == CLRT_OK)
         st = onnx_build_module(m);
+    if (st == CLRT_OK && !getenv("CLRT_ONNX_NO_FUSION"))
+        st = onnx_plan_fusions(m);
     int was = clrt_set_grad_enabled(0);
     if (st == CLRT_OK)
         st = onnx_eval_constants(m);
@@ -71,6 +73,7 @@ void clrt_onnx_free(clrt_onnx_model *m)
 {
     if (!m)
         return;
+    onnx_fusions_free(m);
     clrt_module_free(m->module);
     onnx_parsed_free(m);
     free(m->param_values);

@@ -134,6 +134,29 @@ BINARY(op_greater, clrt_gt, h_gt, 1)
 BINARY(op_less_equal, clrt_le, h_le, 1)
 BINARY(op_greater_equal, clrt_ge, h_ge, 1)
 
+/* Mod on int64 (shape arithmetic: ViT's exports take one), on the host:
+ * fmod 0 gives the divisor's sign (Python's %), fmod 1 the dividend's
+ * (C's %); x mod 0 is 0. Other types are refused: clrt has no device
+ * kernel for it. */
+static onnx_scalar h_mod(const onnx_scalar *x, const void *c)
+{
+    int fmod_sign = *(const int *)c;
+    int64_t a = x[0].i, b = x[1].i, r = b == 0 || (b == -1) ? 0 : a % b;
+    if (!fmod_sign && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return (onnx_scalar){0, r, 0};
+}
+
+static clrt_status op_mod(clrt_onnx_model *m, const onnx_node *n, onnx_value *const *in,
+                          onnx_value *out)
+{
+    if (in[0]->type != ONNX_INT64 || in[1]->type != ONNX_INT64)
+        return onnx_fail_node(n, CLRT_ENOTSUP, "clrt computes Mod on int64 only, not %s and %s",
+                              onnx_type_name(in[0]->type), onnx_type_name(in[1]->type));
+    int fmod_sign = (int)onnx_attr_int(n, "fmod", 0);
+    return onnx_host_map(m, n, 2, in, out, ONNX_INT64, h_mod, &fmod_sign);
+}
+
 /* Pow: a scalar exponent known on the host is clrt_pow_scalar (recorded);
  * any other float exponent the broadcasting kernel; integer bases the
  * host. The result has the base's type. */
@@ -286,6 +309,7 @@ const onnx_op onnx_ops_elementwise[] = {{"Add", 7, 18, 1, op_add},
                                         {"Mul", 7, 18, 1, op_mul},
                                         {"Div", 7, 18, 1, op_div},
                                         {"Pow", 7, 18, 0, op_pow},
+                                        {"Mod", 10, 18, 1, op_mod},
                                         {"Equal", 7, 18, 1, op_equal},
                                         {"Less", 7, 18, 1, op_less},
                                         {"Greater", 7, 18, 1, op_greater},

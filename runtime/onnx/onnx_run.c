@@ -94,15 +94,37 @@ static size_t init_bytes(const clrt_onnx_model *m)
     return b;
 }
 
+/* Node i's fused work (onnx_fuse.c): its result stored as the value of
+ * the last node fused into it. */
+static clrt_status run_fused(clrt_onnx_model *m, int i)
+{
+    onnx_value out;
+    memset(&out, 0, sizeof out);
+    clrt_status st = onnx_run_fused(m, i, &out);
+    if (st != CLRT_OK)
+        return st;
+    m->values[m->fuse[i].out] = out;
+    m->live_bytes += value_bytes(&out);
+    if (m->live_bytes > m->peak_bytes)
+        m->peak_bytes = m->live_bytes;
+    return CLRT_OK;
+}
+
 clrt_status onnx_run_values(clrt_onnx_model *m)
 {
     m->live_bytes = m->peak_bytes = 0;
     for (int k = 0; k < m->n_inputs; k++)
         m->live_bytes += value_bytes(&m->values[m->inputs[k]]);
+    int fusing = m->fuse && onnx_fusing(m);
     for (int i = 0; i < m->n_nodes; i++) {
         if (m->nodes[i].last_use_done)
             continue; /* a Constant evaluated at load */
-        clrt_status st = run_node(m, i);
+        const onnx_fusion *f = fusing ? &m->fuse[i] : NULL;
+        clrt_status st = CLRT_OK;
+        if (!f || (!f->skip && f->bn < 0 && f->relu < 0))
+            st = run_node(m, i);
+        else if (!f->skip)
+            st = run_fused(m, i);
         if (st != CLRT_OK)
             return st;
         release_dead(m, i);

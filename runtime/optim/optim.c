@@ -295,6 +295,10 @@ clrt_status clrt_optimizer_step(clrt_optimizer *o)
         return moved;
     float scalars[CLRT__OPTIM_MAX_SCALARS];
     o->steps++;
+    /* In-place writes: what was computed from the parameters (a backward
+     * still pending, the ONNX importer's folded weights) sees them. */
+    for (int i = 0; i < o->n; i++)
+        clrt__bump_version(o->params[i]);
     int n_scalars = o->kind->scalars(o, scalars);
     int group = o->multi_kernel ? CLRT__OPTIM_SLOTS : 1;
     for (int i = 0; i < o->n; i += group) {
