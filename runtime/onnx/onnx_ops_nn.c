@@ -6,6 +6,7 @@
  * runtime/ops/onnx_ops_internal.h. */
 #include "runtime/core/error_internal.h"
 #include "runtime/onnx/onnx_internal.h"
+#include "runtime/ops/layout/layout_internal.h"
 #include "runtime/ops/onnx_ops_internal.h"
 
 #include <clrt/ops.h>
@@ -371,21 +372,28 @@ static clrt_status op_matmul(clrt_onnx_model *m, const onnx_node *n, onnx_value 
     return b ? onnx_take_dev(n, out, ONNX_FLOAT, clrt_matmul(a, b)) : clrt_last_status();
 }
 
-/* alpha op(A) op(B) + beta C, composed of recorded ops. */
-static clrt_status op_gemm(clrt_onnx_model *m, const onnx_node *n, onnx_value *const *in,
-                           onnx_value *out)
+/* Inference's Gemm: one GEMM with the transposes as BLAS flags, into C
+ * broadcast to [M, N] (beta) or nothing (beta 0), no copy of B. */
+static clrt_tensor *gemm_direct(clrt_tensor *a, clrt_tensor *b, clrt_tensor *c, int ta, int tb,
+                                double alpha, double beta)
 {
-    if (in[0]->ndim != 2 || in[1]->ndim != 2)
-        return onnx_fail_node(n, CLRT_ESHAPE, "A and B must be 2-D");
-    double alpha = onnx_attr_float(n, "alpha", 1), beta = onnx_attr_float(n, "beta", 1);
-    clrt_tensor *a = onnx_need_dev(m, n, in[0]), *b = a ? onnx_need_dev(m, n, in[1]) : NULL;
-    clrt_tensor *c = b && n->n_in > 2 && in[2] ? onnx_need_dev(m, n, in[2]) : NULL;
-    if (!b || (n->n_in > 2 && in[2] && !c))
-        return clrt_last_status();
-    clrt_tensor *at =
-        onnx_attr_int(n, "transA", 0) ? clrt_transpose(a, 0, 1) : (clrt_tensor_retain(a), a);
-    clrt_tensor *bt =
-        onnx_attr_int(n, "transB", 0) ? clrt_transpose(b, 0, 1) : (clrt_tensor_retain(b), b);
+    int64_t shape[2] = {a->shape[ta ? 1 : 0], b->shape[tb ? 0 : 1]};
+    clrt_tensor *y =
+        c && beta != 0 ? clrt__expand(c, 2, shape) : clrt_empty(clrt__dev(a), CLRT_F32, 2, shape);
+    if (y && clrt_gemm(y, ta ? CLRT_TRANS : CLRT_NO_TRANS, tb ? CLRT_TRANS : CLRT_NO_TRANS,
+                       (float)alpha, a, b, c && beta != 0 ? (float)beta : 0.0f) != CLRT_OK) {
+        clrt_tensor_release(y);
+        y = NULL;
+    }
+    return y;
+}
+
+/* The same composed of recorded ops (autograd sees through it). */
+static clrt_tensor *gemm_composed(clrt_tensor *a, clrt_tensor *b, clrt_tensor *c, int ta, int tb,
+                                  double alpha, double beta)
+{
+    clrt_tensor *at = ta ? clrt_transpose(a, 0, 1) : (clrt_tensor_retain(a), a);
+    clrt_tensor *bt = tb ? clrt_transpose(b, 0, 1) : (clrt_tensor_retain(b), b);
     clrt_tensor *y = at && bt ? clrt_matmul(at, bt) : NULL, *tmp;
     clrt_tensor_release(at);
     clrt_tensor_release(bt);
@@ -401,6 +409,34 @@ static clrt_status op_gemm(clrt_onnx_model *m, const onnx_node *n, onnx_value *c
         clrt_tensor_release(y);
         y = tmp;
     }
+    return y;
+}
+
+/* alpha op(A) op(B) + beta C. */
+static clrt_status op_gemm(clrt_onnx_model *m, const onnx_node *n, onnx_value *const *in,
+                           onnx_value *out)
+{
+    if (in[0]->ndim != 2 || in[1]->ndim != 2)
+        return onnx_fail_node(n, CLRT_ESHAPE, "A and B must be 2-D");
+    double alpha = onnx_attr_float(n, "alpha", 1), beta = onnx_attr_float(n, "beta", 1);
+    int ta = (int)onnx_attr_int(n, "transA", 0), tb = (int)onnx_attr_int(n, "transB", 0);
+    clrt_tensor *a = onnx_need_dev(m, n, in[0]), *b = a ? onnx_need_dev(m, n, in[1]) : NULL;
+    clrt_tensor *c = b && n->n_in > 2 && in[2] ? onnx_need_dev(m, n, in[2]) : NULL;
+    if (!b || (n->n_in > 2 && in[2] && !c))
+        return clrt_last_status();
+    int64_t inner_a = a->shape[ta ? 0 : 1], inner_b = b->shape[tb ? 1 : 0];
+    int64_t rows = a->shape[ta ? 1 : 0], cols = b->shape[tb ? 0 : 1];
+    int fits = inner_a == inner_b;
+    if (fits && c) { /* C broadcasts to [M, N] */
+        int64_t bs[2];
+        int nd;
+        fits =
+            onnx_broadcast(n, c->ndim, c->shape, 2, (int64_t[]){rows, cols}, &nd, bs) == CLRT_OK &&
+            nd == 2 && bs[0] == rows && bs[1] == cols;
+        clrt_clear_error();
+    }
+    clrt_tensor *y = fits && onnx_fusing(m) ? gemm_direct(a, b, c, ta, tb, alpha, beta)
+                                            : gemm_composed(a, b, c, ta, tb, alpha, beta);
     return onnx_take_dev(n, out, ONNX_FLOAT, y);
 }
 
