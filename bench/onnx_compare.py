@@ -194,7 +194,7 @@ def main():
                 results.append(rec)
     print()
     print(f"{'model':<14} {'batch':>5} {'clrt s/batch':>13} {'ort s/batch':>12} {'ratio clrt/ort (min..max)':>27} "
-          f"{'clrt MiB':>9} {'ort MiB':>8}")
+          f"{'clrt MiB':>9} {'ort MiB':>8} {'clrt dev MiB':>12}")
     summary = []
     for name in models:
         for b in batches:
@@ -204,11 +204,14 @@ def main():
             ratios = [x["clrt_s"] / x["ort_s"] for x in rs if "clrt_s" in x and "ort_s" in x]
             cm = max((x["clrt_max_rss_kb"] for x in rs if "clrt_s" in x), default=None)
             om = max((x["ort_max_rss_kb"] for x in rs if "ort_s" in x), default=None)
+            # clrt's own count of its values' device memory (clrt_onnx_peak_bytes)
+            dm = max((x["clrt_json"].get("peak_device_mib", 0) for x in rs if "clrt_json" in x),
+                     default=None)
             s = {"model": name, "batch": b, "clrt_median_s": statistics.median(c) if c else None,
                  "ort_median_s": statistics.median(o) if o else None,
                  "ratio_median": statistics.median(ratios) if ratios else None,
                  "ratio_min": min(ratios) if ratios else None, "ratio_max": max(ratios) if ratios else None,
-                 "clrt_max_rss_kb": cm, "ort_max_rss_kb": om}
+                 "clrt_max_rss_kb": cm, "ort_max_rss_kb": om, "clrt_peak_device_mib": dm}
             summary.append(s)
 
             def f(v, fmt):
@@ -216,7 +219,8 @@ def main():
 
             rat = (f"{s['ratio_median']:.2f} ({s['ratio_min']:.2f}..{s['ratio_max']:.2f})" if ratios else "-")
             print(f"{name:<14} {b:>5} {f(s['clrt_median_s'], '.4f'):>13} {f(s['ort_median_s'], '.4f'):>12} "
-                  f"{rat:>27} {f(cm and cm / 1024, '.0f'):>9} {f(om and om / 1024, '.0f'):>8}")
+                  f"{rat:>27} {f(cm and cm / 1024, '.0f'):>9} {f(om and om / 1024, '.0f'):>8} "
+                  f"{f(dm, '.0f'):>12}")
     if a.json_out:
         from importlib.metadata import version
 

@@ -111,7 +111,11 @@ const onnx_op *onnx_op_find(const char *type, int opset);
 int onnx_op_known(const char *type);
 
 /* Per-family tables (onnx_ops_*.c), each ending in {NULL}. */
-extern const onnx_op onnx_ops_elementwise[], onnx_ops_shape[], onnx_ops_nn[], onnx_ops_reduce[];
+extern const onnx_op onnx_ops_elementwise[], onnx_ops_shape[], onnx_ops_nn[], onnx_ops_reduce[],
+    onnx_ops_compose[];
+/* Cast of v to ONNX type `to` into out (Cast's and CastLike's work). */
+clrt_status onnx_cast_to(clrt_onnx_model *m, const onnx_node *n, onnx_value *v, int to,
+                         onnx_value *out);
 
 /* --- values (onnx_value.c) --- */
 int64_t onnx_numel(const onnx_value *v);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 static const onnx_op *const families[] = {onnx_ops_elementwise, onnx_ops_shape, onnx_ops_nn,
-                                          onnx_ops_reduce};
+                                          onnx_ops_reduce, onnx_ops_compose};
 
 const onnx_op *onnx_op_find(const char *type, int opset)
 {

@@ -280,16 +280,17 @@ static clrt_status op_where(clrt_onnx_model *m, const onnx_node *n, onnx_value *
 
 /* Cast among float, int32, int64 and bool: to bool is x != 0; int64 on
  * either side is the host's. */
-static clrt_status op_cast(clrt_onnx_model *m, const onnx_node *n, onnx_value *const *in,
-                           onnx_value *out)
+clrt_status onnx_cast_to(clrt_onnx_model *m, const onnx_node *n, onnx_value *v, int to,
+                         onnx_value *out)
 {
-    int to = (int)onnx_attr_int(n, "to", 0), from = in[0]->type;
+    int from = v->type;
     if (!onnx_type_size(to))
         return onnx_fail_node(n, CLRT_ENOTSUP, "casts to %s, which clrt does not hold",
                               onnx_type_name(to));
-    if (to == ONNX_INT64 || from == ONNX_INT64 || (!in[0]->dev && in[0]->host))
+    onnx_value *in[1] = {v};
+    if (to == ONNX_INT64 || from == ONNX_INT64 || (!v->dev && v->host))
         return onnx_host_map(m, n, 1, in, out, to, h_copy, NULL);
-    clrt_tensor *x = onnx_need_dev(m, n, in[0]);
+    clrt_tensor *x = onnx_need_dev(m, n, v);
     if (!x)
         return clrt_last_status();
     if (to == from)
@@ -302,6 +303,12 @@ static clrt_status op_cast(clrt_onnx_model *m, const onnx_node *n, onnx_value *c
         return onnx_take_dev(n, out, to, ne);
     }
     return onnx_take_dev(n, out, to, clrt_cast(x, onnx_dev_dtype(to)));
+}
+
+static clrt_status op_cast(clrt_onnx_model *m, const onnx_node *n, onnx_value *const *in,
+                           onnx_value *out)
+{
+    return onnx_cast_to(m, n, in[0], (int)onnx_attr_int(n, "to", 0), out);
 }
 
 const onnx_op onnx_ops_elementwise[] = {{"Add", 7, 18, 1, op_add},
