@@ -1,7 +1,7 @@
 /* clrt-onnx: run ONNX models on any OpenCL device.
  *   clrt-onnx info MODEL [--device D]
  *   clrt-onnx run MODEL [--device D] [--input FILE.pb]... --output-dir DIR
- *   clrt-onnx test DIR... [--device D] [--verbose]
+ *   clrt-onnx test DIR... [--device D] [--rtol R] [--atol A]
  *   clrt-onnx bench MODEL [--device D] --batch N [--runs R] [--json] */
 #include "onnx_cli.h"
 
@@ -11,12 +11,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clrt-onnx info MODEL [--device D]\n"
-               "       clrt-onnx run MODEL [--device D] [--input FILE.pb]... --output-dir DIR\n"
-               "       clrt-onnx test DIR... [--device D] [--verbose]\n"
-               "       clrt-onnx bench MODEL [--device D] --batch N [--runs R] [--json]\n"
-               "D: gpu:N, cuda:N, cpu, cpu:N (default: the best device, gpu:0 if there is one)\n"
-               "exit: 0 success, 2 the model uses what clrt does not support, 1 other errors\n");
+    fprintf(
+        f, "usage: clrt-onnx info MODEL [--device D]\n"
+           "       clrt-onnx run MODEL [--device D] [--input FILE.pb]... --output-dir DIR\n"
+           "       clrt-onnx test DIR... [--device D] [--rtol R] [--atol A]   (ONNX's 1e-3, 1e-7)\n"
+           "       clrt-onnx bench MODEL [--device D] --batch N [--runs R] [--json]\n"
+           "D: gpu:N, cuda:N, cpu, cpu:N (default: the best device, gpu:0 if there is one)\n"
+           "exit: 0 success, 2 the model uses what clrt does not support, 1 other errors\n");
 }
 
 int cli_exit_for(clrt_status st) { return st == CLRT_ENOTSUP ? 2 : 1; }
@@ -33,7 +34,8 @@ clrt_onnx_model *cli_load(const char *path, clrt_device *dev, int *code)
 
 typedef struct {
     const char *device, *out_dir;
-    int batch, runs, json, verbose, n_pos, n_in;
+    int batch, runs, json, n_pos, n_in;
+    cli_tolerance tol;
     char **pos, **in;
 } options;
 
@@ -54,8 +56,10 @@ static int parse(int argc, char **argv, options *o)
             o->runs = atoi(argv[++i]);
         else if (strcmp(a, "--json") == 0)
             o->json = 1;
-        else if (strcmp(a, "--verbose") == 0)
-            o->verbose = 1;
+        else if (strcmp(a, "--rtol") == 0 && more)
+            o->tol.rtol = atof(argv[++i]);
+        else if (strcmp(a, "--atol") == 0 && more)
+            o->tol.atol = atof(argv[++i]);
         else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "clrt-onnx: unknown option or missing value: %s\n", a);
             return 0;
@@ -72,7 +76,7 @@ int main(int argc, char **argv)
         return argc < 2;
     }
     clrt_host_blas_restart(argv); /* OpenBLAS's fastest kernels for this CPU */
-    options o = {.runs = 10};
+    options o = {.runs = 10, .tol = {1e-3, 1e-7}};
     o.pos = calloc((size_t)argc, sizeof *o.pos);
     o.in = calloc((size_t)argc, sizeof *o.in);
     if (!o.pos || !o.in || !parse(argc, argv, &o)) {
@@ -89,8 +93,8 @@ int main(int argc, char **argv)
         code = cli_info(o.pos[0], dev);
     else if (strcmp(cmd, "run") == 0 && o.n_pos == 1 && o.out_dir)
         code = cli_run(o.pos[0], dev, o.n_in, o.in, o.out_dir);
-    else if (strcmp(cmd, "test") == 0 && o.n_pos >= 1)
-        code = cli_test(o.n_pos, o.pos, dev, o.verbose);
+    else if (strcmp(cmd, "test") == 0 && o.n_pos >= 1 && o.tol.rtol >= 0 && o.tol.atol >= 0)
+        code = cli_test(o.n_pos, o.pos, dev, &o.tol);
     else if (strcmp(cmd, "bench") == 0 && o.n_pos == 1 && o.batch >= 1 && o.runs >= 10)
         code = cli_bench(o.pos[0], dev, o.batch, o.runs, o.json);
     else {

@@ -15,6 +15,10 @@ clrt_onnx_model *cli_load(const char *path, clrt_device *dev, int *code);
 
 int cli_info(const char *model, clrt_device *dev);
 int cli_run(const char *model, clrt_device *dev, int n_in, char **inputs, const char *out_dir);
-int cli_test(int n_dirs, char **dirs, clrt_device *dev, int verbose);
+/* |got - want| <= atol + rtol |want| for float outputs. */
+typedef struct {
+    double rtol, atol;
+} cli_tolerance;
+int cli_test(int n_dirs, char **dirs, clrt_device *dev, const cli_tolerance *tol);
 int cli_bench(const char *model, clrt_device *dev, int batch, int runs, int json);
 #endif
