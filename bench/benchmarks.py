@@ -187,6 +187,37 @@ def section_other_peaks(results):
                "launch, back to back"], rows), ""] + notes)
 
 
+def section_onnx(results):
+    """bench/onnx_compare.sh's saved run (bench/results/onnx/compare.json), beside this run's
+    folder: clrt-onnx bench against onnxruntime, alternating in one script."""
+    c = load(os.path.join(os.path.dirname(os.path.abspath(results)), "onnx"), "compare.json")
+    if not c:
+        return None
+    rows = []
+    for s in c["summary"]:
+        rat = (f"{s['ratio_median']:.2f}x ({s['ratio_min']:.2f}..{s['ratio_max']:.2f})"
+               if s.get("ratio_median") else "-")
+        dev = s.get("clrt_peak_device_mib")
+        rows.append([s["model"], str(s["batch"]), f"{s['clrt_median_s'] * 1e3:.1f} ms",
+                     f"{s['ort_median_s'] * 1e3:.1f} ms", rat,
+                     f"{dev:.0f} MiB" if dev else "-",
+                     f"{s['ort_max_rss_kb'] / 1024:.0f} MiB"])
+    args = c.get("args", {})
+    return "\n".join([
+        "## ONNX inference against onnxruntime (`bench/onnx_compare.sh`)", "",
+        f"torchvision's models with random weights at {args.get('size', 224)}x{args.get('size', 224)}, "
+        f"exported at opset 17 (constant folding on), `clrt-onnx bench --json` against onnxruntime "
+        f"{c.get('onnxruntime', '?')} (CPUExecutionProvider, 2 threads), alternating in "
+        f"{len({r.get('round') for r in c['rounds']})} rounds in one script, each the median of 10 runs "
+        f"after 3 of warm-up; measured {c.get('date', '?')} on {c.get('machine', '?')} "
+        f"({c.get('cpus', '?')} CPUs). Memory: clrt's count of the device memory its values held "
+        f"at most (`clrt_onnx_peak_bytes`, initializers included) beside onnxruntime's peak resident "
+        f"memory (its whole process; 43 MiB before the session).", "",
+        table(["model", "batch", "clrt", "onnxruntime", "clrt / onnxruntime", "clrt device memory",
+               "onnxruntime RSS"], rows), "",
+        "Saved run: `bench/results/onnx/compare.json` and `compare.txt`.", ""])
+
+
 def section_commands():
     return """## How to reproduce
 
@@ -752,6 +783,9 @@ def main():
     scaling = load(a.results, "scaling.txt")
     if scaling:
         sections.append(section_scaling(scaling))
+    onnx = section_onnx(a.results)
+    if onnx:
+        sections.append(onnx)
     tail = [section_transfer(tr), section_launch(la)]
     nvptx = nvptx_section.section(a.results)
     if nvptx:

@@ -35,6 +35,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
 
 
+def cpu_model():
+    """The CPU's model name (/proc/cpuinfo), for the saved run."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def vm_hwm_kb():
     """This process's peak resident set (Linux's VmHWM, which exec resets)."""
     with open("/proc/self/status") as f:
@@ -225,8 +237,7 @@ def main():
         from importlib.metadata import version
 
         with open(a.json_out, "w") as fh:
-            json.dump({"date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "machine": platform.processor()
-                       or platform.machine(), "cpus": os.cpu_count(), "onnxruntime": version("onnxruntime"),
+            json.dump({"date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "machine": cpu_model(), "cpus": os.cpu_count(), "onnxruntime": version("onnxruntime"),
                        "torch": version("torch"), "args": vars(a), "rounds": results, "summary": summary},
                       fh, indent=1)
     bad = [x for x in results if "ort_error" in x or "clrt_error" in x]

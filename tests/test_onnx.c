@@ -406,7 +406,8 @@ START_TEST(refusals_name_the_problem)
     one_relu(&b, 19, "Relu");
     refused(save(&b), CLRT_ENOTSUP, "opset 19");
     one_relu(&b, 6, "HardSwish"); /* an op newer than the model's opset */
-    refused(save(&b), CLRT_ENOTSUP, "op HardSwish at opset 6, which clrt does not support (it supports other opsets");
+    refused(save(&b), CLRT_ENOTSUP,
+            "op HardSwish at opset 6, which clrt does not support (it supports other opsets");
     one_relu(&b, 13, "Relu");
     b.graph.node[0]->input[0] = str("nowhere");
     refused(save(&b), CLRT_EFORMAT, "reads 'nowhere', which nothing defines");
