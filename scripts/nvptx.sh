@@ -105,7 +105,7 @@ done
 suites=(test_tensor test_elementwise test_elementwise_unary test_elementwise_cast test_reduce
   test_gemm test_shape_ops test_conv test_pool test_pool_padded test_pool_adaptive test_dropout
   test_loss test_optim test_nn test_nn_lenet test_batchnorm test_residual test_gradcheck
-  test_nn_ops test_embedding_layernorm test_transformer)
+  test_nn_ops test_embedding_layernorm test_transformer test_onnx_ops test_onnx)
 run_logged() { # NAME CMD...: one run on the posed card, logging builds to NAME.log
   local name=$1
   shift
