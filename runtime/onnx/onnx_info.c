@@ -40,17 +40,6 @@ const char *clrt_onnx_node_name(const clrt_onnx_model *m, int i)
     return m && i >= 0 && i < m->n_nodes && m->nodes[i].proto->name ? m->nodes[i].proto->name : "";
 }
 
-static void *pb_alloc(void *ctx, size_t n)
-{
-    (void)ctx;
-    return clrt__malloc(n ? n : 1);
-}
-static void pb_free(void *ctx, void *p)
-{
-    (void)ctx;
-    free(p);
-}
-
 clrt_status clrt_onnx_tensor_read(const char *path, clrt_onnx_host_tensor *t)
 {
     if (!path || !t)
@@ -65,8 +54,8 @@ clrt_status clrt_onnx_tensor_read(const char *path, clrt_onnx_host_tensor *t)
     if (st == CLRT_OK && !clrt__read_full(fd, buf, size))
         st = clrt__fail(CLRT_EIO, "clrt_onnx_tensor_read: cannot read %s", path);
     close(fd);
-    ProtobufCAllocator a = {pb_alloc, pb_free, NULL};
-    Onnx__TensorProto *p = st == CLRT_OK ? onnx__tensor_proto__unpack(&a, size, buf) : NULL;
+    Onnx__TensorProto *p =
+        st == CLRT_OK ? onnx__tensor_proto__unpack(&onnx_pb_allocator, size, buf) : NULL;
     free(buf);
     if (st == CLRT_OK && !p)
         st = clrt__fail(CLRT_EFORMAT, "clrt_onnx_tensor_read: %s is not an ONNX TensorProto", path);
@@ -74,7 +63,7 @@ clrt_status clrt_onnx_tensor_read(const char *path, clrt_onnx_host_tensor *t)
     if (st == CLRT_OK)
         st = onnx_tensor_from_proto(p, ".", &v, path);
     if (p)
-        onnx__tensor_proto__free_unpacked(p, &a);
+        onnx__tensor_proto__free_unpacked(p, &onnx_pb_allocator);
     if (st != CLRT_OK)
         return st;
     t->elem_type = v.type;
