@@ -318,7 +318,9 @@ START_TEST(module_gradients)
     TU_OK(clrt_backward(loss));
     /* d loss / d b2 by central differences of the float64 reference */
     double *ref = calloc((size_t)rows * OUT, 8), *h = calloc((size_t)rows * HID, 8);
-    float *gb2 = tu_read(clrt_tensor_grad(ps[3]));
+    clrt_tensor *g3 = TU_NONNULL(clrt_tensor_grad(ps[3])),
+                *g0 = TU_NONNULL(clrt_tensor_grad(ps[0]));
+    float *gb2 = tu_read(g3);
     for (int o = 0; o < OUT; o++) {
         double e = 1e-3, lp = 0, lm = 0;
         float keep = b2[o];
@@ -335,7 +337,7 @@ START_TEST(module_gradients)
         ck_assert_msg(fabs(gb2[o] - fd) < 1e-3 * (1 + fabs(fd)), "d/db2[%d] %g vs %g", o, gb2[o],
                       fd);
     }
-    float *gw1 = tu_read(clrt_tensor_grad(ps[0]));
+    float *gw1 = tu_read(g0);
     double norm = 0;
     for (int i = 0; i < IN * HID; i++) {
         ck_assert(isfinite(gw1[i]));
@@ -343,6 +345,7 @@ START_TEST(module_gradients)
     }
     ck_assert_double_gt(norm, 0);
     free(gb2), free(gw1), free(ref), free(h), free(x);
+    clrt_tensor_release(g3), clrt_tensor_release(g0);
     clrt_tensor_release(xt), clrt_tensor_release(y), clrt_tensor_release(col);
     clrt_tensor_release(loss);
     clrt_onnx_free(m);
@@ -423,8 +426,8 @@ START_TEST(refusals_name_the_problem)
     refused(save(&b), CLRT_ENOTSUP, "double");
     one_relu(&b, 13, "Relu");
     int64_t two = 2;
-    float v = 1;
-    Onnx__TensorProto *t = tensor("w", 1, 1, &two, &v);
+    float v[2] = {1, 2};
+    Onnx__TensorProto *t = tensor("w", 1, 1, &two, v);
     t->raw_data.len = 4; /* 4 bytes for 2 floats */
     init(&b, t);
     refused(save(&b), CLRT_EFORMAT, "'w' holds 4 bytes");
