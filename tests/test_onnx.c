@@ -563,6 +563,52 @@ START_TEST(tensor_files_round_trip)
 }
 END_TEST
 
+/* What a model says about itself, and the host-side run: the network's
+ * outputs through clrt_onnx_run_host equal clrt_onnx_run's. */
+START_TEST(introspection_and_host_run)
+{
+    uint64_t st = tu_seed();
+    float *w1 = tu_random_floats(&st, IN * HID, -1, 1), *b1 = tu_random_floats(&st, HID, -1, 1);
+    float *w2 = tu_random_floats(&st, OUT * HID, -1, 1), *b2 = tu_random_floats(&st, OUT, -1, 1);
+    builder b;
+    mlp(&b, w1, b1, w2, b2);
+    clrt_onnx_model *m = TU_NONNULL(clrt_onnx_load(save(&b), tu_device()));
+    ck_assert_ptr_eq(clrt_onnx_device(m), tu_device());
+    ck_assert_int_eq(clrt_onnx_opset(m), 13);
+    ck_assert_int_eq(clrt_onnx_num_outputs(m), 1);
+    const clrt_onnx_io *y_io = TU_NONNULL((void *)clrt_onnx_output(m, 0));
+    ck_assert_str_eq(y_io->name, "y");
+    ck_assert_str_eq(clrt_onnx_type_str(y_io->elem_type), "float");
+    ck_assert_ptr_null(clrt_onnx_output(m, 1));
+    ck_assert_int_eq(clrt_last_status(), CLRT_EINVAL);
+    ck_assert_int_eq(clrt_onnx_num_nodes(m), 5);
+    ck_assert_str_eq(clrt_onnx_node_op(m, 0), "MatMul");
+    ck_assert_str_eq(clrt_onnx_node_name(m, 4), "y");
+    ck_assert_ptr_null(clrt_onnx_node_op(m, 5));
+    int rows = 3;
+    float *x = tu_random_floats(&st, (size_t)rows * IN, -2, 2);
+    clrt_onnx_host_tensor hin = {1, 2, {rows, IN}, x}, hout;
+    TU_OK(clrt_onnx_run_host(m, 1, &hin, 1, &hout));
+    ck_assert_int_eq(hout.elem_type, 1);
+    ck_assert_int_eq(hout.ndim, 2);
+    ck_assert_int_eq(hout.shape[0], rows);
+    clrt_tensor *xt =
+        TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 2, (int64_t[]){rows, IN}, x));
+    clrt_tensor *y = NULL;
+    TU_OK(clrt_onnx_run(m, 1, &xt, 1, &y));
+    ck_assert_uint_gt(clrt_onnx_peak_bytes(m), (size_t)(IN * HID + OUT * HID) * 4);
+    float *got = tu_read(y);
+    ck_assert_mem_eq(got, hout.data, (size_t)rows * OUT * 4);
+    clrt_onnx_host_free(&hout);
+    hin.elem_type = 7; /* int64 where the model takes float */
+    ck_assert_int_eq(clrt_onnx_run_host(m, 1, &hin, 1, &hout), CLRT_EDTYPE);
+    free(got), free(x), free(w1), free(b1), free(w2), free(b2);
+    clrt_tensor_release(xt), clrt_tensor_release(y);
+    clrt_onnx_free(m);
+    arena_free();
+}
+END_TEST
+
 static Suite *onnx_suite(void)
 {
     Suite *s = suite_create("onnx");
@@ -575,6 +621,7 @@ static Suite *onnx_suite(void)
     tcase_add_test(tc, external_data);
     tcase_add_test(tc, no_silent_gradient_cut);
     tcase_add_test(tc, tensor_files_round_trip);
+    tcase_add_test(tc, introspection_and_host_run);
     suite_add_tcase(s, tc);
     return s;
 }

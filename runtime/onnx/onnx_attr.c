@@ -96,14 +96,6 @@ int onnx_axis(const onnx_node *n, int64_t axis, int ndim)
     return (int)(axis < 0 ? axis + ndim : axis);
 }
 
-int onnx_all_host(onnx_value *const *in, int n_in)
-{
-    for (int i = 0; i < n_in; i++)
-        if (in[i] && !in[i]->host)
-            return 0;
-    return 1;
-}
-
 clrt_status onnx_refuse_grad(const onnx_node *n, int k, clrt_tensor *const *ts)
 {
     if (!clrt_is_grad_enabled())

@@ -52,7 +52,7 @@ typedef struct {
     const Onnx__NodeProto *proto;
     int n_in, n_out;
     int *in, *out;
-    int last_use_done; /* scratch of the planner */
+    int evaluated_at_load; /* a Constant run once at load: its output persists */
 } onnx_node;
 
 typedef struct onnx_op onnx_op;
@@ -86,7 +86,6 @@ struct clrt_onnx_model {
     const onnx_op **ops;
     clrt_module *module; /* the parameters under their ONNX names */
     int n_params;
-    int *param_values;    /* value index of each float initializer */
     clrt_tensor **params; /* borrowed from module */
     size_t peak_bytes, live_bytes;
     onnx_fusion *fuse; /* n_nodes entries */
@@ -187,8 +186,6 @@ clrt_status onnx_refuse_grad(const onnx_node *n, int k, clrt_tensor *const *ts);
  * opset input_from, input 1 from it. Their count; -1 absent; -2 error. */
 int onnx_axes(clrt_onnx_model *m, const onnx_node *n, onnx_value *const *in, int input_from,
               int64_t *axes);
-/* 1 when every present input is a host value: the op may run on the host. */
-int onnx_all_host(onnx_value *const *in, int n_in);
 
 /* --- the model (onnx_parse.c, onnx_load.c, onnx_run.c, onnx_module.c) --- */
 /* protobuf-c's allocations through clrt__malloc (failure injection). */

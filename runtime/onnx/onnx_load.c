@@ -76,7 +76,6 @@ void clrt_onnx_free(clrt_onnx_model *m)
     onnx_fusions_free(m);
     clrt_module_free(m->module);
     onnx_parsed_free(m);
-    free(m->param_values);
     free(m->params);
     free(m);
 }

@@ -108,9 +108,8 @@ static int is_running_stat(const clrt_onnx_model *m, int v)
 clrt_status onnx_build_module(clrt_onnx_model *m)
 {
     m->module = clrt_module_new(&graph_def, m);
-    m->param_values = clrt__calloc((size_t)m->n_values + 1, sizeof *m->param_values);
     m->params = clrt__calloc((size_t)m->n_values + 1, sizeof *m->params);
-    if (!m->module || !m->param_values || !m->params)
+    if (!m->module || !m->params)
         return clrt_last_status();
     for (int v = 0; v < m->n_values; v++) {
         onnx_value *x = &m->values[v];
@@ -123,8 +122,7 @@ clrt_status onnx_build_module(clrt_onnx_model *m)
             x->dev = t; /* the value's reference; the module took one of its own */
             x->is_param = 1;
             if (!buffer) {
-                m->params[m->n_params] = t;
-                m->param_values[m->n_params++] = v;
+                m->params[m->n_params++] = t;
             }
         } else {
             clrt_tensor_release(t);

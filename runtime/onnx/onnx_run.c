@@ -117,7 +117,7 @@ clrt_status onnx_run_values(clrt_onnx_model *m)
         m->live_bytes += value_bytes(&m->values[m->inputs[k]]);
     int fusing = m->fuse && onnx_fusing(m);
     for (int i = 0; i < m->n_nodes; i++) {
-        if (m->nodes[i].last_use_done)
+        if (m->nodes[i].evaluated_at_load)
             continue; /* a Constant evaluated at load */
         const onnx_fusion *f = fusing ? &m->fuse[i] : NULL;
         clrt_status st = CLRT_OK;
@@ -146,7 +146,7 @@ clrt_status onnx_eval_constants(clrt_onnx_model *m)
             return st;
         m->is_init[n->out[0]] = 1;
         m->release_after[n->out[0]] = -1;
-        m->nodes[i].last_use_done = 1;
+        m->nodes[i].evaluated_at_load = 1;
     }
     return CLRT_OK;
 }
