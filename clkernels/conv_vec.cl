@@ -6,8 +6,8 @@
  * broadcast operand. Nothing here relies on the driver
  * vectorising across work items, which PoCL does far less well.
  *
- * Built with -DKSIZE=k -DSTRIDE=s -DVW=4|8|16 (lanes per vector), -DPW=p
- * (output pixels per forward item), -DKB=b (kernel rows per
+ * Built with -DKSIZE=k -DSTRIDE=s -DVW=4|8|16 (lanes per vector), -DPW=p,
+ * -DRB=r (output pixels and rows per forward item), -DKB=b (kernel rows per
  * weight-gradient item, b divides k) and, for the conv_px_ kernels, -DCOUT=o
  * (output channels per item). Work items carry 25-200 FMAs per input value loaded;
  * launch them in small work-groups.
@@ -28,6 +28,9 @@
 #ifndef COUT
 #define COUT 1
 #endif
+#ifndef RB
+#define RB 1
+#endif
 
 /* Must match vec_geom in runtime/ops/conv/conv_vec.c. C and O are the
  * input and output channels of the convolution being run (for an input
@@ -36,13 +39,18 @@ typedef struct {
     int N, C, H, W, O, OH, OW, pad, lanes;
 } vec_geom;
 
-/* wt [(taps + 1) * lanes], tap-major, the last row the bias (or zeros):
+/* wt [lanes / width][taps + 1][width]: blocks of `width` lanes, each
+ * tap-major, the last row the bias (or zeros):
  *   flip 0 (forward):        wt[(c, kh, kw), o] = w[o, c, kh, kw]
  *   flip 1 (input gradient): wt[(o, kh, kw), c] = w[o, c, K-1-kh, K-1-kw]
- * w is [O, C, K, K]; lanes beyond the output channels are zero. Item
- * (lane, tap). */
+ * w is [O, C, K, K]; lanes beyond the output channels are zero. blocked 1:
+ * width is VW, the channels of one conv_vec_fwd item, so an item's
+ * weights are one contiguous stream (interleaved across all lanes, the
+ * 512-channel layers' items read them 2 KiB apart, a page every other
+ * load, at a quarter of the rate); blocked 0: one block of all lanes.
+ * Item (lane, tap). */
 __kernel void vec_weights(__global const float *w, __global const float *bias, int has_bias,
-                          __global float *wt, int O, int C, int lanes, int flip)
+                          __global float *wt, int O, int C, int lanes, int flip, int blocked)
 {
     int lane = get_global_id(0), t = get_global_id(1);
     int cin = flip ? O : C, cout = flip ? C : O, taps = cin * KK;
@@ -56,60 +64,73 @@ __kernel void vec_weights(__global const float *w, __global const float *bias, i
     } else if (lane < cout && has_bias) {
         v = bias[lane];
     }
-    wt[t * lanes + lane] = v;
+    /* width a compile-time constant: the division does not keep the
+     * driver from vectorising neighbouring items' stores */
+    int width = blocked ? VW : lanes, block = blocked ? lane / VW : 0;
+    wt[((size_t)block * (size_t)(taps + 1) + (size_t)t) * (size_t)width + (lane - block * width)] = v;
 }
 
 /* out [N, O, OH, OW] <- epi(conv(xp, wt) + bias row). xp is the input in
  * its zero border (H, W and pad of g describe the input inside it; with
- * pad 0, the input itself). Item (block of PW pixels of output row oh of
- * image n, flattened in dim 0; channel block in dim 1); blocks start at
- * min(b * PW, OW - PW), so they overlap instead of running past the row.
- * Rows wholly in the border are skipped; the inner loop reads each input
- * value where an FMA can take it as a broadcast memory operand. Images:
- * xp's from x_img0, out's (and mask's) from out_img0. */
+ * pad 0, the input itself), wt the weights in blocks of VW lanes
+ * (vec_weights). Item: a block of RB output rows by PW pixels of image n
+ * (flattened in dim 0: `blocks` pixel blocks a row block) times one vector
+ * of VW output channels (dim 1), so each weight vector loaded feeds RB x PW
+ * FMAs. Blocks start at min(b * PW, OW - PW) and row blocks at
+ * min(r * RB, OH - RB): they overlap instead of running past the image.
+ * Rows in the border are skipped; the inner loop reads each input value
+ * where an FMA can take it as a broadcast memory operand. Images: xp's from
+ * x_img0, out's (and mask's) from out_img0. */
 __kernel void conv_vec_fwd(__global const float *restrict xp, __global const float *restrict wt,
                            __global float *restrict out, vec_geom g, int blocks, int x_img0,
                            int out_img0, int epi, __global const float *restrict mask)
 {
-    int item = get_global_id(0), ob = get_global_id(1);
-    if (item >= g.N * g.OH * blocks || ob * VW >= g.lanes)
+    int item = get_global_id(0), ob = get_global_id(1), row_blocks = (g.OH + RB - 1) / RB;
+    if (item >= g.N * row_blocks * blocks || ob * VW >= g.lanes)
         return;
-    int wb = item % blocks, row = item / blocks, oh = row % g.OH, n = row / g.OH;
-    int ow0 = min(wb * PW, g.OW - PW);
+    int wb = item % blocks, rest = item / blocks, rb = rest % row_blocks, n = rest / row_blocks;
+    int ow0 = min(wb * PW, g.OW - PW), oh0 = min(rb * RB, g.OH - RB);
     int HP = g.H + 2 * g.pad, WP = g.W + 2 * g.pad;
-    __global const float *wcol = wt + ob * VW;
-    VEC acc[PW], bv = VLOAD(0, wcol + g.C * KK * g.lanes);
+    __global const float *wcol = wt + (size_t)ob * (size_t)(g.C * KK + 1) * VW;
+    VEC acc[RB][PW], bv = VLOAD(0, wcol + g.C * KK * VW);
     #pragma unroll
-    for (int p = 0; p < PW; p++)
-        acc[p] = bv;
+    for (int r = 0; r < RB; r++)
+        #pragma unroll
+        for (int p = 0; p < PW; p++)
+            acc[r][p] = bv;
     __global const float *xc = xp + (size_t)(x_img0 + n) * (size_t)(g.C * HP * WP) + ow0 * STRIDE;
     for (int c = 0; c < g.C; c++, xc += HP * WP) {
+        __global const float *wc = wcol + c * KK * VW;
         #pragma unroll
-        for (int kh = 0; kh < KSIZE; kh++) {
-            int ih = oh * STRIDE + kh;
-            if (ih < g.pad || ih >= g.pad + g.H)
-                continue;
-            __global const float *xr = xc + ih * WP;
-            __global const float *wk = wcol + (c * KK + kh * KSIZE) * g.lanes;
+        for (int kh = 0; kh < KSIZE; kh++)
             #pragma unroll
             for (int kw = 0; kw < KSIZE; kw++) {
-                VEC wv = VLOAD(0, wk + kw * g.lanes);
+                VEC wv = VLOAD(0, wc + (kh * KSIZE + kw) * VW);
                 #pragma unroll
-                for (int p = 0; p < PW; p++)
-                    acc[p] = fma((VEC)(xr[p * STRIDE + kw]), wv, acc[p]);
+                for (int r = 0; r < RB; r++) {
+                    int ih = (oh0 + r) * STRIDE + kh;
+                    if (ih < g.pad || ih >= g.pad + g.H)
+                        continue;
+                    __global const float *xr = xc + ih * WP + kw;
+                    #pragma unroll
+                    for (int p = 0; p < PW; p++)
+                        acc[r][p] = fma((VEC)(xr[p * STRIDE]), wv, acc[r][p]);
+                }
             }
-        }
     }
     int ohw = g.OH * g.OW, o0 = ob * VW;
-    size_t at = ((size_t)(out_img0 + n) * g.O + o0) * (size_t)ohw + oh * g.OW + ow0;
     #pragma unroll
-    for (int p = 0; p < PW; p++) {
-        float lane[VW];
-        VSTORE(acc[p], 0, lane);
+    for (int r = 0; r < RB; r++) {
+        size_t at = ((size_t)(out_img0 + n) * g.O + o0) * (size_t)ohw + (oh0 + r) * g.OW + ow0;
         #pragma unroll
-        for (int l = 0; l < VW; l++)
-            if (o0 + l < g.O)
-                out[at + l * ohw + p] = epi_one(lane[l], epi, mask, at + l * ohw + p);
+        for (int p = 0; p < PW; p++) {
+            float lane[VW];
+            VSTORE(acc[r][p], 0, lane);
+            #pragma unroll
+            for (int l = 0; l < VW; l++)
+                if (o0 + l < g.O)
+                    out[at + l * ohw + p] = epi_one(lane[l], epi, mask, at + l * ohw + p);
+        }
     }
 }
 

@@ -292,6 +292,55 @@ static void run_forward_case(int i, int with_bias, int use_out)
     data_free(&t);
 }
 
+/* Inference keeps the direct kernels' re-laid weights with the weight
+ * tensor (clrt__conv_keep): a forward after the weight or the bias was
+ * written, or with a new weight tensor in a reused buffer, must see the
+ * new values. Each forward is checked against float64 with the values it
+ * should have used. */
+static void check_forward_now(const conv_data *t, clrt_tensor *x, clrt_tensor *w, clrt_tensor *b,
+                              const char *what, int i)
+{
+    clrt_tensor *y = TU_NONNULL(clrt_f_conv2d(x, w, b, t->c.s, t->c.p));
+    double *ref = malloc(t->no * sizeof *ref);
+    ref_forward(t, t->xd, t->wd, t->bd, ref);
+    check_close(what, y, ref, t->no, FWD_TOL, i);
+    free(ref);
+    clrt_tensor_release(y);
+}
+
+static void renew(float *f, double *d, size_t n, uint64_t *rng)
+{
+    float *fresh = tu_random_floats(rng, n, -1, 1);
+    for (size_t k = 0; k < n; k++)
+        f[k] = fresh[k], d[k] = fresh[k];
+    free(fresh);
+}
+
+START_TEST(kept_weights_follow_writes)
+{
+    static const int which[] = {1, 15, 19, 22};
+    int i = which[_i];
+    uint64_t rng = tu_seed() + (uint64_t)i * 131;
+    conv_data t;
+    data_make(&t, cases[i], &rng);
+    clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *b = upload(t.b, t.c.O, 0, 0, 0, 1);
+    check_forward_now(&t, x, w, b, "first forward", i);
+    check_forward_now(&t, x, w, b, "same weights again", i);
+    renew(t.w, t.wd, t.nw, &rng);
+    TU_OK(clrt_copy_from_host(w, t.w, t.nw * sizeof(float)));
+    check_forward_now(&t, x, w, b, "weights written", i);
+    renew(t.b, t.bd, (size_t)t.c.O, &rng);
+    TU_OK(clrt_copy_from_host(b, t.b, (size_t)t.c.O * sizeof(float)));
+    check_forward_now(&t, x, w, b, "bias written", i);
+    clrt_tensor_release(w); /* its buffer goes back to the cache: the next may reuse it */
+    renew(t.w, t.wd, t.nw, &rng);
+    w = upload_w(&t);
+    check_forward_now(&t, x, w, b, "a new weight tensor", i);
+    clrt_tensor_release(x), clrt_tensor_release(w), clrt_tensor_release(b);
+    data_free(&t);
+}
+END_TEST
+
 START_TEST(forward_bias) { run_forward_case(_i, 1, 0); }
 END_TEST
 
@@ -882,6 +931,7 @@ static Suite *conv_suite(void)
     tcase_add_loop_test(tc, forward_bias, 0, N_CASES);
     tcase_add_loop_test(tc, forward_no_bias_out, 0, N_CASES);
     tcase_add_loop_test(tc, forward_relu_epilogue, 0, N_CASES);
+    tcase_add_loop_test(tc, kept_weights_follow_writes, 0, 4);
     tcase_add_loop_test(tc, backward_all, 0, N_CASES);
     tcase_add_loop_test(tc, backward_input_mask_epilogue, 0, N_CASES);
     tcase_add_loop_test(tc, backward_accumulate, 0, N_CASES);

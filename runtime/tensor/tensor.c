@@ -110,16 +110,20 @@ static clrt__storage *storage_new(clrt_device *d, size_t bytes)
         free(s);
         return NULL;
     }
+    static atomic_ullong serials;
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
     s->dev = d;
     s->bytes = bytes;
+    s->serial = atomic_fetch_add(&serials, 1) + 1;
+    s->derived = (clrt__derived){0};
     return s;
 }
 
 static void storage_release(clrt__storage *s)
 {
     if (s && atomic_fetch_sub(&s->refcount, 1) == 1) {
+        clrt__derived_free(s);
         clrt__storage_buffer_release(s->dev, s->mem, s->bytes);
         free(s);
     }

@@ -12,11 +12,20 @@
  * records it when it saves a tensor for backward and refuses a backward
  * that would read values written since. */
 typedef struct {
+    cl_mem mem; /* NULL: none */
+    size_t bytes;
+    unsigned version; /* the storage's version it was made from */
+    uint64_t tag[3];  /* what it is: the maker's key */
+} clrt__derived;
+
+typedef struct {
     atomic_int refcount;
     clrt_device *dev;
     cl_mem mem;
     size_t bytes;
     atomic_uint version;
+    uint64_t serial;       /* unique in the process: no two storages share it */
+    clrt__derived derived; /* see clrt__derived_get (derived.c) */
 } clrt__storage;
 
 /* What a tensor knows of the autograd graph that made it: a counted
@@ -57,6 +66,20 @@ static inline void clrt__graph_ref_release(clrt__graph_ref *r)
  * no autograd history: the caller records one if it must). NULL + error
  * naming op when the element counts differ. */
 clrt_tensor *clrt__view(const char *op, clrt_tensor *t, int ndim, const int64_t *shape);
+
+/* One buffer an op derives from a tensor's data and keeps while the data is
+ * unchanged (derived.c): conv_vec's re-laid weights for inference. The
+ * storage owns it and frees it with itself. Returns the buffer of `bytes`
+ * for `tag`: *fresh 0 when it holds what was derived from the storage's
+ * present version under this tag (nothing to do), 1 when the caller must
+ * fill it (and call clrt__derived_made once it has enqueued the fill; the
+ * slot stays invalid until then, so a failed fill is made again next
+ * time). NULL + error when the buffer cannot be made. Not thread-safe: the
+ * callers hold the device's workspace (one thread at a time per device). */
+cl_mem clrt__derived_get(clrt_tensor *t, const uint64_t tag[3], size_t bytes, int *fresh);
+void clrt__derived_made(clrt_tensor *t, const uint64_t tag[3]);
+/* Frees a storage's derived buffer (storage release). */
+void clrt__derived_free(clrt__storage *s);
 
 /* Marks a write into t's storage (see clrt__storage.version). */
 static inline void clrt__bump_version(clrt_tensor *t)

@@ -58,12 +58,12 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
  * forward pass into out. */
 static clrt_status forward_with(clrt_device *d, int algo, const char *op, cl_mem out, cl_mem x,
                                 cl_mem w, cl_mem bias, const clrt__conv_dims *cd,
-                                const clrt__epilogue *epi)
+                                const clrt__epilogue *epi, const clrt__conv_keep *keep)
 {
     if (algo == CLRT__ALGO_WINO)
         return clrt__conv_wino_forward(d, x, w, bias, out, cd, epi);
     if (algo == CLRT__ALGO_VEC)
-        return clrt__conv_vec_forward(d, x, w, bias, out, cd, epi);
+        return clrt__conv_vec_forward(d, x, w, bias, out, cd, epi, keep);
     int chunk = clrt__conv_chunk(op, d, cd);
     forward_args f = {out, x, w, bias, cd, epi};
     return chunk ? clrt__conv_over_chunks(d, cd->N, chunk, forward_chunk, &f) : clrt_last_status();
@@ -74,6 +74,7 @@ typedef struct {
     const char *op;
     cl_mem x, w, bias;
     const clrt__conv_dims *cd;
+    const clrt__conv_keep *keep; /* the real run's, so a trial costs what it will */
 } forward_trial_args;
 
 static clrt_status forward_trial(clrt_device *d, int algo, void *ctx)
@@ -84,7 +85,7 @@ static clrt_status forward_trial(clrt_device *d, int algo, void *ctx)
     if (!out)
         return clrt_last_status();
     clrt_status st =
-        forward_with(d, algo, t->op, out, t->x, t->w, t->bias, t->cd, &CLRT__NO_EPILOGUE);
+        forward_with(d, algo, t->op, out, t->x, t->w, t->bias, t->cd, &CLRT__NO_EPILOGUE, t->keep);
     clrt__buffer_release(d, out, bytes); /* freed once the trial's commands are done */
     return st;
 }
@@ -97,12 +98,16 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     if (cd->N == 0)
         return CLRT_OK;
     cl_mem mb = bias ? clrt__mem(bias) : NULL;
+    /* weights not being trained keep their re-laid copy (clrt__conv_keep) */
+    clrt__conv_keep kept = {w, bias};
+    clrt_tensor *params[2] = {w, bias};
+    const clrt__conv_keep *keep = clrt__grad_wanted(2, params) ? NULL : &kept;
     int applicable = clrt__conv_candidates(d, cd, CLRT__CONV_FWD);
-    forward_trial_args t = {op, clrt__mem(x), clrt__mem(w), mb, cd};
+    forward_trial_args t = {op, clrt__mem(x), clrt__mem(w), mb, cd, keep};
     int algo = clrt__conv_pick(op, d, cd, CLRT__CONV_FWD, applicable, forward_trial, &t);
     if (!algo)
         return clrt_last_status();
-    return forward_with(d, algo, op, clrt__mem(out), clrt__mem(x), clrt__mem(w), mb, cd, epi);
+    return forward_with(d, algo, op, clrt__mem(out), clrt__mem(x), clrt__mem(w), mb, cd, epi, keep);
 }
 
 clrt_status clrt__conv2d_fused_out(clrt_tensor *out, clrt_tensor *x, clrt_tensor *weight,

@@ -69,9 +69,19 @@ clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__
  * None of them blocks; each holds the workspace itself, and fails with
  * CLRT_ENOTSUP on a pass that does not fit. */
 int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd);
+/* The weight and bias tensors whose buffers a forward reads, given where
+ * the re-laid weights are to be kept with the weight's storage
+ * (clrt__derived_get) and made again only when the weight or the bias has
+ * been written since: inference, where the same weights run call after
+ * call. A training step writes them every step, so it re-lays into the
+ * workspace and keeps no second copy. */
+typedef struct {
+    clrt_tensor *weight, *bias; /* bias may be NULL */
+} clrt__conv_keep;
 int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd);
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
-                                   const clrt__conv_dims *cd, const clrt__epilogue *epi);
+                                   const clrt__conv_dims *cd, const clrt__epilogue *epi,
+                                   const clrt__conv_keep *keep);
 clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
                                  const clrt__conv_dims *cd, const clrt__epilogue *epi);
 /* gw (and gb [O] when not NULL) (+)= the weight (and bias) gradient. */

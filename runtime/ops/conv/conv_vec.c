@@ -1,7 +1,9 @@
 /* Direct convolution for CPU devices (clkernels/conv_vec.cl): kernels
  * vectorised by hand over output channels, used instead of im2col + GEMM on
  * CPU devices for every kernel size up to MAX_KSIZE:
- *   forward         one launch (after a tiny weight re-layout); at stride 1
+ *   forward         one launch after a weight re-layout (kept with the
+ *                   weight tensor for inference: clrt__conv_keep); items of
+ *                   a few rows by a few pixels (item_block); at stride 1
  *                   with at most MAX_PX_CHANNELS output channels the
  *                   kernel vectorises over output pixels instead, on a
  *                   copy of the input in a zero border;
@@ -69,15 +71,6 @@ static int vector_width(const clrt_device *d, int channels)
     return vw;
 }
 
-/* Output pixels per conv_vec_fwd item at most (PW accumulator vectors):
- * 14 where the device prefers 16 lanes (AVX-512, 32 vector registers), 8
- * on narrower ones (AVX2 and SSE have 16). On PoCL's haswell target (AMD
- * EPYC, Zen 3) 12 pixels ran the seed CNN's 16-channel 5x5 layer (12
- * outputs a row) in 6.5 ms a batch, two items of 6 in 3.7 (clrt-bench
- * train --layers); 25 weight-gradient accumulators (MAX_WGRAD_ACC) did
- * better there than 12. */
-static int max_pixels(const clrt_device *d) { return d->vector_width >= 16 ? 14 : 8; }
-
 /* `channels` rounded up to whole vectors of vw lanes. */
 static cl_int lanes_for(int channels, int vw)
 {
@@ -105,14 +98,15 @@ static size_t pad_cost(const vec_geom *g)
  * run from their caller's program, so a layer builds the family once per
  * option set rather than once more for the helpers. */
 typedef struct {
-    int vw, pw, kb, cout;
+    int vw, pw, kb, cout, rb;
 } vec_opts;
 
 static cl_kernel vec_kernel(clrt_device *d, const clrt__conv_dims *cd, vec_opts o, const char *name)
 {
     char options[160];
-    snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DVW=%d -DPW=%d -DKB=%d -DCOUT=%d",
-             cd->K, cd->stride, o.vw, o.pw, o.kb, o.cout);
+    snprintf(options, sizeof options,
+             "-DKSIZE=%d -DSTRIDE=%d -DVW=%d -DPW=%d -DKB=%d -DCOUT=%d -DRB=%d", cd->K, cd->stride,
+             o.vw, o.pw, o.kb, o.cout, o.rb);
     return clrt__kernel(d, "conv_vec", options, name);
 }
 
@@ -132,21 +126,22 @@ static clrt_status launch_items(clrt_device *d, cl_kernel k, int nargs, const cl
     return clrt__launch(d, k, nargs, args, 2, global, lws);
 }
 
-/* wt <- w [layer O, layer C, K, K] re-laid tap-major for geometry g (flip
- * for an input gradient) with g.lanes lanes, bias optional. */
-static cl_mem relay_weights(clrt_device *d, const clrt__conv_dims *cd, vec_opts o, cl_mem w,
-                            cl_mem bias, cl_int flip, const vec_geom *g)
+/* wt <- w [layer O, layer C, K, K] re-laid for geometry g (flip for an
+ * input gradient) with g.lanes lanes, in blocks of o's VW lanes
+ * (blocked) or one block, each tap-major, bias optional (vec_weights in
+ * clkernels/conv_vec.cl). */
+static clrt_status relay_into(clrt_device *d, const clrt__conv_dims *cd, vec_opts o, cl_mem w,
+                              cl_mem bias, cl_int flip, const vec_geom *g, cl_int blocked,
+                              cl_mem wt)
 {
     size_t taps = (size_t)g->C * (size_t)cd->K * (size_t)cd->K;
-    cl_mem wt = clrt__workspace(d, CLRT__WS_VEC_WEIGHTS, (taps + 1) * g->lanes * sizeof(float));
     cl_int has_bias = bias != NULL, O = cd->O, C = cd->C;
     cl_mem b = bias ? bias : w; /* any valid buffer: the kernel skips it */
-    clrt__karg args[] = {CLRT__ARG(w), CLRT__ARG(b), CLRT__ARG(has_bias), CLRT__ARG(wt),
-                         CLRT__ARG(O), CLRT__ARG(C), CLRT__ARG(g->lanes), CLRT__ARG(flip)};
-    if (wt && clrt__run_planes(d, vec_kernel(d, cd, o, "vec_weights"), (size_t)g->lanes, taps + 1,
-                               8, args) != CLRT_OK)
-        return NULL;
-    return wt;
+    clrt__karg args[] = {CLRT__ARG(w),        CLRT__ARG(b),    CLRT__ARG(has_bias),
+                         CLRT__ARG(wt),       CLRT__ARG(O),    CLRT__ARG(C),
+                         CLRT__ARG(g->lanes), CLRT__ARG(flip), CLRT__ARG(blocked)};
+    return clrt__run_planes(d, vec_kernel(d, cd, o, "vec_weights"), (size_t)g->lanes, taps + 1, 9,
+                            args);
 }
 
 /* xp <- images [img0, img0 + n) of x (geometry g) in a zero border of
@@ -173,6 +168,7 @@ typedef struct {
     cl_mem in, w, bias, out;
     cl_int flip;
     const clrt__epilogue *epi;
+    const clrt__conv_keep *keep; /* NULL: the weights re-laid on each call */
 } vec_call;
 
 /* The epilogue's kernel arguments: its kind and a buffer (out when there
@@ -183,6 +179,28 @@ static void epi_args(const vec_call *c, clrt__karg *args, cl_int *kind, cl_mem *
     *mask = c->epi->mask ? clrt__mem(c->epi->mask) : c->out;
     args[0] = CLRT__ARG(*kind);
     args[1] = CLRT__ARG(*mask);
+}
+
+/* Vector registers of d's SIMD unit. OpenCL has no query for them; the
+ * preferred float width stands in: 16 lanes is AVX-512 (32 registers),
+ * narrower ones AVX2, SSE or NEON's 16 (NEON has 32: counted low). */
+static int vector_registers(const clrt_device *d) { return d->vector_width >= 16 ? 32 : 16; }
+
+/* The block of output pixels a conv_vec_fwd item accumulates: pw pixels
+ * of rb rows, pw the output row split evenly into blocks of at most half
+ * the vector registers less one, rb as many rows as the rest of that half
+ * holds. Half: on PoCL's AVX-512 code (Intel Xeon, 2026-12-02, ResNet-18's
+ * 3x3 layers at 7 to 56 pixels a row) 28 accumulators ran 1.3 to 2 times
+ * slower than 14, the unrolled loads and addresses needing the rest; and
+ * a second row where the row is short (7 pixels: rb 2) halves the weight
+ * loads per FMA, which made the 512-channel 7x7 layers 2 times faster. */
+static void item_block(const clrt_device *d, const vec_geom *g, int *rb, int *pw)
+{
+    int acc = vector_registers(d) / 2 - 1, most = g->OW < acc ? g->OW : acc;
+    int blocks = (int)clrt__ceil_div((size_t)g->OW, (size_t)(most < 1 ? 1 : most));
+    *pw = (int)clrt__ceil_div((size_t)g->OW, (size_t)blocks);
+    int rows = acc / *pw;
+    *rb = rows < 1 ? 1 : rows > g->OH ? g->OH : rows;
 }
 
 /* How a forward-type convolution (a forward, or an input gradient on
@@ -196,7 +214,8 @@ typedef struct {
     const char *kernel;
     vec_opts o;
     cl_int blocks;
-    size_t channel_blocks, spare;
+    size_t row_blocks, channel_blocks, spare;
+    cl_int blocked; /* the re-laid weights in blocks of an item's lanes */
     int copy;
     const vec_call *call;
     vec_geom g;
@@ -206,12 +225,12 @@ typedef struct {
 static fwd_plan plan_forward(const clrt_device *d, const clrt__conv_dims *cd, const vec_call *c,
                              vec_geom g)
 {
-    fwd_plan p = {.call = c, .copy = g.pad != 0};
+    fwd_plan p = {.call = c, .copy = g.pad != 0, .row_blocks = (size_t)g.OH};
     if (g.O <= MAX_PX_CHANNELS && cd->stride == 1 && g.pad >= 0) {
         int vw = vector_width(d, 16);
         g.lanes = g.O;
         p.kernel = "conv_px_fwd";
-        p.o = (vec_opts){vw, 1, 1, g.O};
+        p.o = (vec_opts){vw, 1, 1, g.O, 1};
         p.blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)vw);
         p.channel_blocks = 1;
         /* A row narrower than a vector is loaded past its end: copied
@@ -219,12 +238,15 @@ static fwd_plan plan_forward(const clrt_device *d, const clrt__conv_dims *cd, co
         p.spare = (size_t)vw;
         p.copy = g.pad != 0 || g.OW < vw;
     } else {
-        int vw = vector_width(d, g.O);
+        int vw = vector_width(d, g.O), rb, pw;
+        item_block(d, &g, &rb, &pw);
         g.lanes = lanes_for(g.O, vw);
         p.kernel = "conv_vec_fwd";
-        p.blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)max_pixels(d));
-        p.o = (vec_opts){vw, (int)clrt__ceil_div((size_t)g.OW, (size_t)p.blocks), 1, 1};
+        p.blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)pw);
+        p.o = (vec_opts){vw, pw, 1, 1, rb};
         p.channel_blocks = (size_t)(g.lanes / vw);
+        p.row_blocks = clrt__ceil_div((size_t)g.OH, (size_t)rb);
+        p.blocked = 1;
     }
     p.g = g;
     return p;
@@ -235,9 +257,48 @@ static fwd_plan plan_forward(const clrt_device *d, const clrt__conv_dims *cd, co
 static int forward_fits(const clrt_device *d, const fwd_plan *p)
 {
     size_t budget = clrt__loop_budget(d), K = (size_t)p->call->cd->K;
-    size_t inner = p->o.cout > 1 ? (size_t)p->o.cout : (size_t)p->o.pw;
+    size_t inner = p->o.cout > 1 ? (size_t)p->o.cout : (size_t)p->o.rb * ((size_t)p->o.pw + 2);
     size_t item = (size_t)p->g.C * taps_cost(K, inner) + inner * ((size_t)p->o.vw + 2) + 8;
     return item <= budget && (!p->copy || pad_cost(&p->g) <= budget);
+}
+
+/* What the re-laid weights of a plan are: the layout (lanes, vector
+ * width, flip, blocked; never all zero) and the bias's storage and version
+ * (the weight's own version the derived buffer checks itself). */
+static void keep_tag(const fwd_plan *p, uint64_t tag[3])
+{
+    const clrt_tensor *b = p->call->keep->bias;
+    tag[0] = b ? b->storage->serial : 0;
+    tag[1] = b ? atomic_load(&b->storage->version) : 0;
+    tag[2] = (uint64_t)p->g.lanes << 16 | (uint64_t)p->o.vw << 8 | (uint64_t)p->call->flip << 2 |
+             (uint64_t)p->blocked << 1 | 1;
+}
+
+/* The plan's re-laid weights: kept with the weight tensor where the call
+ * keeps them (re-laid only when the weights or the bias changed since),
+ * else re-laid into the workspace. NULL + error. */
+static cl_mem plan_weights(clrt_device *d, const fwd_plan *p)
+{
+    const vec_call *c = p->call;
+    const vec_geom *g = &p->g;
+    size_t bytes =
+        ((size_t)g->C * (size_t)c->cd->K * (size_t)c->cd->K + 1) * (size_t)g->lanes * sizeof(float);
+    uint64_t tag[3];
+    int fresh = 1;
+    cl_mem wt;
+    if (c->keep) {
+        keep_tag(p, tag);
+        wt = clrt__derived_get(c->keep->weight, tag, bytes, &fresh);
+    } else {
+        wt = clrt__workspace(d, CLRT__WS_VEC_WEIGHTS, bytes);
+    }
+    if (!wt || !fresh)
+        return wt;
+    if (relay_into(d, c->cd, p->o, c->w, c->bias, c->flip, g, p->blocked, wt) != CLRT_OK)
+        return NULL;
+    if (c->keep)
+        clrt__derived_made(c->keep->weight, tag);
+    return wt;
 }
 
 /* Images [img0, img0 + n) of a planned forward: the padded copy, then one
@@ -248,7 +309,7 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
     const vec_call *c = p->call;
     const clrt__conv_dims *cd = c->cd;
     vec_geom g = p->g;
-    if (img0 == 0 && !(p->wt = relay_weights(d, cd, p->o, c->w, c->bias, c->flip, &g)))
+    if (img0 == 0 && !(p->wt = plan_weights(d, p)))
         return clrt_last_status();
     g.N = n;
     cl_int x_img0 = p->copy ? 0 : img0, out_img0 = img0, kind;
@@ -259,7 +320,7 @@ static clrt_status forward_chunk(clrt_device *d, void *ctx, int img0, int n)
                           CLRT__ARG(p->blocks), CLRT__ARG(x_img0), CLRT__ARG(out_img0)};
     epi_args(c, &args[7], &kind, &mask);
     return launch_items(d, vec_kernel(d, cd, p->o, p->kernel), 9, args,
-                        (size_t)n * (size_t)g.OH * (size_t)p->blocks, p->channel_blocks, 0);
+                        (size_t)n * p->row_blocks * (size_t)p->blocks, p->channel_blocks, 0);
 }
 
 /* Images per chunk of a planned forward whose padded copies fit the
@@ -304,16 +365,17 @@ static vec_geom input_geom(const clrt__conv_dims *cd)
 }
 
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
-                                   const clrt__conv_dims *cd, const clrt__epilogue *epi)
+                                   const clrt__conv_dims *cd, const clrt__epilogue *epi,
+                                   const clrt__conv_keep *keep)
 {
-    vec_call c = {cd, x, w, bias, out, 0, epi};
+    vec_call c = {cd, x, w, bias, out, 0, epi, keep};
     return run_forward(d, &c, forward_geom(cd));
 }
 
 clrt_status clrt__conv_vec_input(clrt_device *d, cl_mem gy, cl_mem w, cl_mem gx,
                                  const clrt__conv_dims *cd, const clrt__epilogue *epi)
 {
-    vec_call c = {cd, gy, w, NULL, gx, 1, epi};
+    vec_call c = {cd, gy, w, NULL, gx, 1, epi, NULL};
     return run_forward(d, &c, input_geom(cd));
 }
 
@@ -388,13 +450,14 @@ static wgrad_plan plan_weight(const clrt_device *d, const clrt__conv_dims *cd)
         size_t blocks = clrt__ceil_div((size_t)cd->O, (size_t)cout);
         cout = (int)clrt__ceil_div((size_t)cd->O, blocks);
         return plan_rows(
-            d, cd, (wgrad_plan){1, {px, 1, 1, cout}, cd->O, (size_t)cd->C * cd->K, blocks, 0, 0});
+            d, cd,
+            (wgrad_plan){1, {px, 1, 1, cout, 1}, cd->O, (size_t)cd->C * cd->K, blocks, 0, 0});
     }
     int vw = vector_width(d, cd->O), kb = row_block(cd->K);
     cl_int lanes = lanes_for(cd->O, vw);
     return plan_rows(d, cd,
                      (wgrad_plan){0,
-                                  {vw, 1, kb, 1},
+                                  {vw, 1, kb, 1, 1},
                                   lanes,
                                   (size_t)cd->C * (size_t)(cd->K / kb),
                                   (size_t)(lanes / vw),
@@ -548,7 +611,8 @@ int clrt__conv_vec_fits(const clrt_device *d, const clrt__conv_dims *cd, clrt__c
         wgrad_plan p = plan_weight(d, cd);
         return weight_fits(d, cd, &p) && weight_chunk_images(d, cd, &p) >= 1;
     }
-    vec_call c = {cd, NULL, NULL, NULL, NULL, pass == CLRT__CONV_BWD_INPUT, &CLRT__NO_EPILOGUE};
+    vec_call c = {cd,  NULL, NULL, NULL, NULL, pass == CLRT__CONV_BWD_INPUT, &CLRT__NO_EPILOGUE,
+                  NULL};
     fwd_plan p =
         plan_forward(d, cd, &c, pass == CLRT__CONV_FWD ? forward_geom(cd) : input_geom(cd));
     return forward_fits(d, &p) && forward_chunk_images(d, &p) >= 1;
