@@ -211,7 +211,8 @@ def section_onnx(results):
         f"{len({r.get('round') for r in c['rounds']})} rounds in one script, each the median of 10 runs "
         f"after 3 of warm-up; measured {c.get('date', '?')} on {c.get('machine', '?')} "
         f"({c.get('cpus', '?')} CPUs). Memory: clrt's count of the device memory its values held "
-        f"at most (`clrt_onnx_peak_bytes`, initializers included) beside onnxruntime's peak resident "
+        f"at most (`clrt_onnx_peak_bytes`, with the initializers, the folded weights and the "
+        f"re-laid copies the convolutions keep) beside onnxruntime's peak resident "
         f"memory (its whole process; 43 MiB before the session).", "",
         table(["model", "batch", "clrt", "onnxruntime", "clrt / onnxruntime", "clrt device memory",
                "onnxruntime RSS"], rows), "",

@@ -75,8 +75,10 @@ CLRT_API const char *clrt_onnx_node_op(const clrt_onnx_model *m, int i);
 CLRT_API const char *clrt_onnx_node_name(const clrt_onnx_model *m, int i);
 /* The default domain's opset the model imports. */
 CLRT_API int clrt_onnx_opset(const clrt_onnx_model *m);
-/* The most device memory the last run's values held at once, in bytes
- * (initializers included). */
+/* The most device memory the last run's values held at once, in bytes,
+ * with what stays between runs: initializers, folded weights and the
+ * copies of them the convolution kernels keep re-laid for their loops.
+ * The ops' scratch workspace is not counted. */
 CLRT_API size_t clrt_onnx_peak_bytes(const clrt_onnx_model *m);
 
 /* Runs the graph on n_in tensors (the graph inputs in order, on the

@@ -85,12 +85,22 @@ static void clear_run(clrt_onnx_model *m)
             onnx_value_clear(&m->values[v]);
 }
 
+/* A persistent tensor's bytes with the re-laid copy a kernel keeps of it
+ * (clrt__derived_get: the direct convolutions' weights). */
+static size_t kept_bytes(const clrt_tensor *t)
+{
+    return t ? clrt_tensor_nbytes(t) + clrt__derived_bytes(t) : 0;
+}
+
+/* Initializers, constants and folded weights: what stays between runs. */
 static size_t init_bytes(const clrt_onnx_model *m)
 {
     size_t b = 0;
     for (int v = 0; v < m->n_values; v++)
-        if (m->is_init[v] && m->values[v].dev)
-            b += clrt_tensor_nbytes(m->values[v].dev);
+        if (m->is_init[v])
+            b += kept_bytes(m->values[v].dev);
+    for (int i = 0; m->fuse && i < m->n_nodes; i++) /* no fusions: NULL */
+        b += kept_bytes(m->fuse[i].w) + kept_bytes(m->fuse[i].b);
     return b;
 }
 

@@ -41,6 +41,8 @@ void clrt__derived_made(clrt_tensor *t, const uint64_t tag[3])
     memcpy(dv->tag, tag, sizeof dv->tag);
 }
 
+size_t clrt__derived_bytes(const clrt_tensor *t) { return t->storage->derived.bytes; }
+
 void clrt__derived_free(clrt__storage *s)
 {
     clrt__buffer_release(s->dev, s->derived.mem, s->derived.bytes);

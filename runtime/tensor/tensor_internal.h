@@ -78,6 +78,8 @@ clrt_tensor *clrt__view(const char *op, clrt_tensor *t, int ndim, const int64_t 
  * callers hold the device's workspace (one thread at a time per device). */
 cl_mem clrt__derived_get(clrt_tensor *t, const uint64_t tag[3], size_t bytes, int *fresh);
 void clrt__derived_made(clrt_tensor *t, const uint64_t tag[3]);
+/* The bytes of t's storage's derived buffer (0: none). */
+size_t clrt__derived_bytes(const clrt_tensor *t);
 /* Frees a storage's derived buffer (storage release). */
 void clrt__derived_free(clrt__storage *s);
 
