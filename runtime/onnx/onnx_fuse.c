@@ -144,7 +144,7 @@ static int fold_current(const onnx_fusion *f, clrt_tensor *const *src)
         return 0;
     for (int k = 0; k < 6; k++)
         if (src[k] &&
-            (f->storage[k] != src[k]->storage || f->version[k] != src[k]->storage->version))
+            (f->serial[k] != src[k]->storage->serial || f->version[k] != src[k]->storage->version))
             return 0;
     return 1;
 }
@@ -175,7 +175,7 @@ static clrt_status fold(clrt_onnx_model *m, int i, clrt_tensor *const *src)
     clrt_tensor_release(f->w), clrt_tensor_release(f->b);
     f->w = wf, f->b = bf;
     for (int k = 0; k < 6; k++) {
-        f->storage[k] = src[k] ? src[k]->storage : NULL;
+        f->serial[k] = src[k] ? src[k]->storage->serial : 0;
         f->version[k] = src[k] ? src[k]->storage->version : 0;
     }
     return CLRT_OK;

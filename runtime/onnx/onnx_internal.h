@@ -63,7 +63,8 @@ typedef struct {
     int out;            /* the value the fused node produces */
     int skip;           /* done by an earlier node when fusing */
     clrt_tensor *w, *b; /* the folded weight and bias (owned) */
-    void *storage[6];   /* what they were folded from, and its versions */
+    uint64_t serial[6]; /* the storages they were folded from (unique, where a
+                           freed storage's address is not), and their versions */
     unsigned version[6];
 } onnx_fusion;
 

@@ -19,13 +19,12 @@ cl_mem clrt__derived_get(clrt_tensor *t, const uint64_t tag[3], size_t bytes, in
     clrt__storage *s = t->storage;
     clrt__derived *dv = &s->derived;
     unsigned version = atomic_load(&s->version);
-    if (dv->mem && dv->bytes == bytes && dv->version == version && same_tag(dv, tag)) {
+    if (dv->made && dv->bytes == bytes && dv->version == version && same_tag(dv, tag)) {
         *fresh = 0;
         return dv->mem;
     }
     *fresh = 1;
-    memset(dv->tag, 0, sizeof dv->tag); /* invalid until clrt__derived_made */
-    dv->version = version - 1;
+    dv->made = 0; /* until clrt__derived_made */
     if (dv->mem && dv->bytes == bytes)
         return dv->mem;
     clrt__derived_free(s);
@@ -39,6 +38,7 @@ void clrt__derived_made(clrt_tensor *t, const uint64_t tag[3])
     clrt__derived *dv = &t->storage->derived;
     dv->version = atomic_load(&t->storage->version);
     memcpy(dv->tag, tag, sizeof dv->tag);
+    dv->made = 1;
 }
 
 size_t clrt__derived_bytes(const clrt_tensor *t) { return t->storage->derived.bytes; }

@@ -14,6 +14,7 @@
 typedef struct {
     cl_mem mem; /* NULL: none */
     size_t bytes;
+    int made;         /* filled (clrt__derived_made) since last handed out */
     unsigned version; /* the storage's version it was made from */
     uint64_t tag[3];  /* what it is: the maker's key */
 } clrt__derived;

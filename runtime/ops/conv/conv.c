@@ -100,8 +100,7 @@ static clrt_status forward_into(const char *op, clrt_tensor *out, clrt_tensor *x
     cl_mem mb = bias ? clrt__mem(bias) : NULL;
     /* weights not being trained keep their re-laid copy (clrt__conv_keep) */
     clrt__conv_keep kept = {w, bias};
-    clrt_tensor *params[2] = {w, bias};
-    const clrt__conv_keep *keep = clrt__grad_wanted(2, params) ? NULL : &kept;
+    const clrt__conv_keep *keep = clrt__grad_wanted(2, (clrt_tensor *[]){w, bias}) ? NULL : &kept;
     int applicable = clrt__conv_candidates(d, cd, CLRT__CONV_FWD);
     forward_trial_args t = {op, clrt__mem(x), clrt__mem(w), mb, cd, keep};
     int algo = clrt__conv_pick(op, d, cd, CLRT__CONV_FWD, applicable, forward_trial, &t);

@@ -61,14 +61,6 @@ clrt_status clrt__cols_to_nchw(clrt_device *d, cl_mem y, cl_mem bias, cl_mem out
 clrt_status clrt__nchw_to_cols(clrt_device *d, cl_mem g, cl_mem gp, const clrt__conv_dims *cd,
                                int img0, int n);
 
-/* Direct convolution with kernels vectorised over output channels
- * (conv_vec.c, clkernels/conv_vec.cl), the default on devices of the CPU
- * style (clrt__cpu_style) for kernels up to 7x7. clrt__conv_vec_ok says
- * whether it applies to cd on d (the input gradient also needs stride 1:
- * clrt__conv_vec_input_ok), clrt__conv_vec_fits whether it runs there.
- * None of them blocks; each holds the workspace itself, and fails with
- * CLRT_ENOTSUP on a pass that does not fit. */
-int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd);
 /* The weight and bias tensors whose buffers a forward reads, given where
  * the re-laid weights are to be kept with the weight's storage
  * (clrt__derived_get) and made again only when the weight or the bias has
@@ -78,6 +70,15 @@ int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd);
 typedef struct {
     clrt_tensor *weight, *bias; /* bias may be NULL */
 } clrt__conv_keep;
+
+/* Direct convolution with kernels vectorised over output channels
+ * (conv_vec.c, clkernels/conv_vec.cl), the default on devices of the CPU
+ * style (clrt__cpu_style) for kernels up to 7x7. clrt__conv_vec_ok says
+ * whether it applies to cd on d (the input gradient also needs stride 1:
+ * clrt__conv_vec_input_ok), clrt__conv_vec_fits whether it runs there.
+ * None of them blocks; each holds the workspace itself, and fails with
+ * CLRT_ENOTSUP on a pass that does not fit. */
+int clrt__conv_vec_ok(const clrt_device *d, const clrt__conv_dims *cd);
 int clrt__conv_vec_input_ok(const clrt_device *d, const clrt__conv_dims *cd);
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
                                    const clrt__conv_dims *cd, const clrt__epilogue *epi,

@@ -263,15 +263,15 @@ static int forward_fits(const clrt_device *d, const fwd_plan *p)
 }
 
 /* What the re-laid weights of a plan are: the layout (lanes, vector
- * width, flip, blocked; never all zero) and the bias's storage and version
- * (the weight's own version the derived buffer checks itself). */
+ * width, flip, blocked) and the bias's storage and version (the weight's
+ * own version the derived buffer checks itself). */
 static void keep_tag(const fwd_plan *p, uint64_t tag[3])
 {
     const clrt_tensor *b = p->call->keep->bias;
     tag[0] = b ? b->storage->serial : 0;
     tag[1] = b ? atomic_load(&b->storage->version) : 0;
-    tag[2] = (uint64_t)p->g.lanes << 16 | (uint64_t)p->o.vw << 8 | (uint64_t)p->call->flip << 2 |
-             (uint64_t)p->blocked << 1 | 1;
+    tag[2] = (uint64_t)p->g.lanes << 16 | (uint64_t)p->o.vw << 8 | (uint64_t)p->call->flip << 1 |
+             (uint64_t)p->blocked;
 }
 
 /* The plan's re-laid weights: kept with the weight tensor where the call
