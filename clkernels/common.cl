@@ -71,15 +71,19 @@ static int fast_div(int q, uint mul, uint shift)
  * (must match clrt__epi_kind in runtime/ops/epilogue_internal.h):
  * EPI_RELU max(v, 0) with NaN kept (a ReLU after the layer), EPI_MASK v
  * where mask > 0 else 0, mask having the output's shape (a ReLU's backward
- * before the layer). */
+ * before the layer), EPI_RELU6 min(max(v, 0), 6) with NaN kept (ONNX's
+ * Clip(0, 6), MobileNet's ReLU6). */
 #define EPI_NONE 0
 #define EPI_RELU 1
 #define EPI_MASK 2
+#define EPI_RELU6 3
 
 static float epi_one(float v, int epi, __global const float *mask, size_t i)
 {
     if (epi == EPI_RELU)
         return v < 0.0f ? 0.0f : v;
+    if (epi == EPI_RELU6)
+        return v < 0.0f ? 0.0f : v > 6.0f ? 6.0f : v;
     if (epi == EPI_MASK)
         return mask[i] > 0.0f ? v : 0.0f;
     return v;

@@ -183,8 +183,10 @@ __kernel void conv_px_fwd(__global const float *restrict xp, __global const floa
             size_t ao = at + (size_t)(o * ohw);
             if (g.OW >= VW) {
                 VEC v = acc[o];
-                if (epi == EPI_RELU)
+                if (epi == EPI_RELU || epi == EPI_RELU6)
                     v = select(v, (VEC)(0.0f), isless(v, (VEC)(0.0f)));
+                if (epi == EPI_RELU6)
+                    v = select(v, (VEC)(6.0f), isgreater(v, (VEC)(6.0f)));
                 else if (epi == EPI_MASK)
                     v = select((VEC)(0.0f), v, isgreater(VLOAD(0, mask + ao), (VEC)(0.0f)));
                 VSTORE(v, 0, out + ao);

@@ -179,6 +179,19 @@ static void attr_int(Onnx__NodeProto *n, const char *name, int64_t v)
     n->attribute[n->n_attribute++] = a;
 }
 
+static void attr_ints(Onnx__NodeProto *n, const char *name, int count, const int64_t *v)
+{
+    Onnx__AttributeProto *a = grab(sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = str(name);
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    a->n_ints = (size_t)count;
+    a->ints = grab((size_t)count * sizeof(int64_t));
+    memcpy(a->ints, v, (size_t)count * sizeof(int64_t));
+    n->attribute[n->n_attribute++] = a;
+}
+
 /* The model written to a fresh file; returns its path (static buffer). */
 static const char *save(builder *b)
 {
@@ -609,6 +622,86 @@ START_TEST(introspection_and_host_run)
 }
 END_TEST
 
+/* A Constant node giving the float scalar v as out. */
+static void constant(builder *b, const char *out, float v)
+{
+    Onnx__NodeProto *n = node(b, "Constant", NULL, NULL, NULL, out);
+    n->n_input = 0;
+    Onnx__AttributeProto *a = grab(sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = str("value");
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    a->t = tensor(out, 1, 0, NULL, &v);
+    n->attribute[n->n_attribute++] = a;
+}
+
+/* Convolutions and the activations the importer fuses into them (ReLU6 as
+ * Clip with Constant bounds 0 and 6, ReLU as Clip with a lower bound
+ * only), against float64; test_onnx_no_fusion runs it unfused:
+ *   h = clip(dwconv3x3(x) + b, 0, 6), y = max(conv1x1(h), 0), x [2, C, H, W]. */
+enum { FC = 4, FO = 3, FH = 9, FW = 13 };
+
+START_TEST(fused_activations_against_float64)
+{
+    uint64_t st = tu_seed();
+    float *wd = tu_random_floats(&st, FC * 9, -4, 4), *bd = tu_random_floats(&st, FC, -1, 1);
+    float *wp = tu_random_floats(&st, FO * FC, -1, 1);
+    float *x = tu_random_floats(&st, 2 * FC * FH * FW, -1, 1);
+    builder b;
+    begin(&b, 13);
+    int64_t xs[4] = {-1, FC, FH, FW}, ys[4] = {-1, FO, FH, FW};
+    int64_t sd[4] = {FC, 1, 3, 3}, sp[4] = {FO, FC, 1, 1}, sb = FC, pads[4] = {1, 1, 1, 1};
+    input(&b, "x", 1, 4, xs);
+    output(&b, "y", 1, 4, ys);
+    init(&b, tensor("dw.weight", 1, 4, sd, wd));
+    init(&b, tensor("dw.bias", 1, 1, &sb, bd));
+    init(&b, tensor("pw.weight", 1, 4, sp, wp));
+    constant(&b, "zero", 0.0f);
+    constant(&b, "six", 6.0f);
+    Onnx__NodeProto *dw = node(&b, "Conv", "x", "dw.weight", "dw.bias", "d");
+    attr_int(dw, "group", FC);
+    attr_ints(dw, "pads", 4, pads);
+    node(&b, "Clip", "d", "zero", "six", "h");
+    node(&b, "Conv", "h", "pw.weight", NULL, "p");
+    node(&b, "Clip", "p", "zero", NULL, "y");
+    clrt_onnx_model *m = TU_NONNULL(clrt_onnx_load(save(&b), tu_device()));
+    int64_t xin[4] = {2, FC, FH, FW};
+    clrt_tensor *xt = TU_NONNULL(clrt_from_host(tu_device(), CLRT_F32, 4, xin, x)), *y = NULL;
+    TU_OK(clrt_onnx_run(m, 1, &xt, 1, &y));
+    size_t hw = FH * FW, ny = 2 * FO * hw;
+    double *h = calloc(2 * FC * hw, 8), *ref = calloc(ny, 8);
+    for (int n = 0; n < 2; n++)
+        for (int c = 0; c < FC; c++)
+            for (int i = 0; i < FH; i++)
+                for (int j = 0; j < FW; j++) {
+                    double acc = bd[c];
+                    for (int ki = 0; ki < 3; ki++)
+                        for (int kj = 0; kj < 3; kj++) {
+                            int r = i + ki - 1, q = j + kj - 1;
+                            if (r >= 0 && r < FH && q >= 0 && q < FW)
+                                acc += (double)x[((n * FC + c) * FH + r) * FW + q] *
+                                       wd[c * 9 + ki * 3 + kj];
+                        }
+                    h[(n * FC + c) * hw + i * FW + j] = acc < 0 ? 0 : acc > 6 ? 6 : acc;
+                }
+    for (int n = 0; n < 2; n++)
+        for (int o = 0; o < FO; o++)
+            for (size_t p = 0; p < hw; p++) {
+                double acc = 0;
+                for (int c = 0; c < FC; c++)
+                    acc += h[(n * FC + c) * hw + p] * wp[o * FC + c];
+                ref[(n * FO + o) * hw + p] = acc < 0 ? 0 : acc;
+            }
+    float *got = tu_read(y);
+    ck_assert_double_lt(tu_rel_err(got, ref, ny, 1e-6), 1e-5);
+    free(got), free(h), free(ref), free(x), free(wd), free(bd), free(wp);
+    clrt_tensor_release(xt), clrt_tensor_release(y);
+    clrt_onnx_free(m);
+    arena_free();
+}
+END_TEST
+
 static Suite *onnx_suite(void)
 {
     Suite *s = suite_create("onnx");
@@ -622,6 +715,7 @@ static Suite *onnx_suite(void)
     tcase_add_test(tc, no_silent_gradient_cut);
     tcase_add_test(tc, tensor_files_round_trip);
     tcase_add_test(tc, introspection_and_host_run);
+    tcase_add_test(tc, fused_activations_against_float64);
     suite_add_tcase(s, tc);
     return s;
 }

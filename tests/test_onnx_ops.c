@@ -3,7 +3,7 @@
  * fresh random inputs of odd sizes; outputs are poisoned (CLRT_POISON=1,
  * tests/CMakeLists.txt) so an element the kernel never writes fails.
  * General convolution (groups, dilation, strides, asymmetric pads,
- * rectangular kernels, bias), max and average pooling (ceil_mode, pads,
+ * rectangular kernels, bias, a fused ReLU or ReLU6), max and average pooling (ceil_mode, pads,
  * dilation, count_include_pad), Pad (three modes, negative pads), Gather
  * (axes, negative and out-of-range indices), Trilu, the unary maps with NaN
  * and infinities, broadcasting Pow; argument errors. */
@@ -102,11 +102,23 @@ static const conv_case conv_cases[] = {
     {2, 3, 5, 3, 3, {3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 0},   /* depthwise, a partial row */
     {1, 2, 4, 1, 2, {2, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0}, 1},   /* depthwise, one column */
     {1, 3, 9, 19, 3, {3, 5, 5, 2, 3, 1, 1, 2, 2, 2, 2}, 1},  /* depthwise 5x5, stride 3 */
+    /* conv_dw_vec on CPU devices: rows of 4 to 16 lanes, blocks at the row's
+     * ends masked, the tensor's first and last gathered, overlapping blocks */
+    {2, 6, 23, 37, 6, {6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 1}, /* MobileNet's 3x3 */
+    {3, 5, 21, 35, 5, {5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, 1}, /* stride 2 */
+    {1, 4, 9, 6, 4, {4, 3, 3, 1, 1, 1, 1, 0, 1, 2, 0}, 0},   /* 4 wide, asymmetric */
+    {2, 3, 7, 7, 3, {3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 1},   /* 7 wide: blocks overlap */
+    {1, 4, 12, 40, 4, {4, 5, 5, 1, 2, 2, 1, 4, 2, 4, 2}, 1}, /* 5x5, dilated rows, stride (1,2) */
+    {2, 3, 2, 18, 3, {3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 0},  /* 2 rows */
+    {1, 2, 8, 26, 2, {2, 3, 3, 1, 3, 1, 1, 1, 1, 1, 1}, 1},  /* stride 3 gathers */
+    {1, 3, 11, 33, 3, {3, 3, 3, 1, 1, 1, 2, 1, 2, 1, 2}, 1}, /* dilated columns */
 };
 #define N_CONV ((int)(sizeof conv_cases / sizeof conv_cases[0]))
 
+/* y = act(conv(x, w) + b) in float64, act an epilogue kind: none, a ReLU
+ * or a ReLU6, each with NaN kept. */
 static void conv_ref(const conv_case *c, int OH, int OW, const float *x, const float *w,
-                     const float *b, double *y)
+                     const float *b, clrt__epi_kind act, double *y)
 {
     const clrt__conv_geom *g = &c->g;
     int cpg = c->C / g->groups, opg = c->O / g->groups;
@@ -127,10 +139,16 @@ static void conv_ref(const conv_case *c, int OH, int OW, const float *x, const f
                                 acc += (double)x[((n * c->C + cin) * c->H + h) * c->W + ww] *
                                        w[((o * cpg + ci) * g->kh + kh) * g->kw + kw];
                             }
+                    if (act != CLRT__EPI_NONE && acc < 0)
+                        acc = 0;
+                    if (act == CLRT__EPI_RELU6 && acc > 6)
+                        acc = 6;
                     y[((n * c->O + o) * OH + oh) * OW + ow] = acc;
                 }
 }
 
+/* Each case without an epilogue, then fused with a ReLU and a ReLU6 (the
+ * weights scaled by 4 so that outputs pass 6), then with a NaN input. */
 START_TEST(conv_general)
 {
     const conv_case *c = &conv_cases[_i];
@@ -141,26 +159,37 @@ START_TEST(conv_general)
     size_t nx = (size_t)c->N * c->C * c->H * c->W;
     size_t nw = (size_t)c->O * (c->C / g->groups) * g->kh * g->kw;
     size_t ny = (size_t)c->N * c->O * OH * OW;
-    float *x = tu_random_floats(&rng, nx, -1, 1), *w = tu_random_floats(&rng, nw, -1, 1);
+    float *x = tu_random_floats(&rng, nx, -1, 1), *w = tu_random_floats(&rng, nw, -4, 4);
     float *b = c->bias ? tu_random_floats(&rng, (size_t)c->O, -1, 1) : NULL;
     double *ref = malloc(ny * sizeof *ref);
-    conv_ref(c, OH, OW, x, w, b, ref);
     clrt_tensor *tx = upload4(c->N, c->C, c->H, c->W, x);
     clrt_tensor *tw = upload4(c->O, c->C / g->groups, g->kh, g->kw, w);
-    int64_t bs[1] = {c->O};
+    int64_t bs[1] = {c->O}, ys[4] = {c->N, c->O, OH, OW};
     clrt_tensor *tb = b ? upload(CLRT_F32, 1, bs, b) : NULL;
-    clrt_tensor *y = TU_NONNULL(clrt__conv2d_general(tx, tw, tb, g));
-    int64_t ys[4] = {c->N, c->O, OH, OW};
-    assert_shape(y, 4, ys, "conv");
-    check_f32("conv", _i, y, ref, ny, 1e-5);
-    /* A NaN input reaches exactly the outputs whose windows hold it. */
+    const clrt__epi_kind acts[3] = {CLRT__EPI_NONE, CLRT__EPI_RELU, CLRT__EPI_RELU6};
+    const char *names[3] = {"conv", "conv + relu", "conv + relu6"};
+    for (int a = 0; a < 3; a++) {
+        conv_ref(c, OH, OW, x, w, b, acts[a], ref);
+        clrt__epilogue epi = {acts[a], NULL};
+        clrt_tensor *y = TU_NONNULL(a ? clrt__conv2d_general_fused(tx, tw, tb, g, &epi)
+                                      : clrt__conv2d_general(tx, tw, tb, g));
+        assert_shape(y, 4, ys, names[a]);
+        check_f32(names[a], _i, y, ref, ny, 1e-5);
+        clrt_tensor_release(y);
+    }
+    /* A NaN input reaches exactly the outputs whose windows hold it, and
+     * the activations keep it. */
     x[nx / 2] = NAN;
-    conv_ref(c, OH, OW, x, w, b, ref);
     clrt_tensor *tx2 = upload4(c->N, c->C, c->H, c->W, x);
-    clrt_tensor *y2 = TU_NONNULL(clrt__conv2d_general(tx2, tw, tb, g));
-    check_f32("conv with a NaN", _i, y2, ref, ny, 1e-5);
-    clrt_tensor *all[] = {tx, tw, tb, y, tx2, y2};
-    for (int k = 0; k < 6; k++)
+    for (int a = 0; a < 3; a += 2) {
+        conv_ref(c, OH, OW, x, w, b, acts[a], ref);
+        clrt__epilogue epi = {acts[a], NULL};
+        clrt_tensor *y2 = TU_NONNULL(clrt__conv2d_general_fused(tx2, tw, tb, g, &epi));
+        check_f32("conv with a NaN", _i, y2, ref, ny, 1e-5);
+        clrt_tensor_release(y2);
+    }
+    clrt_tensor *all[] = {tx, tw, tb, tx2};
+    for (int k = 0; k < 4; k++)
         clrt_tensor_release(all[k]);
     free(x), free(w), free(b), free(ref);
 }
@@ -199,6 +228,12 @@ START_TEST(conv_errors)
     g.dh = 2; /* 5 rows of window over 4 */
     ck_assert_ptr_null(clrt__conv2d_general(x, w, NULL, &g));
     tu_assert_error(CLRT_ESHAPE, "larger than x", NULL);
+    g.dh = 1;
+    clrt__epilogue mask = {CLRT__EPI_MASK, x}, odd = {(clrt__epi_kind)9, NULL};
+    ck_assert_ptr_null(clrt__conv2d_general_fused(x, w, NULL, &g, &mask));
+    tu_assert_error(CLRT_EINVAL, "takes no epilogue, a ReLU or a ReLU6", NULL);
+    ck_assert_ptr_null(clrt__conv2d_general_fused(x, w, NULL, &g, &odd));
+    tu_assert_error(CLRT_EINVAL, "unknown epilogue 9", NULL);
     clrt_tensor *all[] = {x3, x, w, w4, xi, b};
     for (int k = 0; k < 6; k++)
         clrt_tensor_release(all[k]);

@@ -57,6 +57,8 @@ unsigned clrt__device_native_vector_width(const clrt_device *d)
     return width;
 }
 
+int clrt__device_vector_registers(const clrt_device *d) { return d->vector_width >= 16 ? 32 : 16; }
+
 int clrt__cpu_style(const clrt_device *d)
 {
     switch (clrt__env()->kernel_style) {

@@ -21,6 +21,12 @@ int clrt__device_nv_compute_capability(const clrt_device *d, unsigned *major, un
  * d->vector_width holds the preferred width. */
 unsigned clrt__device_native_vector_width(const clrt_device *d);
 
+/* The vector registers the kernels written for CPUs plan their
+ * accumulators with: 32 where the preferred float width is 16 (AVX-512's
+ * zmm0-31), else 16 (AVX2's and NEON's 16 or more). An estimate from the
+ * queried width: OpenCL does not tell a register count. */
+int clrt__device_vector_registers(const clrt_device *d);
+
 /* Whether d takes the kernels written for CPUs where a family has two
  * (vectorised by hand, a work item per row: the direct convolutions as the
  * default, max pooling, im2col's rows) rather than those written for GPUs

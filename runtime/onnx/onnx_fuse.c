@@ -4,21 +4,23 @@
  *                                the device, kept, and computed again when
  *                                a source tensor was written: an optimizer
  *                                step, clrt_module_load);
- *   Conv (-> BN) -> Relu         the ReLU as the convolution's epilogue
- *                                (runtime/ops/epilogue_internal.h), no pass
- *                                of its own.
+ *   Conv (-> BN) -> Relu | Clip  the activation as the convolution's
+ *                                epilogue (runtime/ops/epilogue_internal.h),
+ *                                no pass of its own: Relu, Clip(0, 6)
+ *                                (ReLU6) and Clip(0, +inf), the bounds
+ *                                attributes or Constant nodes.
  * Only where each intermediate has the one reader and is no graph output,
- * the BN's statistics and affine terms are initializers, and the Conv takes
- * the tuned path (2-D, one group, a square kernel, one stride, even
- * padding, no dilation, explicit pads). They apply when nothing records:
- * a training forward (grad mode on, parameters requiring grad) runs every
- * node as written, so its gradients are those of the graph. */
+ * the Conv is 2-D with an initializer for its weight, and the BN's
+ * statistics and affine terms are initializers. They apply when nothing
+ * records: a training forward (grad mode on, parameters requiring grad)
+ * runs every node as written, so its gradients are those of the graph. */
 #include "runtime/core/alloc_internal.h"
 #include "runtime/core/error_internal.h"
 #include "runtime/onnx/onnx_internal.h"
 #include "runtime/ops/epilogue_internal.h"
 
 #include <clrt/ops.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,34 +47,51 @@ static int sole_reader(const clrt_onnx_model *m, int v)
     return reader;
 }
 
-static int all_equal(const int64_t *v, int n)
+/* A Conv the fusions take: 2-D, its weight and bias (if any)
+ * initializers. */
+static int fusable_conv(const clrt_onnx_model *m, const onnx_node *n)
 {
-    for (int i = 1; i < n; i++)
-        if (v[i] != v[0])
-            return 0;
+    if (n->n_in < 2 || n->in[1] < 0 || !m->values[n->in[1]].is_param)
+        return 0;
+    if (n->n_in > 2 && n->in[2] >= 0 && !m->values[n->in[2]].is_param)
+        return 0;
+    return m->values[n->in[1]].ndim == 4;
+}
+
+/* A bound of Clip node n known at load (opset 11 on: input k absent, or a
+ * Constant node's float scalar; before: the attribute): 1 with *out set,
+ * else 0. */
+static int clip_bound(const clrt_onnx_model *m, const onnx_node *n, int k, const char *attr,
+                      double open, double *out)
+{
+    *out = open;
+    if (m->opset < 11) {
+        *out = onnx_attr_float(n, attr, open);
+        return 1;
+    }
+    if (n->n_in <= k || n->in[k] < 0)
+        return 1;
+    const onnx_value *v = &m->values[n->in[k]];
+    if (!m->is_init[n->in[k]] || v->is_param || !v->host || v->type != ONNX_FLOAT ||
+        onnx_numel(v) != 1)
+        return 0;
+    *out = onnx_host_f64(v, 0);
     return 1;
 }
 
-/* A Conv whose geometry the tuned path (and its epilogue) takes, decided
- * from its attributes and its weight (an initializer). */
-static int plain_conv(const clrt_onnx_model *m, const onnx_node *n)
+/* The epilogue kind of activation node n on v: Relu, or a Clip whose
+ * bounds are (0, 6) or (0, +inf); CLRT__EPI_NONE when none fits. */
+static clrt__epi_kind activation_epilogue(const clrt_onnx_model *m, const onnx_node *n, int v)
 {
-    if (n->n_in < 2 || n->in[1] < 0 || !m->is_init[n->in[1]])
-        return 0;
-    const onnx_value *w = &m->values[n->in[1]];
-    int64_t v[8];
-    const char *ap = onnx_attr_string(n, "auto_pad", "NOTSET");
-    if (w->ndim != 4 || w->shape[2] != w->shape[3] || onnx_attr_int(n, "group", 1) != 1 ||
-        (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0))
-        return 0;
-    int c = onnx_attr_ints(n, "strides", v, 8);
-    if (c > 0 && (c != 2 || !all_equal(v, 2)))
-        return 0;
-    c = onnx_attr_ints(n, "dilations", v, 8);
-    if (c > 0 && (c != 2 || v[0] != 1 || v[1] != 1))
-        return 0;
-    c = onnx_attr_ints(n, "pads", v, 8);
-    return c <= 0 || (c == 4 && all_equal(v, 4));
+    if (n->n_in < 1 || n->in[0] != v)
+        return CLRT__EPI_NONE;
+    if (is_op(n, "Relu"))
+        return CLRT__EPI_RELU;
+    double lo, hi;
+    if (!is_op(n, "Clip") || !clip_bound(m, n, 1, "min", -INFINITY, &lo) ||
+        !clip_bound(m, n, 2, "max", INFINITY, &hi) || lo != 0.0)
+        return CLRT__EPI_NONE;
+    return hi == 6.0 ? CLRT__EPI_RELU6 : isinf(hi) && hi > 0 ? CLRT__EPI_RELU : CLRT__EPI_NONE;
 }
 
 /* A BatchNormalization for inference on v whose other inputs are all
@@ -83,7 +102,7 @@ static int foldable_bn(const clrt_onnx_model *m, const onnx_node *n, int v)
         onnx_attr_int(n, "training_mode", 0) || (n->n_out > 1 && n->out[1] >= 0))
         return 0;
     for (int j = 1; j < 5; j++)
-        if (n->in[j] < 0 || !m->is_init[n->in[j]] || m->values[n->in[j]].type != ONNX_FLOAT)
+        if (n->in[j] < 0 || !m->values[n->in[j]].is_param || m->values[n->in[j]].type != ONNX_FLOAT)
             return 0;
     return 1;
 }
@@ -94,10 +113,10 @@ clrt_status onnx_plan_fusions(clrt_onnx_model *m)
     if (!m->fuse)
         return clrt_last_status();
     for (int i = 0; i < m->n_nodes; i++)
-        m->fuse[i].bn = m->fuse[i].relu = -1;
+        m->fuse[i].bn = m->fuse[i].act = -1;
     for (int i = 0; i < m->n_nodes; i++) {
         onnx_node *n = &m->nodes[i];
-        if (!is_op(n, "Conv") || !plain_conv(m, n) || n->out[0] < 0)
+        if (!is_op(n, "Conv") || !fusable_conv(m, n) || n->out[0] < 0)
             continue;
         onnx_fusion *f = &m->fuse[i];
         int v = n->out[0], r = sole_reader(m, v);
@@ -107,8 +126,9 @@ clrt_status onnx_plan_fusions(clrt_onnx_model *m)
             v = m->nodes[r].out[0];
             r = sole_reader(m, v);
         }
-        if (r >= 0 && is_op(&m->nodes[r], "Relu") && m->nodes[r].in[0] == v) {
-            f->relu = r;
+        clrt__epi_kind epi = r >= 0 ? activation_epilogue(m, &m->nodes[r], v) : CLRT__EPI_NONE;
+        if (epi != CLRT__EPI_NONE) {
+            f->act = r, f->epi = epi;
             m->fuse[r].skip = 1;
             v = m->nodes[r].out[0];
         }
@@ -209,19 +229,6 @@ clrt_status onnx_run_fused(clrt_onnx_model *m, int i, onnx_value *out)
             return clrt_last_status();
         w = f->w, b = f->b;
     }
-    int64_t v[4];
-    int stride = onnx_attr_ints(n, "strides", v, 4) > 0 ? (int)v[0] : 1;
-    int pad = onnx_attr_ints(n, "pads", v, 4) > 0 ? (int)v[0] : 0;
-    int64_t k = w->shape[2],
-            shape[4] = {x->shape[0], w->shape[0], (x->shape[2] + 2 * pad - k) / stride + 1,
-                        (x->shape[3] + 2 * pad - k) / stride + 1};
-    if (shape[2] < 1 || shape[3] < 1)
-        return onnx_fail_node(n, CLRT_ESHAPE, "the kernel is larger than the padded input");
-    clrt_tensor *y = clrt_empty(m->dev, CLRT_F32, 4, shape);
-    clrt__epilogue epi = {f->relu >= 0 ? CLRT__EPI_RELU : CLRT__EPI_NONE, NULL};
-    if (y && clrt__conv2d_fused_out(y, x, w, b, stride, pad, &epi) != CLRT_OK) {
-        clrt_tensor_release(y);
-        y = NULL;
-    }
-    return onnx_take_dev(n, out, ONNX_FLOAT, y);
+    clrt__epilogue epi = {f->act >= 0 ? (clrt__epi_kind)f->epi : CLRT__EPI_NONE, NULL};
+    return onnx_take_dev(n, out, ONNX_FLOAT, onnx_conv(n, &m->values[n->in[0]], x, w, b, &epi));
 }

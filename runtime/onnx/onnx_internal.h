@@ -22,6 +22,7 @@
 #define CLRT_ONNX_INTERNAL_H
 
 #include "onnx.pb-c.h"
+#include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/tensor_internal.h"
 #include <clrt/autograd.h>
 #include <clrt/onnx.h>
@@ -59,7 +60,8 @@ typedef struct onnx_op onnx_op;
 
 /* A node's part in the inference fusions (onnx_fuse.c). */
 typedef struct {
-    int bn, relu;       /* the BatchNormalization folded in, the Relu fused; -1 none */
+    int bn, act;        /* the BatchNormalization folded in, the Relu or Clip fused; -1 none */
+    int epi;            /* the activation as an epilogue kind (clrt__epi_kind) */
     int out;            /* the value the fused node produces */
     int skip;           /* done by an earlier node when fusing */
     clrt_tensor *w, *b; /* the folded weight and bias (owned) */
@@ -206,6 +208,13 @@ clrt_status onnx_plan_fusions(clrt_onnx_model *m);
 void onnx_fusions_free(clrt_onnx_model *m);
 int onnx_fusing(const clrt_onnx_model *m);
 clrt_status onnx_run_fused(clrt_onnx_model *m, int i, onnx_value *out);
+/* Conv node n on x (x4: its device tensor as [N, C, H, W]) with weight w4
+ * [O, C/group, kh, kw] and bias b (or NULL), epi applied to what it stores:
+ * the op table's recorded convolution where the geometry fits it and epi
+ * is none, else the fused and general kernels (refused when an input
+ * requires grad). NULL + error naming the node. */
+clrt_tensor *onnx_conv(const onnx_node *n, const onnx_value *x, clrt_tensor *x4, clrt_tensor *w4,
+                       clrt_tensor *b, const clrt__epilogue *epi);
 /* clrt_onnx_run under the caller's grad mode (the module's forward). */
 clrt_status onnx_run_tensors(clrt_onnx_model *m, int n_in, clrt_tensor *const *inputs, int n_out,
                              clrt_tensor **outputs);

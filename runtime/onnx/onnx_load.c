@@ -38,12 +38,13 @@ static clrt_status load_steps(clrt_onnx_model *m)
     free(buf);
     if (st == CLRT_OK)
         st = onnx_build_module(m);
-    if (st == CLRT_OK && !getenv("CLRT_ONNX_NO_FUSION"))
-        st = onnx_plan_fusions(m);
     int was = clrt_set_grad_enabled(0);
     if (st == CLRT_OK)
         st = onnx_eval_constants(m);
     clrt_set_grad_enabled(was);
+    /* after the constants: a Clip's bounds are Constant nodes' values */
+    if (st == CLRT_OK && !getenv("CLRT_ONNX_NO_FUSION"))
+        st = onnx_plan_fusions(m);
     return st;
 }
 

@@ -101,6 +101,24 @@ static int plain_square(const window *w)
            w->p[1] == w->p[2] && w->p[1] == w->p[4] && w->p[1] == w->p[5];
 }
 
+clrt_tensor *onnx_conv(const onnx_node *n, const onnx_value *x, clrt_tensor *x4, clrt_tensor *w4,
+                       clrt_tensor *b, const clrt__epilogue *epi)
+{
+    window w;
+    int sp = x->ndim - 2; /* w4's last sp dims are the kernel's (a 1-D one: [O, C, 1, k]) */
+    if (read_window(n, x, &w4->shape[sp == 1 ? 3 : 2], &w) != CLRT_OK)
+        return NULL;
+    int groups = (int)onnx_attr_int(n, "group", 1);
+    if (groups == 1 && plain_square(&w) && epi->kind == CLRT__EPI_NONE)
+        return clrt_f_conv2d(x4, w4, b, w.s[1], w.p[1]);
+    clrt__conv_geom g = {groups, w.k[1], w.k[2], w.s[1], w.s[2], w.d[1],
+                         w.d[2], w.p[1], w.p[2], w.p[4], w.p[5]};
+    clrt_tensor *args[3] = {x4, w4, b};
+    if (onnx_refuse_grad(n, 3, args) != CLRT_OK)
+        return NULL;
+    return clrt__conv2d_general_fused(x4, w4, b, &g, epi);
+}
+
 static clrt_status op_conv(clrt_onnx_model *m, const onnx_node *n, onnx_value *const *in,
                            onnx_value *out)
 {
@@ -108,25 +126,11 @@ static clrt_status op_conv(clrt_onnx_model *m, const onnx_node *n, onnx_value *c
     if (wv->ndim != x->ndim)
         return onnx_fail_node(n, CLRT_ESHAPE, "weight has %d dims, the input %d", wv->ndim,
                               x->ndim);
-    window w;
-    clrt_status st = read_window(n, x, &wv->shape[2], &w);
-    int groups = (int)onnx_attr_int(n, "group", 1);
-    if (st != CLRT_OK)
-        return st;
     clrt_tensor *xt = as_4d(m, n, x), *wt = xt ? as_4d(m, n, wv) : NULL;
     clrt_tensor *b = wt && n->n_in > 2 && in[2] ? onnx_need_dev(m, n, in[2]) : NULL;
     clrt_tensor *y = NULL;
-    if (wt && (b || n->n_in < 3 || !in[2])) {
-        if (groups == 1 && plain_square(&w))
-            y = clrt_f_conv2d(xt, wt, b, w.s[1], w.p[1]);
-        else {
-            clrt__conv_geom g = {groups, w.k[1], w.k[2], w.s[1], w.s[2], w.d[1],
-                                 w.d[2], w.p[1], w.p[2], w.p[4], w.p[5]};
-            clrt_tensor *args[3] = {xt, wt, b};
-            if (onnx_refuse_grad(n, 3, args) == CLRT_OK)
-                y = clrt__conv2d_general(xt, wt, b, &g);
-        }
-    }
+    if (wt && (b || n->n_in < 3 || !in[2]))
+        y = onnx_conv(n, x, xt, wt, b, &CLRT__NO_EPILOGUE);
     clrt_tensor_release(xt);
     clrt_tensor_release(wt);
     if (!wt)

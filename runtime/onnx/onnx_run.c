@@ -131,7 +131,7 @@ clrt_status onnx_run_values(clrt_onnx_model *m)
             continue; /* a Constant evaluated at load */
         const onnx_fusion *f = fusing ? &m->fuse[i] : NULL;
         clrt_status st = CLRT_OK;
-        if (!f || (!f->skip && f->bn < 0 && f->relu < 0))
+        if (!f || (!f->skip && f->bn < 0 && f->act < 0))
             st = run_node(m, i);
         else if (!f->skip)
             st = run_fused(m, i);

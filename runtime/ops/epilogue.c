@@ -9,7 +9,8 @@ clrt_status clrt__check_epilogue(const char *op, const clrt__epilogue *epi, cons
     if (!epi)
         return clrt__fail(CLRT_EINVAL, "%s: NULL epilogue", op);
     if (epi->kind != CLRT__EPI_MASK)
-        return epi->kind == CLRT__EPI_NONE || epi->kind == CLRT__EPI_RELU
+        return epi->kind == CLRT__EPI_NONE || epi->kind == CLRT__EPI_RELU ||
+                       epi->kind == CLRT__EPI_RELU6
                    ? CLRT_OK
                    : clrt__fail(CLRT_EINVAL, "%s: unknown epilogue %d", op, (int)epi->kind);
     clrt__arg args[] = {{"out", like, 0}, {"mask", epi->mask, 0}};

@@ -11,8 +11,10 @@
 typedef enum {
     CLRT__EPI_NONE = 0,
     CLRT__EPI_RELU = 1, /* v < 0 ? 0 : v, NaN kept: clrt_f_relu of the result */
-    CLRT__EPI_MASK = 2  /* mask > 0 ? v : 0, mask of the result's shape: clrt_f_relu_backward
+    CLRT__EPI_MASK = 2, /* mask > 0 ? v : 0, mask of the result's shape: clrt_f_relu_backward
                            of the result with the ReLU's input or output as mask */
+    CLRT__EPI_RELU6 = 3 /* v < 0 ? 0 : v > 6 ? 6 : v, NaN kept: clrt_clamp(result, 0, 6) (ONNX's
+                           Clip(0, 6)); the convolutions' forward only */
 } clrt__epi_kind;
 
 typedef struct {

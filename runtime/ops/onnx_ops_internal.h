@@ -34,6 +34,7 @@
 #ifndef CLRT_ONNX_OPS_INTERNAL_H
 #define CLRT_ONNX_OPS_INTERNAL_H
 
+#include "runtime/ops/epilogue_internal.h"
 #include "runtime/tensor/tensor_internal.h"
 
 #include <stdint.h>
@@ -46,6 +47,10 @@ typedef struct {
    asymmetric zero pads). */
 clrt_tensor *clrt__conv2d_general(clrt_tensor *x, clrt_tensor *w, clrt_tensor *b,
                                   const clrt__conv_geom *g);
+/* The same with epi (CLRT__EPI_NONE, _RELU or _RELU6) applied to what it
+   stores: an ONNX Conv with its activation fused (runtime/onnx/onnx_fuse.c). */
+clrt_tensor *clrt__conv2d_general_fused(clrt_tensor *x, clrt_tensor *w, clrt_tensor *b,
+                                        const clrt__conv_geom *g, const clrt__epilogue *epi);
 
 typedef struct {
     int kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, ceil_mode, count_include_pad;

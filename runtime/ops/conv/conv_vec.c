@@ -184,8 +184,6 @@ static void epi_args(const vec_call *c, clrt__karg *args, cl_int *kind, cl_mem *
 /* Vector registers of d's SIMD unit. OpenCL has no query for them; the
  * preferred float width stands in: 16 lanes is AVX-512 (32 registers),
  * narrower ones AVX2, SSE or NEON's 16 (NEON has 32: counted low). */
-static int vector_registers(const clrt_device *d) { return d->vector_width >= 16 ? 32 : 16; }
-
 /* The block of output pixels a conv_vec_fwd item accumulates: pw pixels
  * of rb rows, pw the output row split evenly into blocks of at most half
  * the vector registers less one, rb as many rows as the rest of that half
@@ -196,7 +194,7 @@ static int vector_registers(const clrt_device *d) { return d->vector_width >= 16
  * loads per FMA, which made the 512-channel 7x7 layers 2 times faster. */
 static void item_block(const clrt_device *d, const vec_geom *g, int *rb, int *pw)
 {
-    int acc = vector_registers(d) / 2 - 1, most = g->OW < acc ? g->OW : acc;
+    int acc = clrt__device_vector_registers(d) / 2 - 1, most = g->OW < acc ? g->OW : acc;
     int blocks = (int)clrt__ceil_div((size_t)g->OW, (size_t)(most < 1 ? 1 : most));
     *pw = (int)clrt__ceil_div((size_t)g->OW, (size_t)blocks);
     int rows = acc / *pw;
