@@ -117,13 +117,15 @@ static clrt_status run(clrt_device *d, const char *name, const pool_dims *pd, in
  * selects among 2 * PV values at once: on a CPU device no wider than its
  * preferred float vector, since on PoCL a select() on a float16 for a
  * narrower target is an ABI error (as vload16 is: clkernels/common.cl,
- * LOAD16). GPUs (CLRT_CONV_ALGO=vec) have no such ABI. */
+ * LOAD16). Every kind, GPUs too: a GPU posed on PoCL (scripts/nvptx.sh)
+ * compiles for the host, and on an AVX2 host the float16 of a GPU's 16
+ * lanes failed to build. */
 static int row_vector(const clrt_device *d, const pool_dims *pd)
 {
     if (!clrt__cpu_style(d) || pd->K != 2 || pd->stride != 2 || pd->pad || pd->H % 2 || pd->W % 2 ||
         pd->OW < 2)
         return 0;
-    int lanes = d->info.kind == CLRT_DEVICE_CPU ? (int)d->vector_width : 16, pv = 8;
+    int lanes = (int)d->vector_width, pv = 8;
     while (pv > 2 && (2 * pv > lanes || pv > pd->OW))
         pv /= 2;
     return pv;
