@@ -167,29 +167,32 @@ static Onnx__NodeProto *node(builder *b, const char *op, const char *a, const ch
     return n;
 }
 
-static void attr_int(Onnx__NodeProto *n, const char *name, int64_t v)
+/* A fresh attribute of n: name and type set, the value left to the caller. */
+static Onnx__AttributeProto *new_attr(Onnx__NodeProto *n, const char *name,
+                                      Onnx__AttributeProto__AttributeType type)
 {
     Onnx__AttributeProto *a = grab(sizeof *a);
     onnx__attribute_proto__init(a);
     a->name = str(name);
     a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a->type = type;
+    n->attribute[n->n_attribute++] = a;
+    return a;
+}
+
+static void attr_int(Onnx__NodeProto *n, const char *name, int64_t v)
+{
+    Onnx__AttributeProto *a = new_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
     a->has_i = 1;
     a->i = v;
-    n->attribute[n->n_attribute++] = a;
 }
 
 static void attr_ints(Onnx__NodeProto *n, const char *name, int count, const int64_t *v)
 {
-    Onnx__AttributeProto *a = grab(sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = str(name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    Onnx__AttributeProto *a = new_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->n_ints = (size_t)count;
     a->ints = grab((size_t)count * sizeof(int64_t));
     memcpy(a->ints, v, (size_t)count * sizeof(int64_t));
-    n->attribute[n->n_attribute++] = a;
 }
 
 /* The model written to a fresh file; returns its path (static buffer). */
@@ -627,13 +630,8 @@ static void constant(builder *b, const char *out, float v)
 {
     Onnx__NodeProto *n = node(b, "Constant", NULL, NULL, NULL, out);
     n->n_input = 0;
-    Onnx__AttributeProto *a = grab(sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = str("value");
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
-    a->t = tensor(out, 1, 0, NULL, &v);
-    n->attribute[n->n_attribute++] = a;
+    new_attr(n, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)->t =
+        tensor(out, 1, 0, NULL, &v);
 }
 
 /* Convolutions and the activations the importer fuses into them (ReLU6 as
