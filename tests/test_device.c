@@ -3,6 +3,8 @@
  * runs under OCL_ICD_VENDORS=<empty dir> (tests/stub_icd/CMakeLists.txt). */
 #include "testutil.h"
 
+#include "runtime/device/idle_internal.h"
+
 #include <string.h>
 
 static const char *const bad_specs[] = {"cuda0", "tpu",    "cpu:x", "gpu:-1",  "",
@@ -203,6 +205,33 @@ START_TEST(synchronize)
 }
 END_TEST
 
+/* clrt_device_synchronize_all: nothing to wait for before any device is
+ * used; after a chain of adds, the device is idle (known without waiting
+ * where the device tracks its last command, as CPU devices do), and the
+ * values are right. */
+START_TEST(synchronize_all)
+{
+    TU_OK(clrt_device_synchronize_all());
+    clrt_device *d = tu_device();
+    int64_t shape[1] = {1 << 20};
+    clrt_tensor *x = TU_NONNULL(clrt_ones(d, CLRT_F32, 1, shape));
+    for (int i = 0; i < 20; i++) {
+        clrt_tensor *y = TU_NONNULL(clrt_add(x, x));
+        clrt_tensor_release(x);
+        x = y;
+    }
+    TU_OK(clrt_device_synchronize_all());
+    if (d->track_idle)
+        ck_assert_int_eq(clrt__device_idle(d), 1);
+    float last;
+    clrt_tensor *tail = TU_NONNULL(clrt_narrow(x, 0, (1 << 20) - 1, 1));
+    TU_OK(clrt_to_host(tail, &last, sizeof last));
+    ck_assert_float_eq(last, 1048576.0f); /* 2^20 */
+    clrt_tensor_release(tail);
+    clrt_tensor_release(x);
+}
+END_TEST
+
 /* A flush submits and returns; what it submitted still computes right. */
 START_TEST(flush)
 {
@@ -312,6 +341,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, cpu_index_out_of_range_says_how_many);
         tcase_add_test(tc, gpu_calls_match_the_host);
         tcase_add_test(tc, synchronize);
+        tcase_add_test(tc, synchronize_all);
         tcase_add_test(tc, flush);
         tcase_add_test(tc, status_names_and_messages);
     }

@@ -85,6 +85,12 @@ CLRT_API const char *clrt_device_kind_str(clrt_device_kind k); /* "GPU" "ACCELER
 /* Wait until every command queued on d has finished (like
  * torch.cuda.synchronize). The only blocking call apart from reads. */
 CLRT_API clrt_status clrt_device_synchronize(clrt_device *d);
+/* clrt_device_synchronize on every device this process has put work on
+ * (devices never used are not touched, nor enumerated). Call it before
+ * exit() where work may still be queued: a driver that runs it while
+ * exit() tears the process down can crash (PoCL compiles a kernel when it
+ * first runs it). Waits for all of them; returns the first failure. */
+CLRT_API clrt_status clrt_device_synchronize_all(void);
 /* Submit every command queued on d now, without waiting (clFlush). clrt's
  * ops only enqueue, and a driver may hold queued work until a flush
  * (NVIDIA's, Oclgrind): flush each device before waiting on another, so

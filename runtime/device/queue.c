@@ -123,3 +123,15 @@ clrt_status clrt_device_synchronize(clrt_device *d)
         return CLRT_OK;
     return clrt__device_drain(d); /* the caller asked to wait */
 }
+
+clrt_status clrt_device_synchronize_all(void)
+{
+    if (clrt__devices_opened() == 0)
+        return CLRT_OK;
+    clrt_status first = CLRT_OK;
+    for (int i = 0, n = clrt_device_count(); i < n; i++) {
+        clrt_status s = clrt_device_synchronize(clrt_device_at(i));
+        first = first == CLRT_OK ? s : first;
+    }
+    return first;
+}

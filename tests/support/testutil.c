@@ -365,10 +365,20 @@ static int forking(void)
     return !f || strcmp(f, "no") != 0;
 }
 
+/* A forked test case ends in exit(). Work it left queued would run on the
+ * driver's threads while exit() tears the process down: PoCL builds a
+ * kernel's work-group function when it first runs it, and one that ran
+ * after the exit handlers had destroyed LLVM's pass registry aborted the
+ * child ("Failed to create kernel compiler pass inline-kernels"; a core of
+ * test_reduce's test_errors showed the worker compiling while the main
+ * thread ran CLBlast's destructors). So every device the case used is
+ * drained first, as the README asks of programs. */
 static void release_before_exit(void)
 {
-    if (forking())
-        clrt_clblast_release_programs();
+    if (!forking())
+        return;
+    (void)clrt_device_synchronize_all(); /* a test may leave a device failed */
+    clrt_clblast_release_programs();
 }
 
 TCase *tu_tcase(const char *name)
