@@ -265,6 +265,87 @@ __kernel void maxpool2_bwd(__global const float *gout, __global const int *idx,
 }
 #endif
 
+/* Max pooling forward on CPU devices for any window at stride 1 or 2,
+ * padded or not (-DRV=4|8|16 outputs per item, with KSIZE, STRIDE, PAD),
+ * vectorised by hand like conv_dw_vec (conv_general.cl): item (row block b
+ * of output row oh, flattened in dim 0; plane in dim 1), each tap one
+ * vector load of its input row (stride 2: the even lanes of two), lanes
+ * outside the row -inf by a mask; only the tensor's first and last items,
+ * whose loads would leave the buffer, gather lane by lane. Blocks start at
+ * min(b * RV, OW - RV) (the host takes OW >= RV). Same ties, NaN and index
+ * rules as maxpool_fwd. */
+#ifdef RV
+#define RVEC CAT(float, RV)
+#define RIVEC CAT(int, RV)
+#define RLOAD CAT(vload, RV)
+#define RSTORE CAT(vstore, RV)
+#if RV == 4
+#define RIOTA ((int4)(0, 1, 2, 3))
+#elif RV == 8
+#define RIOTA ((int8)(0, 1, 2, 3, 4, 5, 6, 7))
+#else
+#define RIOTA ((int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#endif
+
+/* RV inputs of row at columns at, at + STRIDE, ...; -inf outside the
+ * lanes `inside` (masked loads) or outside [0, W) (gathered). */
+static RVEC row_taps(__global const float *row, int at, int W, RIVEC inside, int gather)
+{
+    if (!gather) {
+#if STRIDE == 1
+        RVEC v = RLOAD(0, row + at);
+#else
+        RVEC v = (RVEC)(RLOAD(0, row + at).even, RLOAD(0, row + at + RV).even);
+#endif
+        return select((RVEC)(-INFINITY), v, inside);
+    }
+    float t[RV];
+#pragma unroll
+    for (int l = 0; l < RV; l++) {
+        int c = at + l * STRIDE, in = c >= 0 && c < W;
+        t[l] = in ? row[in ? c : 0] : -INFINITY;
+    }
+    return RLOAD(0, t);
+}
+
+__kernel void maxpool_rows_fwd(__global const float *x, __global float *out, __global int *idx,
+                               int want_idx, pool_geom g, int blocks)
+{
+    int item = get_global_id(0), plane = get_global_id(1);
+    if (item >= g.OH * blocks || plane >= g.planes)
+        return;
+    int oh = item / blocks, ow0 = min((item - oh * blocks) * RV, g.OW - RV);
+    int h0 = oh * STRIDE - PAD, w0 = ow0 * STRIDE - PAD, hw = g.H * g.W;
+    __global const float *xp = x + (ulong)plane * (ulong)hw;
+    /* the loads' first and (one past) last element: in the buffer? */
+    long first = (long)plane * hw + (long)max(h0, 0) * g.W + w0;
+    long last = (long)plane * hw + (long)min(h0 + KSIZE - 1, g.H - 1) * g.W + w0 + KSIZE - 1 +
+                RV * STRIDE;
+    int gather = first < 0 || last > (long)g.planes * hw;
+    RIVEC starts = (RIVEC)(w0) + RIOTA * STRIDE;
+    RVEC best = (RVEC)(-INFINITY);
+    RIVEC best_i = (RIVEC)(max(h0, 0) * g.W) + max(starts, (RIVEC)(0));
+#pragma unroll
+    for (int kh = 0; kh < KSIZE; kh++) {
+        int h = h0 + kh;
+        if (h < 0 || h >= g.H)
+            continue;
+#pragma unroll
+        for (int kw = 0; kw < KSIZE; kw++) {
+            RIVEC cols = starts + kw;
+            RVEC v = row_taps(xp + h * g.W, w0 + kw, g.W, cols >= 0 & cols < g.W, gather);
+            RIVEC take = isgreater(v, best) | (isnan(v) & ~isnan(best));
+            best = select(best, v, take);
+            best_i = select(best_i, (RIVEC)(h * g.W) + cols, take);
+        }
+    }
+    ulong o = (ulong)plane * (ulong)(g.OH * g.OW) + (ulong)(oh * g.OW + ow0);
+    RSTORE(best, 0, out + o);
+    if (want_idx)
+        RSTORE(best_i, 0, idx + o);
+}
+#endif
+
 /* Adaptive average pooling (nn.AdaptiveAvgPool2d): output row i averages
  * input rows [floor(i*H/OH), ceil((i+1)*H/OH)), columns alike, so windows
  * may differ in size and overlap. The host keeps (H+1)*OH, (OH+1)*H and

@@ -146,6 +146,36 @@ static clrt_status run_rows(clrt_device *d, const char *name, const pool_dims *p
                             nargs + 2, args);
 }
 
+/* Output pixels per item of maxpool_rows_fwd, the CPU devices' forward
+ * for the other windows at stride 1 or 2: the device's preferred float
+ * vector, halved to fit the output row, and at least 4 lanes (vectors of 4
+ * are legal on every device; a device preferring fewer, such as Oclgrind
+ * in the forced CPU style, runs the kernel under its checks); 0 where it
+ * does not apply (the per-pixel maxpool_fwd runs). */
+static int rows_vector(const clrt_device *d, const pool_dims *pd)
+{
+    if (!clrt__cpu_style(d) || pd->stride > 2 || pd->OW < 4)
+        return 0;
+    int rv = 16;
+    while (rv > 4 && (rv > (int)d->vector_width || rv > pd->OW))
+        rv /= 2;
+    return rv;
+}
+
+static clrt_status run_window_rows(clrt_device *d, const pool_dims *pd, int rv, clrt__karg *args)
+{
+    clrt__pool_sizes g = geom_of(pd);
+    cl_int blocks = (cl_int)clrt__ceil_div((size_t)pd->OW, (size_t)rv);
+    char options[80];
+    snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DPAD=%d -DEPI=0 -DRV=%d", pd->K,
+             pd->stride, pd->pad, rv);
+    args[4] = CLRT__ARG(g);
+    args[5] = CLRT__ARG(blocks);
+    cl_kernel k = clrt__kernel(d, "pool", options, "maxpool_rows_fwd");
+    return clrt__run_planes(d, k, (size_t)pd->OH * (size_t)blocks, (size_t)(pd->N * pd->C), 6,
+                            args);
+}
+
 /* --- max --- */
 
 static clrt_status check_maxpool_fwd(const char *op, clrt_tensor *out, clrt_tensor *indices,
@@ -174,9 +204,10 @@ static clrt_status maxpool_fwd(clrt_tensor *out, clrt_tensor *indices, clrt_tens
     cl_int want_idx = indices != NULL;
     clrt__karg args[6] = {CLRT__ARG(mx), CLRT__ARG(mo), CLRT__ARG(mi), CLRT__ARG(want_idx)};
     clrt_device *d = clrt__dev(x);
-    int pv = row_vector(d, pd);
-    return pv ? run_rows(d, "maxpool2_fwd", pd, 0, pv, 4, args)
-              : run(d, "maxpool_fwd", pd, 0, 0, 4, args);
+    int pv = row_vector(d, pd), rv = pv ? 0 : rows_vector(d, pd);
+    if (pv)
+        return run_rows(d, "maxpool2_fwd", pd, 0, pv, 4, args);
+    return rv ? run_window_rows(d, pd, rv, args) : run(d, "maxpool_fwd", pd, 0, 0, 4, args);
 }
 
 static clrt_status maxpool_out(const char *op, clrt_tensor *out, clrt_tensor *indices,
