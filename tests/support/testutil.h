@@ -99,10 +99,12 @@ int tu_run_child_args(const char *const *env, const char *arg, unsigned timeout_
 #define TU_SKIP_EXIT 77
 void tu_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* tcase_create with a checked teardown that, in fork mode, releases
- * CLBlast's programs before the test's process exits
- * (clrt_clblast_release_programs: Oclgrind cannot release them at exit).
- * tu_run does the same once without forking. */
+/* tcase_create with a checked teardown that, in fork mode, waits for the
+ * work the test left queued (clrt_device_synchronize_all: a driver still
+ * running it as the process exits can crash) and releases CLBlast's
+ * programs before the test's process exits (clrt_clblast_release_programs:
+ * Oclgrind cannot release them at exit). tu_run releases them once
+ * without forking. */
 TCase *tu_tcase(const char *name);
 
 /* Runs a suite in forked mode; returns 0 when every test passed, 1 when
