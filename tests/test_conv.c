@@ -923,6 +923,76 @@ START_TEST(empty_batch)
 }
 END_TEST
 
+/* The direct forward kernel computes right at every item block a tuner
+ * may store (runtime/tune: rows rb by pixels pw within their ranges and
+ * within the 14 accumulators the smallest register file holds, blocks
+ * past the output's rows or columns, pw not dividing the row): the
+ * forward and the input gradient (which runs the same kernel) of cases
+ * where conv_vec_fwd runs, with the block forced as the tuner's trials
+ * are (clrt__kparams_try) and the direct kernels forced where they apply,
+ * against float64. On a device of the CPU style they must have run. */
+static const int item_blocks[][2] = {{1, 1}, {2, 3}, {1, 14}, {14, 1}, {2, 7}};
+
+START_TEST(item_blocks_compute_right)
+{
+    static const int which[] = {4, 16, 19};
+    clrt__conv_tuner vec = {.force = CLRT__ALGO_VEC};
+    clrt__op_counters *n = &tu_device()->counters;
+    for (int k = 0; k < 3; k++) {
+        int i = which[k];
+        uint64_t rng = tu_seed() + (uint64_t)i * 31;
+        conv_data t;
+        data_make(&t, cases[i], &rng);
+        clrt_tensor *x = upload_x(&t), *w = upload_w(&t), *g = upload_g(&t);
+        int64_t ys[4] = {t.c.N, t.c.O, t.OH, t.OW};
+        clrt_tensor *y = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, ys));
+        clrt_tensor *dx = TU_NONNULL(clrt_empty(tu_device(), CLRT_F32, 4, clrt_tensor_shape(x)));
+        unsigned vec_before = atomic_load(&n->conv_runs[CLRT__CONV_FWD][1]) +
+                              atomic_load(&n->conv_runs[CLRT__CONV_BWD_INPUT][1]);
+        clrt__conv_tuner_set(&vec);
+        clrt__kparams_try(&clrt__conv_vec_fwd_family, item_blocks[_i]);
+        clrt_status fwd = clrt_f_conv2d_out(y, x, w, NULL, t.c.s, t.c.p);
+        clrt_status in = clrt_f_conv2d_backward_input_out(dx, g, w, t.c.s, t.c.p);
+        clrt__kparams_try(NULL, NULL);
+        clrt__conv_tuner_set(NULL);
+        TU_OK(fwd);
+        TU_OK(in);
+        double *ref = malloc(t.no * sizeof *ref);
+        ref_forward(&t, t.xd, t.wd, NULL, ref);
+        check_close("forward at a forced item block", y, ref, t.no, FWD_TOL, i);
+        free(ref);
+        grads r = ref_grads(&t);
+        check_close("grad input at a forced item block", dx, r.dx, t.nx, DX_TOL, i);
+        grads_free(&r);
+        unsigned vec_ran = atomic_load(&n->conv_runs[CLRT__CONV_FWD][1]) +
+                           atomic_load(&n->conv_runs[CLRT__CONV_BWD_INPUT][1]) - vec_before;
+        if (clrt__cpu_style(tu_device()))
+            ck_assert_msg(vec_ran == 2, "case %d: the direct kernels ran %u of 2 passes", i,
+                          vec_ran);
+        clrt_tensor *all[] = {x, w, g, y, dx};
+        for (int a = 0; a < 5; a++)
+            clrt_tensor_release(all[a]);
+        data_free(&t);
+    }
+}
+END_TEST
+
+/* A block with more accumulators than the registers hold is refused,
+ * trial or record, naming the limit; the defaults run then. */
+START_TEST(item_block_beyond_registers_is_refused)
+{
+    int big[2] = {16, 32}, got[2] = {0, 0};
+    clrt__kparams_try(&clrt__conv_vec_fwd_family, big);
+    int r = clrt__kparams_get(tu_device(), &clrt__conv_vec_fwd_family, "k3,s1,32x32", got);
+    clrt__kparams_try(NULL, NULL);
+    ck_assert_int_eq(r, CLRT_EFORMAT);
+    tu_assert_error(CLRT_EFORMAT, "rb=16 x pw=32 accumulators exceed", NULL);
+    ck_assert_int_eq(clrt__kparams_put(tu_device(), &clrt__conv_vec_fwd_family, "k3,s1,32x32", big),
+                     CLRT_EINVAL);
+    tu_assert_error(CLRT_EINVAL, "accumulators exceed", NULL);
+}
+END_TEST
+
 static Suite *conv_suite(void)
 {
     Suite *s = suite_create("conv");
@@ -944,6 +1014,9 @@ static Suite *conv_suite(void)
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, errors_lose_nothing);
     tcase_add_test(tc, empty_batch);
+    tcase_add_loop_test(tc, item_blocks_compute_right, 0,
+                        (int)(sizeof item_blocks / sizeof item_blocks[0]));
+    tcase_add_test(tc, item_block_beyond_registers_is_refused);
     suite_add_tcase(s, tc);
     /* Every algorithm forced on every case, and the channel loops longer
      * than llvmpipe runs (for rusticl; 137 s of simulated GEMMs on

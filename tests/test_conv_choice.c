@@ -11,6 +11,10 @@
 #include "runtime/nn/module_internal.h"
 #include "runtime/ops/conv/conv_internal.h"
 #include "runtime/core/clock_internal.h"
+#include "runtime/device/tuning_internal.h"
+
+#include <stdio.h>
+#include <sys/wait.h>
 
 #include <string.h>
 
@@ -205,12 +209,96 @@ START_TEST(resnet18_measures_each_pass_once)
 }
 END_TEST
 
-int main(void)
+/* A stored record decides without a run; a refused one (not a conv_algo
+ * record) is counted and named, and the pass is measured as if there were
+ * none, its result replacing the record. */
+START_TEST(stored_record_decides)
 {
-    /* Measure every layer however small; in memory only, so that each
-     * test (a process of its own) starts with nothing stored. */
+    clrt_device *d = tu_device();
+    clrt__conv_dims cd = big_dims(4), bad = big_dims(5);
+    char cls[96], key[160];
+    snprintf(cls, sizeof cls, "weight/%d,%d,%d,%d,%d,%d,%d,%d", cd.N, cd.C, cd.H, cd.W, cd.O, cd.K,
+             cd.stride, cd.pad);
+    int wino = 2;
+    TU_OK(clrt__kparams_put(d, &clrt__conv_algo_family, cls, &wino));
+    fake_trials f = {.seconds = {0, 1e-4, 1e-4, 0, 1e-2}};
+    ck_assert_int_eq(pick(&cd, &f), CLRT__ALGO_WINO);
+    ck_assert_int_eq(f.runs[1] + f.runs[2] + f.runs[4], 0);
+
+    snprintf(cls, sizeof cls, "weight/%d,%d,%d,%d,%d,%d,%d,%d", bad.N, bad.C, bad.H, bad.W, bad.O,
+             bad.K, bad.stride, bad.pad);
+    clrt__kparams_key(&clrt__conv_algo_family, cls, key, sizeof key);
+    const char *foreign = "conv_algo/1 algo=3";
+    clrt__tuning_put(d, key, foreign, strlen(foreign));
+    unsigned refused = clrt__kparams_refused();
+    fake_trials g = {.seconds = {0, 2e-3, 1e-3, 0, 3e-3}};
+    ck_assert_int_eq(pick(&bad, &g), CLRT__ALGO_VEC);
+    ck_assert_uint_eq(clrt__kparams_refused(), refused + 1);
+    tu_assert_error(CLRT_EFORMAT, key, "algo=3 is outside [0, 2]", NULL);
+    ck_assert_int_eq(g.runs[CLRT__ALGO_VEC], 3);
+    int index = -1;
+    ck_assert_int_eq(clrt__kparams_get(d, &clrt__conv_algo_family, cls, &index), 1);
+    ck_assert_int_eq(index, 1);
+}
+END_TEST
+
+/* The child of measuring_time_is_bounded (CLRT_MEASURE_SECONDS=0.3):
+ * candidates of 20 to 40 ms, picked for six shapes in turn; prints each
+ * pick's runs and algorithm, and the seconds all picks took. */
+static int budget_child(void)
+{
+    if (!tu_device_lookup())
+        return 1;
+    double t0 = clrt__now();
+    for (int shape = 0; shape < 6; shape++) {
+        clrt__conv_dims cd = big_dims(10 + shape);
+        fake_trials f = {.seconds = {0, 0.03, 0.02, 0, 0.04}};
+        int algo = clrt__conv_pick("test", tu_device_lookup(), &cd, CLRT__CONV_BWD_WEIGHT,
+                                   all_algos, fake_trial, &f);
+        printf("shape %d runs %d algo %d\n", shape, f.runs[1] + f.runs[2] + f.runs[4], algo);
+    }
+    printf("seconds %.3f\n", clrt__now() - t0);
+    return 0;
+}
+
+/* Measuring at first use stops when the process's measuring time is
+ * spent: the first shapes are measured (9 runs: the fastest, vec, wins),
+ * then one is cut short, then none runs, and every pick after the time
+ * ran out is the default; all picks together take about the budget plus
+ * one run, not 6 x 0.27 s. */
+START_TEST(measuring_time_is_bounded)
+{
+    char out[4096];
+    const char *env[] = {"CLRT_MEASURE_SECONDS=0.3", NULL};
+    int status = tu_run_child_args(env, "budget", 120, out, sizeof out);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed: %s", out);
+    int runs[6], algo[6], k = 0;
+    double seconds = -1;
+    for (const char *p = strstr(out, "shape "); p && k < 6; p = strstr(p + 1, "shape "), k++)
+        ck_assert_int_eq(sscanf(p, "shape %*d runs %d algo %d", &runs[k], &algo[k]), 2);
+    const char *sec = strstr(out, "seconds ");
+    ck_assert_msg(k == 6 && sec && sscanf(sec, "seconds %lf", &seconds) == 1, "output: %s", out);
+    ck_assert_int_eq(runs[0], 9);
+    ck_assert_int_eq(algo[0], CLRT__ALGO_VEC);
+    ck_assert_msg(runs[1] < 9 && runs[2] == 0 && runs[5] == 0, "runs %d %d %d: %s", runs[1],
+                  runs[2], runs[5], out);
+    for (int i = 1; i < 6; i++)
+        ck_assert_int_eq(algo[i],
+                         clrt__cpu_style(tu_device()) ? CLRT__ALGO_VEC : CLRT__ALGO_IM2COL);
+    ck_assert_msg(seconds < 0.3 + 0.04 + 0.15, "the picks took %.3f s", seconds);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    /* Measure every layer however small, with time for every test's
+     * layers; in memory only, so that each test (a process of its own)
+     * starts with nothing stored. */
     setenv("CLRT_CONV_MEASURE_MACS", "1", 1);
     setenv("CLRT_CACHE", "0", 1);
+    setenv("CLRT_MEASURE_SECONDS", "600", 0);
+    if (argc == 2 && strcmp(argv[1], "budget") == 0)
+        return budget_child();
     Suite *s = suite_create("conv_choice");
     TCase *tc = tu_tcase("conv_choice");
     tcase_set_timeout(tc, 600);
@@ -218,6 +306,8 @@ int main(void)
     tcase_add_test(tc, failed_runs_never_win);
     tcase_add_test(tc, every_pass_measured_once);
     tcase_add_test(tc, resnet18_measures_each_pass_once);
+    tcase_add_test(tc, stored_record_decides);
+    tcase_add_test(tc, measuring_time_is_bounded);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -218,8 +218,9 @@ static void print_json(const clrt_device_info *infos, int n, const char *error)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: clrt-smi [--json] [--help]\n"
-               "       clrt-smi --tune [DEVICE] [--tune-settings N] [--tune-size N]\n"
-               "                [--tune-sizes N,N,...] [--tune-rounds R] [--tune-dir DIR]\n\n"
+               "       clrt-smi --tune [DEVICE] [--tune-only clblast|kernels]\n"
+               "                [--tune-settings N] [--tune-size N] [--tune-sizes N,N,...]\n"
+               "                [--tune-rounds R] [--tune-dir DIR] [--tune-models LIST]\n\n"
                "Lists the OpenCL devices clrt sees, in its order and with its names\n"
                "(gpu:N, cpu, cpu:N), as a table or, with --json, as JSON.\n"
                "CLBLAST TUNED: 'tuned here' when clrt hands CLBlast GEMM parameters that\n"
@@ -239,7 +240,16 @@ static void usage(FILE *f)
                "                     devices, 256,...,4096 on GPUs)\n"
                "  --tune-rounds R    timing rounds, alternating (default 3)\n"
                "  --tune-dir DIR     where the tuners' logs and files go (default: a new\n"
-               "                     folder under $TMPDIR or /tmp)\n\n"
+               "                     folder under $TMPDIR or /tmp)\n"
+               "then tunes clrt's own kernels on DEVICE (clrt/tune.h): one training step of\n"
+               "each model shows its convolution passes; the direct convolution kernel's\n"
+               "item block is searched per shape class and each pass's algorithm timed\n"
+               "against the others, in alternating rounds; the winners are stored where\n"
+               "every clrt program finds them (CLRT_KERNELS_TUNED=0 leaves them unused):\n"
+               "  --tune-models LIST name:batch,... of lenet, seed-cnn, resnet18 (32x32),\n"
+               "                     resnet18-224 (default lenet:256,seed-cnn:256,resnet18:128)\n"
+               "  --tune-rounds R    also the rounds of each candidate here\n"
+               "  --tune-only W      clblast or kernels: only that part\n\n"
                "Exit status: 0 when devices were listed; 1 when no OpenCL device was found\n"
                "(no platform, or platforms without devices): the message on stderr, or with\n"
                "--json the \"error\" field beside an empty \"devices\" list, says why;\n"
@@ -318,6 +328,11 @@ static int tune_option(smi_tune_options *o, char **argv, int argc, int *i)
         o->rounds = (int)x;
     else if (strcmp(a, "--tune-dir") == 0)
         o->dir = (ok = v && *v) ? v : NULL;
+    else if (strcmp(a, "--tune-models") == 0)
+        o->models = (ok = v && *v) ? v : NULL;
+    else if (strcmp(a, "--tune-only") == 0 &&
+             (ok = v && (strcmp(v, "clblast") == 0 || strcmp(v, "kernels") == 0)))
+        o->what = strcmp(v, "clblast") == 0 ? SMI_TUNE_CLBLAST : SMI_TUNE_KERNELS;
     *i += ok == 1;
     return ok;
 }
@@ -325,7 +340,8 @@ static int tune_option(smi_tune_options *o, char **argv, int argc, int *i)
 int main(int argc, char **argv)
 {
     int json = 0, tune = 0, tune_options = 0, known = 0;
-    smi_tune_options o = {.settings = 200, .rounds = 3};
+    smi_tune_options o = {
+        .settings = 200, .rounds = 3, .what = SMI_TUNE_CLBLAST | SMI_TUNE_KERNELS};
     if (argc == 4 && strcmp(argv[1], "--tune-child") == 0)
         return smi_time_child(argv[2], argv[3]);
     for (int i = 1; i < argc; i++) {
@@ -353,5 +369,10 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* The kernels' tuning times GEMMs on the host's BLAS too: on the
+     * kernels this CPU runs best (a restart with OPENBLAS_CORETYPE where
+     * OpenBLAS would pick generic ones), as clrt's other programs. */
+    if (tune && (o.what & SMI_TUNE_KERNELS))
+        (void)clrt_host_blas_restart(argv);
     return tune ? smi_tune(&o) : list_devices(json);
 }

@@ -1,6 +1,7 @@
 /* clrt-smi's parts: the device list (main.c) and `--tune` (tune.c, which
  * runs CLBlast's tuners through tune_tuner.c, times SGEMM through
- * tune_time.c and starts programs with tune_proc.c). */
+ * tune_time.c and starts programs with tune_proc.c, then tunes clrt's own
+ * kernels through tune_kernels.c). */
 #ifndef CLRT_SMI_H
 #define CLRT_SMI_H
 
@@ -17,11 +18,20 @@ typedef struct {
     long size;          /* the tuners' m = n = k; 0: by device kind */
     int sizes[SMI_MAX_SIZES], n_sizes; /* timed products' n; n_sizes 0: by device kind */
     int rounds;                        /* alternating rounds of timing children */
+    const char *models; /* clrt's kernels: the models tuned (clrt_tune_options); NULL: its
+                           default */
+    int what;           /* SMI_TUNE_CLBLAST | SMI_TUNE_KERNELS */
 } smi_tune_options;
+
+enum { SMI_TUNE_CLBLAST = 1, SMI_TUNE_KERNELS = 2 };
 
 /* `clrt-smi --tune`: tunes, stores, times, says what it measured. Returns
  * the exit status (0, or 1 after a message on stderr). */
 int smi_tune(const smi_tune_options *o);
+
+/* clrt's own kernels on d (tune_kernels.c): clrt_kernels_tune, a line
+ * per record stored. Returns 0, or 1 after a message on stderr. */
+int smi_tune_kernels(clrt_device *d, const clrt_device_info *info, const smi_tune_options *o);
 
 /* One kernel's tuning (tune_tuner.c): CLBlast's tuner `program` on the
  * OpenCL device `info` names, about `settings` settings at m = n = k =

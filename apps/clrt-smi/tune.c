@@ -3,7 +3,8 @@
  * stores the best parameters in clrt's tuning store for the device model
  * and driver (clrt_clblast_tuning_store), where the library finds them at
  * the first CLBlast GEMM of every later process, then times SGEMM with
- * CLBlast's built-in parameters against them (tune_time.c). */
+ * CLBlast's built-in parameters against them (tune_time.c); then tunes
+ * clrt's own kernels (tune_kernels.c). --tune-only picks one of the two. */
 #include "smi.h"
 
 #include <errno.h>
@@ -75,15 +76,12 @@ static void sizes_for(const smi_tune_options *o, const clrt_device_info *info, l
         sizes[i] = o->n_sizes ? o->sizes[i] : is_cpu ? cpu[i] : gpu[i];
 }
 
-int smi_tune(const smi_tune_options *o)
+/* CLBlast's SGEMM kernels on d: tuned, stored, timed. 0, or 1 after a
+ * message. */
+static int tune_clblast(clrt_device *d, const clrt_device_info *info_in, const smi_tune_options *o)
 {
-    clrt_device *d = o->device ? clrt_device_get(o->device) : clrt_try_gpu(0);
-    clrt_device_info info;
+    clrt_device_info info = *info_in;
     char dir[4096];
-    if (!d || clrt_device_info_get(d, &info) != CLRT_OK) {
-        fprintf(stderr, "clrt-smi: %s\n", clrt_last_error());
-        return 1;
-    }
     int sizes[SMI_MAX_SIZES], n_sizes = 0;
     long size = 0;
     sizes_for(o, &info, &size, sizes, &n_sizes);
@@ -115,4 +113,17 @@ int smi_tune(const smi_tune_options *o)
     printf("clrt-smi: %s: CLBLAST TUNED: %s\n", info.name,
            clrt_clblast_tuning_str(clrt_clblast_tuning_of(d)));
     return 0;
+}
+
+int smi_tune(const smi_tune_options *o)
+{
+    clrt_device *d = o->device ? clrt_device_get(o->device) : clrt_try_gpu(0);
+    clrt_device_info info;
+    if (!d || clrt_device_info_get(d, &info) != CLRT_OK) {
+        fprintf(stderr, "clrt-smi: %s\n", clrt_last_error());
+        return 1;
+    }
+    if ((o->what & SMI_TUNE_CLBLAST) && tune_clblast(d, &info, o))
+        return 1;
+    return (o->what & SMI_TUNE_KERNELS) ? smi_tune_kernels(d, &info, o) : 0;
 }

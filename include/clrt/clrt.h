@@ -32,4 +32,5 @@
 #include <clrt/trace.h>
 #include <clrt/host_blas.h>
 #include <clrt/onnx.h>
+#include <clrt/tune.h>
 #endif

@@ -67,6 +67,20 @@ static size_t whole_number(const char *name, const char *unit)
     return (size_t)n;
 }
 
+/* CLRT_MEASURE_SECONDS: a number of seconds, 0 or more (at most a day);
+ * unset, empty or bad (after a warning): 1. */
+static double measure_seconds(void)
+{
+    const char *v = getenv("CLRT_MEASURE_SECONDS");
+    char *end = NULL;
+    double s = v && *v ? strtod(v, &end) : 1.0;
+    if (v && *v && (end == v || *end || !(s >= 0 && s <= 86400))) {
+        warn("CLRT_MEASURE_SECONDS", v, "a number of seconds from 0 to 86400");
+        return 1.0;
+    }
+    return s;
+}
+
 /* CLRT_KERNEL_STYLE, else what CLRT_CONV_ALGO implies: its direct kernels
  * (vec) are the CPU style, im2col the GPU one. */
 static clrt__kernel_style kernel_style(void)
@@ -144,10 +158,12 @@ static void read_all(void)
     settings.default_device = nonempty("CLRT_DEFAULT_DEVICE");
     settings.gemm_clblast = choice("CLRT_GEMM", gemm, "host-blas, clblast", 0) == 1;
     settings.clblast_tuned = choice("CLRT_CLBLAST_TUNED", off_on, "0, 1", 1);
+    settings.kernels_tuned = choice("CLRT_KERNELS_TUNED", off_on, "0, 1", 1);
     settings.conv_algo =
         (clrt__conv_algo)choice("CLRT_CONV_ALGO", conv, "auto, im2col, vec, winograd", 0);
     settings.conv_scratch_bytes = whole_number("CLRT_CONV_SCRATCH_BYTES", "bytes");
     settings.conv_measure_macs = whole_number("CLRT_CONV_MEASURE_MACS", "multiply-adds");
+    settings.measure_seconds = measure_seconds();
     settings.kernel_style = kernel_style();
     static const char *const attention[] = {"auto", "fused", "composed", NULL};
     settings.attention =

@@ -41,10 +41,15 @@ typedef struct {
     int gemm_clblast;                /* CLRT_GEMM=clblast: CLBlast on CPU devices too */
     int clblast_tuned;               /* CLRT_CLBLAST_TUNED: 1 (default) hands CLBlast the
                                         parameters clrt-smi --tune stored; 0 leaves them unused */
+    int kernels_tuned;               /* CLRT_KERNELS_TUNED: 1 (default) runs the kernel
+                                        parameters and algorithms tuned for the device (the
+                                        tuning store); 0 runs the defaults queried from it */
     clrt__conv_algo conv_algo;       /* CLRT_CONV_ALGO */
     size_t conv_scratch_bytes;       /* CLRT_CONV_SCRATCH_BYTES; 0: the built-in cap */
     size_t conv_measure_macs;        /* CLRT_CONV_MEASURE_MACS: passes of at least this many
                                         multiply-adds are measured; 0: the built-in threshold */
+    double measure_seconds;          /* CLRT_MEASURE_SECONDS: how long a process may measure
+                                        choices at their first use, in all (default 1) */
     clrt__kernel_style kernel_style; /* CLRT_KERNEL_STYLE (see above) */
     clrt__attention_path attention;  /* CLRT_ATTENTION (see above) */
     int poison;                      /* CLRT_POISON=1: new buffers start as NaN bytes */

@@ -6,6 +6,7 @@
 
 #include "runtime/device/arch_internal.h"
 #include "runtime/ops/epilogue_internal.h"
+#include "runtime/ops/kparams_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 /* x [N,C,H,W] * weight [O,C,K,K] -> [N,O,OH,OW]. All fit in 32-bit ints,
@@ -122,16 +123,55 @@ typedef clrt_status (*clrt__conv_trial)(clrt_device *d, int algo, void *ctx);
 int clrt__conv_candidates(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass);
 /* The algorithm (one bit of `applicable`) for this pass of cd on d:
  * CLRT_CONV_ALGO's when it forces one (0 + CLRT_ENOTSUP naming op, the
- * layer and what applies when it does not apply); the only one; for a
- * pass of fewer multiply-adds than the threshold (20 million, or
- * CLRT_CONV_MEASURE_MACS) the default (the direct kernels on devices of
- * the CPU style, else im2col); else the one measured fastest with `trial`
- * at the first use of this shape on this device and driver (a warm-up and
- * two timed runs of each candidate), then remembered in memory and in the
- * cache folder. d->counters count the choices measured, the candidates'
- * failed runs and the passes each algorithm ran. */
+ * layer and what applies when it does not apply); the only one; the one
+ * the tuning store holds for this shape on d (clrt__conv_algo_family);
+ * for a pass of fewer multiply-adds than the threshold (20 million, or
+ * CLRT_CONV_MEASURE_MACS) the default (clrt__conv_default); else the one measured fastest with
+ * `trial` (a warm-up and two timed rounds of the candidates, alternating) while the process's
+ * measuring time (CLRT_MEASURE_SECONDS) lasts, then stored; else the default. d->counters count the
+ * choices measured, the candidates' failed runs and the passes each algorithm ran. */
 int clrt__conv_pick(const char *op, clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
                     int applicable, clrt__conv_trial trial, void *ctx);
+
+/* The record of a pass's algorithm in the tuning store (conv_choice.c):
+ * "algo", the index of im2col, vec, winograd; the class is the pass and
+ * the layer's shape. */
+extern const clrt__kfamily clrt__conv_algo_family;
+
+/* The direct forward kernel's item block in the tuning store
+ * (conv_vec.c): rb output rows by pw output pixels; the class is the
+ * kernel size, stride and output rows and columns (OH, OW of the pass's
+ * own geometry: the input gradient runs the same kernel). */
+extern const clrt__kfamily clrt__conv_vec_fwd_family;
+void clrt__conv_vec_fwd_class(const clrt__conv_dims *cd, int OH, int OW, char *out, size_t cap);
+/* Whether this pass of cd (forward or input gradient) would run
+ * conv_vec_fwd on d: then 1, its class into cls and its default item
+ * block (rb, pw, from the device) into block; else 0. */
+int clrt__conv_vec_item_block(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
+                              char *cls, size_t cap, int block[2]);
+
+/* What the kernel tuner (runtime/tune) asks of the convolutions its
+ * thread runs (clrt__conv_tuner_set; NULL ends it). */
+typedef struct clrt__conv_tuner {
+    int rounds; /* > 0: every pass with a choice is measured in this many
+                   rounds, alternating, whatever is stored and whatever
+                   measuring time is left, and its record replaced */
+    int force;  /* an algorithm bit each pass runs where it applies,
+                   unmeasured (0: none); CLRT_CONV_ALGO still comes first */
+    /* Called with each pass picked: its candidates, the algorithm, and
+     * best_s, the candidates' best seconds by algorithm bit when it was
+     * measured (-1: not run). NULL: not called. */
+    void (*seen)(struct clrt__conv_tuner *t, const clrt__conv_dims *cd, clrt__conv_pass pass,
+                 int applicable, int algo, const double best_s[5]);
+    void *user;
+} clrt__conv_tuner;
+void clrt__conv_tuner_set(clrt__conv_tuner *t);
+
+/* The algorithm a pass with these candidates runs with no record and no
+ * measurement: the direct kernels on devices of the CPU style (but for
+ * the weight gradients of strided, 1x1 and narrow layers), else im2col. */
+int clrt__conv_default(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
+                       int applicable);
 
 /* The scratch cap of conv_launch.c (CLRT_CONV_SCRATCH_BYTES overrides). */
 size_t clrt__conv_scratch_cap(const clrt_device *d);

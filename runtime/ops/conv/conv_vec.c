@@ -181,24 +181,61 @@ static void epi_args(const vec_call *c, clrt__karg *args, cl_int *kind, cl_mem *
     args[1] = CLRT__ARG(*mask);
 }
 
-/* Vector registers of d's SIMD unit. OpenCL has no query for them; the
- * preferred float width stands in: 16 lanes is AVX-512 (32 registers),
- * narrower ones AVX2, SSE or NEON's 16 (NEON has 32: counted low). */
-/* The block of output pixels a conv_vec_fwd item accumulates: pw pixels
- * of rb rows, pw the output row split evenly into blocks of at most half
- * the vector registers less one, rb as many rows as the rest of that half
- * holds. Half: on PoCL's AVX-512 code (Intel Xeon, 2026-12-02, ResNet-18's
- * 3x3 layers at 7 to 56 pixels a row) 28 accumulators ran 1.3 to 2 times
- * slower than 14, the unrolled loads and addresses needing the rest; and
- * a second row where the row is short (7 pixels: rb 2) halves the weight
- * loads per FMA, which made the 512-channel 7x7 layers 2 times faster. */
-static void item_block(const clrt_device *d, const vec_geom *g, int *rb, int *pw)
+/* The block of output pixels a conv_vec_fwd item accumulates, pw pixels
+ * of rb rows: a record of the tuning store for the class (kernel size,
+ * stride, output rows and columns) when the tuner left one, else the
+ * default from the device: pw the output row split evenly into blocks of
+ * at most half the vector registers less one, rb as many rows as the rest
+ * of that half holds. Half: on PoCL's AVX-512 code (Intel Xeon,
+ * 2026-12-02, ResNet-18's 3x3 layers at 7 to 56 pixels a row) 28
+ * accumulators ran 1.3 to 2 times slower than 14, the unrolled loads and
+ * addresses needing the rest; and a second row where the row is short (7
+ * pixels: rb 2) halves the weight loads per FMA, which made the
+ * 512-channel 7x7 layers 2 times faster. The vector registers come from
+ * the preferred width (clrt__device_vector_registers: OpenCL has no query
+ * for them). */
+static const clrt__kparam item_params[] = {{"rb", 1, 16}, {"pw", 1, 32}};
+
+/* At most as many accumulators as the vector registers hold, less two for
+ * the loads: more spill, and do not unroll (a build error under
+ * CLRT_KERNEL_WERROR). */
+static const char *item_fits(const clrt_device *d, const int *v, char *why, size_t cap)
+{
+    int acc = clrt__device_vector_registers(d) - 2;
+    if (v[0] * v[1] <= acc)
+        return NULL;
+    snprintf(why, cap, "rb=%d x pw=%d accumulators exceed the %d that %s's vector registers hold",
+             v[0], v[1], acc, d->info.name);
+    return why;
+}
+
+const clrt__kfamily clrt__conv_vec_fwd_family = {"conv_vec_fwd", 1, 2, item_params, item_fits};
+
+void clrt__conv_vec_fwd_class(const clrt__conv_dims *cd, int OH, int OW, char *out, size_t cap)
+{
+    snprintf(out, cap, "k%d,s%d,%dx%d", cd->K, cd->stride, OH, OW);
+}
+
+static void default_item_block(const clrt_device *d, const vec_geom *g, int *rb, int *pw)
 {
     int acc = clrt__device_vector_registers(d) / 2 - 1, most = g->OW < acc ? g->OW : acc;
     int blocks = (int)clrt__ceil_div((size_t)g->OW, (size_t)(most < 1 ? 1 : most));
     *pw = (int)clrt__ceil_div((size_t)g->OW, (size_t)blocks);
     int rows = acc / *pw;
     *rb = rows < 1 ? 1 : rows > g->OH ? g->OH : rows;
+}
+
+static void item_block(const clrt_device *d, const clrt__conv_dims *cd, const vec_geom *g, int *rb,
+                       int *pw)
+{
+    default_item_block(d, g, rb, pw);
+    char cls[64];
+    int tuned[2];
+    clrt__conv_vec_fwd_class(cd, g->OH, g->OW, cls, sizeof cls);
+    if (clrt__kparams_get(d, &clrt__conv_vec_fwd_family, cls, tuned) == 1) {
+        *rb = tuned[0] < g->OH ? tuned[0] : g->OH;
+        *pw = tuned[1] < g->OW ? tuned[1] : g->OW;
+    }
 }
 
 /* How a forward-type convolution (a forward, or an input gradient on
@@ -237,7 +274,7 @@ static fwd_plan plan_forward(const clrt_device *d, const clrt__conv_dims *cd, co
         p.copy = g.pad != 0 || g.OW < vw;
     } else {
         int vw = vector_width(d, g.O), rb, pw;
-        item_block(d, &g, &rb, &pw);
+        item_block(d, cd, &g, &rb, &pw);
         g.lanes = lanes_for(g.O, vw);
         p.kernel = "conv_vec_fwd";
         p.blocks = (cl_int)clrt__ceil_div((size_t)g.OW, (size_t)pw);
@@ -360,6 +397,19 @@ static vec_geom forward_geom(const clrt__conv_dims *cd)
 static vec_geom input_geom(const clrt__conv_dims *cd)
 {
     return (vec_geom){cd->N, cd->O, cd->OH, cd->OW, cd->C, cd->H, cd->W, cd->K - 1 - cd->pad, 0};
+}
+
+int clrt__conv_vec_item_block(const clrt_device *d, const clrt__conv_dims *cd, clrt__conv_pass pass,
+                              char *cls, size_t cap, int block[2])
+{
+    if (pass == CLRT__CONV_BWD_WEIGHT || !(clrt__conv_candidates(d, cd, pass) & CLRT__ALGO_VEC))
+        return 0;
+    vec_geom g = pass == CLRT__CONV_FWD ? forward_geom(cd) : input_geom(cd);
+    if (g.O <= MAX_PX_CHANNELS && cd->stride == 1 && g.pad >= 0)
+        return 0; /* conv_px_fwd */
+    default_item_block(d, &g, &block[0], &block[1]);
+    clrt__conv_vec_fwd_class(cd, g.OH, g.OW, cls, cap);
+    return 1;
 }
 
 clrt_status clrt__conv_vec_forward(clrt_device *d, cl_mem x, cl_mem w, cl_mem bias, cl_mem out,
