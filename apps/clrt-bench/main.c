@@ -26,8 +26,11 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     for (const bench_command *c = commands; c->name; c++)
-        if (strcmp(argv[1], c->name) == 0)
-            return c->run(argc - 1, argv + 1);
+        if (strcmp(argv[1], c->name) == 0) {
+            int rc = c->run(argc - 1, argv + 1);
+            (void)clrt_device_synchronize_all(); /* nothing queued at exit */
+            return rc;
+        }
     fprintf(stderr, "clrt-bench: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;

@@ -157,6 +157,9 @@ int main(int argc, char **argv)
         app_job_abort(&o.job, rc); /* the other ranks may wait for this one */
     if (o.distributed)
         app_job_end(&o.job);
-    clrt_clblast_release_programs(); /* before exit: Oclgrind cannot at exit */
+    /* Before exit: work still queued, and CLBlast's programs (Oclgrind cannot
+     * release them at exit). */
+    (void)clrt_device_synchronize_all();
+    clrt_clblast_release_programs();
     return rc;
 }

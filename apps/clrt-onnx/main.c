@@ -103,5 +103,6 @@ int main(int argc, char **argv)
     }
     free(o.pos);
     free(o.in);
+    (void)clrt_device_synchronize_all(); /* nothing queued at exit */
     return code;
 }

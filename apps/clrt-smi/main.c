@@ -374,5 +374,7 @@ int main(int argc, char **argv)
      * OpenBLAS would pick generic ones), as clrt's other programs. */
     if (tune && (o.what & SMI_TUNE_KERNELS))
         (void)clrt_host_blas_restart(argv);
-    return tune ? smi_tune(&o) : list_devices(json);
+    int rc = tune ? smi_tune(&o) : list_devices(json);
+    (void)clrt_device_synchronize_all(); /* nothing queued at exit */
+    return rc;
 }

@@ -253,8 +253,11 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; argc == 2 && i < n; i++)
-        if (strcmp(argv[1], probes[i].name) == 0)
-            return probes[i].run();
+        if (strcmp(argv[1], probes[i].name) == 0) {
+            int rc = probes[i].run();
+            (void)clrt_device_synchronize_all(); /* nothing queued at exit */
+            return rc;
+        }
     fprintf(stderr, "usage: probe_api list | <probe>\n");
     return 2;
 }

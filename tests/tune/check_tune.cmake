@@ -1,10 +1,12 @@
-# clrt-smi --tune on the test device (CLRT_TEST_DEVICE, else cpu) with
-# CLBlast's tuners at a tiny search (3 settings each at m=n=k=128, two
-# timed sizes, one round), in this test's own cache folder: it says what
-# it measured and stores the tuners' best; then clrt-smi lists the device
-# as "tuned here" with exactly those parameters, and as "built-in" under
-# CLRT_CLBLAST_TUNED=0. And the errors: no such device, no tuners on PATH,
-# bad values, --tune-* without --tune.
+# clrt-smi --tune on the test device (CLRT_TEST_DEVICE, else cpu). CLBlast's
+# part (--tune-only clblast) with its tuners at a tiny search (3 settings
+# each at m=n=k=128, two timed sizes, one round), in this test's own cache
+# folder: it says what it measured and stores the tuners' best; then
+# clrt-smi lists the device as "tuned here" with exactly those parameters,
+# and as "built-in" under CLRT_CLBLAST_TUNED=0. clrt's own kernels
+# (--tune-only kernels) on LeNet's step: a line per record and the count.
+# And the errors: no such device, no tuners on PATH, bad values, a bad
+# model list, --tune-* without --tune.
 #   cmake -DSMI=<clrt-smi> -DWORK=<folder> -P check_tune.cmake
 
 find_program(TUNER clblast_tuner_xgemm)
@@ -42,8 +44,8 @@ if(old_records)
 endif()
 file(REMOVE_RECURSE ${WORK})
 
-run_smi(out rc ${SMI} --tune ${device} --tune-settings 3 --tune-size 128 --tune-sizes 64,128
-        --tune-rounds 1 --tune-dir ${WORK})
+run_smi(out rc ${SMI} --tune ${device} --tune-only clblast --tune-settings 3 --tune-size 128
+        --tune-sizes 64,128 --tune-rounds 1 --tune-dir ${WORK})
 expect_rc("a tiny tune" 0 "${rc}" "${out}")
 expect_match("the tuners' search" "clblast_tuner_xgemm: [0-9]+ settings in its phases at m=n=k=128"
              "${out}")
@@ -93,6 +95,29 @@ expect_match("the table's column" "\n${device} [^\n]+ tuned here\n" "${table}")
 run_smi(json rc ${CMAKE_COMMAND} -E env CLRT_CLBLAST_TUNED=0 ${SMI} --json)
 string(JSON tuning GET "${json}" devices ${at} clblast_tuning)
 expect_match("CLRT_CLBLAST_TUNED=0: built-in" "^built-in$" "${tuning}")
+
+# clrt's own kernels: LeNet's step at batch 4, one round. A line per
+# record (each convolution pass with a choice, the direct kernel's item
+# block where it runs), the default and the stored choice with their
+# times, and the count.
+run_smi(out rc ${SMI} --tune ${device} --tune-only kernels --tune-models lenet:4 --tune-rounds 1)
+expect_rc("the kernels' tune" 0 "${rc}" "${out}")
+expect_match("a pass's algorithm"
+             "\nconv_algo +lenet:4 forward x \\[4, 1, 28, 28\\] w \\[6, 1, 5, 5\\] s1 p2 +(vec|im2col) +[0-9.]+ ms +(vec|im2col) +[0-9.]+ ms"
+             "${out}")
+expect_match("the count" "clrt-smi: [1-9][0-9]* records stored for " "${out}")
+if(out MATCHES "clrt-smi: tuning CLBlast")
+  message(FATAL_ERROR "--tune-only kernels tuned CLBlast too\n${out}")
+endif()
+run_smi(out rc ${SMI} --tune ${device} --tune-only kernels --tune-models lenet)
+expect_rc("a model without its batch" 1 "${rc}" "${out}")
+expect_match("the entry, named" "'lenet' is not name:batch" "${out}")
+run_smi(out rc ${SMI} --tune ${device} --tune-only kernels --tune-models vgg:4)
+expect_rc("an unknown model" 1 "${rc}" "${out}")
+expect_match("the model, named" "unknown model 'vgg'" "${out}")
+run_smi(out rc ${SMI} --tune ${device} --tune-only gemm)
+expect_rc("a bad --tune-only" 2 "${rc}" "${out}")
+expect_match("the bad value, named" "bad value for option '--tune-only'" "${out}")
 
 # Errors.
 run_smi(out rc ${SMI} --tune gpu:99 --tune-dir ${WORK})
