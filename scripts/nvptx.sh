@@ -129,14 +129,16 @@ collect() { # CARD (in a subshell: it changes the environment)
   unset "${!CLRT_@}" # the defaults, whatever the caller set
   pose "$1"
   export CLRT_CACHE_DIR=$work/cache-$1 CLRT_KERNEL_WERROR=1 CLRT_POISON=1
-  # Every pass measured (CLRT_CONV_MEASURE_MACS=1) builds every candidate
+  # Every pass measured (CLRT_CONV_MEASURE_MACS=1, with time for all of
+  # them: CLRT_MEASURE_SECONDS) builds every candidate
   # algorithm of every layer: the GPU's own kernels, then the CPU-style
   # ones (the direct convolutions, row pooling) a GPU runs when told to
   # (CLRT_KERNEL_STYLE=cpu). A forced CLRT_CONV_ALGO fails where its
   # algorithm does not apply, so it cannot walk a whole model.
   run_logged "$1-models" "$b/nvptx/gpu_path" gpu:0
-  CLRT_CONV_MEASURE_MACS=1 run_logged "$1-models-measured" "$b/nvptx/gpu_path" gpu:0
-  CLRT_CONV_MEASURE_MACS=1 CLRT_KERNEL_STYLE=cpu \
+  CLRT_CONV_MEASURE_MACS=1 CLRT_MEASURE_SECONDS=86400 \
+    run_logged "$1-models-measured" "$b/nvptx/gpu_path" gpu:0
+  CLRT_CONV_MEASURE_MACS=1 CLRT_MEASURE_SECONDS=86400 CLRT_KERNEL_STYLE=cpu \
     run_logged "$1-models-cpu-style" "$b/nvptx/gpu_path" gpu:0
   run_logged "$1-peak" "$root/build/clrt-bench" peak --device gpu:0 --kib 256 --items 4096 \
     --launches 10 --repeats 1 --min-ms 1
