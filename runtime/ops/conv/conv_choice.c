@@ -8,9 +8,8 @@
  * direct kernels on devices of the CPU style, but for some weight
  * gradients; im2col elsewhere). Small passes, where a measurement would
  * cost more than it can save, take the default. A choice measured here is
- * stored for later runs. CLRT_CONV_ALGO forces
- * one algorithm; where it does not apply the pass fails, naming those
- * that do. */
+ * stored for later runs. CLRT_CONV_ALGO forces one algorithm; where it
+ * does not apply the pass fails, naming those that do. */
 #include "runtime/ops/conv/conv_internal.h"
 #include "runtime/core/clock_internal.h"
 #include "runtime/core/env_internal.h"

@@ -257,11 +257,17 @@ typedef struct {
     cl_mem wt;
 } fwd_plan;
 
+/* Whether a forward-type pass of geometry g runs conv_px_fwd. */
+static int by_pixel(const clrt__conv_dims *cd, const vec_geom *g)
+{
+    return g->O <= MAX_PX_CHANNELS && cd->stride == 1 && g->pad >= 0;
+}
+
 static fwd_plan plan_forward(const clrt_device *d, const clrt__conv_dims *cd, const vec_call *c,
                              vec_geom g)
 {
     fwd_plan p = {.call = c, .copy = g.pad != 0, .row_blocks = (size_t)g.OH};
-    if (g.O <= MAX_PX_CHANNELS && cd->stride == 1 && g.pad >= 0) {
+    if (by_pixel(cd, &g)) {
         int vw = vector_width(d, 16);
         g.lanes = g.O;
         p.kernel = "conv_px_fwd";
@@ -405,8 +411,8 @@ int clrt__conv_vec_item_block(const clrt_device *d, const clrt__conv_dims *cd, c
     if (pass == CLRT__CONV_BWD_WEIGHT || !(clrt__conv_candidates(d, cd, pass) & CLRT__ALGO_VEC))
         return 0;
     vec_geom g = pass == CLRT__CONV_FWD ? forward_geom(cd) : input_geom(cd);
-    if (g.O <= MAX_PX_CHANNELS && cd->stride == 1 && g.pad >= 0)
-        return 0; /* conv_px_fwd */
+    if (by_pixel(cd, &g))
+        return 0;
     default_item_block(d, &g, &block[0], &block[1]);
     clrt__conv_vec_fwd_class(cd, g.OH, g.OW, cls, cap);
     return 1;
