@@ -107,7 +107,10 @@ static void remember(const clrt_device *d, const char *key, const void *value, s
     records = r;
 }
 
-/* From the cache folder into memory; the lock is held. */
+/* From the cache folder into memory; the lock is held. A record that is
+ * not there (or not valid) is remembered as empty, so that lookups made in
+ * every training step (ops/kparams.c) read the folder once a process,
+ * not once a call; a put replaces it. */
 static tuning_record *load(const clrt_device *d, const char *key)
 {
     char name[64];
@@ -123,6 +126,8 @@ static tuning_record *load(const clrt_device *d, const char *key)
         clrt__cache_file_decode(file, size, hash, mac, &payload, &n) == CLRT__CACHE_FILE_OK &&
         n <= CLRT__TUNING_MAX)
         remember(d, key, payload, n);
+    else
+        remember(d, key, "", 0);
     free(file);
     return find(d, key);
 }

@@ -5,7 +5,9 @@
  * another driver or release measures again. Kept in memory and, when the
  * program cache's folder is in use, in it (tuning.c; the folder's trust
  * rules and file format are the program cache's, cache_internal.h): a
- * record that is missing, altered or foreign reads as unknown.
+ * record that is missing, altered or foreign reads as unknown (looked for
+ * in the folder once a process: a file another process writes later is
+ * not seen).
  * Thread-safe. */
 #ifndef CLRT_TUNING_INTERNAL_H
 #define CLRT_TUNING_INTERNAL_H

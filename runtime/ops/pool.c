@@ -131,19 +131,28 @@ static int row_vector(const clrt_device *d, const pool_dims *pd)
     return pv;
 }
 
-/* Runs maxpool2_* (name) with pv outputs per item over row blocks. */
-static clrt_status run_rows(clrt_device *d, const char *name, const pool_dims *pd, int epi, int pv,
-                            int nargs, clrt__karg *args)
+/* Runs kernel `name` of the pool program built with `options` over items
+ * of `lanes` outputs of a row (row blocks, dim 0) by planes (dim 1); the
+ * geometry and the blocks per row follow the first nargs arguments. */
+static clrt_status run_row_blocks(clrt_device *d, const char *name, const char *options,
+                                  const pool_dims *pd, int lanes, int nargs, clrt__karg *args)
 {
     clrt__pool_sizes g = geom_of(pd);
-    cl_int blocks = (cl_int)clrt__ceil_div((size_t)pd->OW, (size_t)pv);
-    char options[80];
-    snprintf(options, sizeof options, "-DKSIZE=2 -DSTRIDE=2 -DEPI=%d -DPV=%d", epi, pv);
+    cl_int blocks = (cl_int)clrt__ceil_div((size_t)pd->OW, (size_t)lanes);
     args[nargs] = CLRT__ARG(g);
     args[nargs + 1] = CLRT__ARG(blocks);
     cl_kernel k = clrt__kernel(d, "pool", options, name);
     return clrt__run_planes(d, k, (size_t)pd->OH * (size_t)blocks, (size_t)(pd->N * pd->C),
                             nargs + 2, args);
+}
+
+/* Runs maxpool2_* (name) with pv outputs per item over row blocks. */
+static clrt_status run_rows(clrt_device *d, const char *name, const pool_dims *pd, int epi, int pv,
+                            int nargs, clrt__karg *args)
+{
+    char options[80];
+    snprintf(options, sizeof options, "-DKSIZE=2 -DSTRIDE=2 -DEPI=%d -DPV=%d", epi, pv);
+    return run_row_blocks(d, name, options, pd, pv, nargs, args);
 }
 
 /* Output pixels per item of maxpool_rows_fwd, the CPU devices' forward
@@ -162,18 +171,13 @@ static int rows_vector(const clrt_device *d, const pool_dims *pd)
     return rv;
 }
 
+/* Runs maxpool_rows_fwd with rv outputs per item over row blocks. */
 static clrt_status run_window_rows(clrt_device *d, const pool_dims *pd, int rv, clrt__karg *args)
 {
-    clrt__pool_sizes g = geom_of(pd);
-    cl_int blocks = (cl_int)clrt__ceil_div((size_t)pd->OW, (size_t)rv);
     char options[80];
     snprintf(options, sizeof options, "-DKSIZE=%d -DSTRIDE=%d -DPAD=%d -DEPI=0 -DRV=%d", pd->K,
              pd->stride, pd->pad, rv);
-    args[4] = CLRT__ARG(g);
-    args[5] = CLRT__ARG(blocks);
-    cl_kernel k = clrt__kernel(d, "pool", options, "maxpool_rows_fwd");
-    return clrt__run_planes(d, k, (size_t)pd->OH * (size_t)blocks, (size_t)(pd->N * pd->C), 6,
-                            args);
+    return run_row_blocks(d, "maxpool_rows_fwd", options, pd, rv, 4, args);
 }
 
 /* --- max --- */

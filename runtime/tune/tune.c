@@ -146,66 +146,55 @@ static clrt_status tune_algorithms(clrt_device *d, const char *model, const clrt
     return st;
 }
 
-/* "name:batch" at spec into name (cap bytes) and *batch; 0, or -1. */
-static int parse_model(const char *spec, size_t len, char *name, size_t cap, int *batch)
-{
-    const char *colon = memchr(spec, ':', len);
-    char *end = NULL;
-    long b = colon ? strtol(colon + 1, &end, 10) : 0;
-    if (!colon || (size_t)(colon - spec) >= cap || end != spec + len || b < 1 || b > 4096)
-        return -1;
-    memcpy(name, spec, (size_t)(colon - spec));
-    name[colon - spec] = '\0';
-    *batch = (int)b;
-    return 0;
-}
+/* One "name:batch" entry of the model list. */
+typedef struct {
+    char name[32];
+    int batch;
+} model_entry;
 
-static clrt_status tune_model(clrt_device *d, const char *name, int batch, int rounds,
-                              clrt_tune_report report, void *user)
-{
-    static _Thread_local clrt__tune_passes list; /* large: not on the stack */
-    char where[64];
-    snprintf(where, sizeof where, "%s:%d", name, batch);
-    clrt_status st = model_passes(d, name, batch, &list);
-    if (st == CLRT_OK)
-        st = clrt__tune_item_blocks(d, where, &list, rounds, report, user);
-    return st == CLRT_OK ? tune_algorithms(d, where, &list, rounds, report, user) : st;
-}
+#define MAX_MODELS 16
 
-/* Each "name:batch" of models in turn: f(d, name, batch, ...) until one
- * fails; CLRT_EINVAL for an entry that is not one. */
-typedef clrt_status (*model_fn)(clrt_device *d, const char *name, int batch, int rounds,
-                                clrt_tune_report report, void *user);
-
-static clrt_status each_model(clrt_device *d, const char *models, model_fn f, int rounds,
-                              clrt_tune_report report, void *user)
+/* The list into out (at most MAX_MODELS): how many, or a negative status
+ * naming the entry that is not name:batch of a known model. */
+static int parse_models(const char *models, model_entry out[MAX_MODELS])
 {
-    for (const char *p = models; *p;) {
+    int n = 0;
+    for (const char *p = models; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
         size_t len = strcspn(p, ",");
-        char name[32];
-        int batch = 0;
-        if (parse_model(p, len, name, sizeof name, &batch) != 0)
+        const char *colon = memchr(p, ':', len);
+        char *end = NULL;
+        long b = colon ? strtol(colon + 1, &end, 10) : 0;
+        if (n == MAX_MODELS)
+            return clrt__fail(CLRT_EINVAL, "clrt_kernels_tune: more than %d models", MAX_MODELS);
+        if (!colon || (size_t)(colon - p) >= sizeof out[n].name || end != p + len || b < 1 ||
+            b > 4096)
             return clrt__fail(CLRT_EINVAL,
                               "clrt_kernels_tune: '%.*s' is not name:batch (e.g. resnet18:128, "
                               "batch 1 to 4096)",
                               (int)len, p);
-        clrt_status st = f(d, name, batch, rounds, report, user);
-        if (st != CLRT_OK)
-            return st;
-        p += len + (p[len] == ',');
+        memcpy(out[n].name, p, (size_t)(colon - p));
+        out[n].name[colon - p] = '\0';
+        out[n].batch = (int)b;
+        int64_t chw[3];
+        clrt_module *m = make_model(out[n].name, chw); /* a known name? */
+        if (!m)
+            return clrt_last_status();
+        clrt_module_free(m);
+        n++;
     }
-    return CLRT_OK;
+    return n ? n : clrt__fail(CLRT_EINVAL, "clrt_kernels_tune: no model given");
 }
 
-/* each_model's check of an entry before anything runs. */
-static clrt_status check_model(clrt_device *d, const char *name, int batch, int rounds,
-                               clrt_tune_report report, void *user)
+static clrt_status tune_model(clrt_device *d, const model_entry *e, int rounds,
+                              clrt_tune_report report, void *user)
 {
-    (void)d, (void)batch, (void)rounds, (void)report, (void)user;
-    int64_t chw[3];
-    clrt_module *m = make_model(name, chw);
-    clrt_module_free(m);
-    return m ? CLRT_OK : clrt_last_status();
+    static _Thread_local clrt__tune_passes list; /* large: not on the stack */
+    char where[64];
+    snprintf(where, sizeof where, "%.31s:%d", e->name, e->batch);
+    clrt_status st = model_passes(d, e->name, e->batch, &list);
+    if (st == CLRT_OK)
+        st = clrt__tune_item_blocks(d, where, &list, rounds, report, user);
+    return st == CLRT_OK ? tune_algorithms(d, where, &list, rounds, report, user) : st;
 }
 
 clrt_status clrt_kernels_tune(clrt_device *d, const clrt_tune_options *o, clrt_tune_report report,
@@ -213,13 +202,14 @@ clrt_status clrt_kernels_tune(clrt_device *d, const clrt_tune_options *o, clrt_t
 {
     if (!d)
         return clrt__fail(CLRT_EINVAL, "clrt_kernels_tune: device is NULL");
-    const char *models = o && o->models ? o->models : DEFAULT_MODELS;
     if (o && (o->rounds < 0 || o->rounds > 100))
         return clrt__fail(CLRT_EINVAL, "clrt_kernels_tune: rounds %d (1 to 100, 0: %d)", o->rounds,
                           DEFAULT_ROUNDS);
     int rounds = o && o->rounds > 0 ? o->rounds : DEFAULT_ROUNDS;
-    if (!*models)
-        return clrt__fail(CLRT_EINVAL, "clrt_kernels_tune: no model given");
-    clrt_status st = each_model(d, models, check_model, rounds, NULL, NULL);
-    return st == CLRT_OK ? each_model(d, models, tune_model, rounds, report, user) : st;
+    model_entry models[MAX_MODELS];
+    int n = parse_models(o && o->models ? o->models : DEFAULT_MODELS, models);
+    clrt_status st = n < 0 ? (clrt_status)n : CLRT_OK;
+    for (int i = 0; i < n && st == CLRT_OK; i++)
+        st = tune_model(d, &models[i], rounds, report, user);
+    return st;
 }
