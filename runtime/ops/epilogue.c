@@ -2,6 +2,7 @@
  * arguments, shared by every op that takes one, and the bias-and-epilogue
  * pass of matrix products (clkernels/unary.cl). */
 #include "runtime/ops/epilogue_internal.h"
+#include "runtime/ops/elementwise/unary_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 clrt_status clrt__check_epilogue(const char *op, const clrt__epilogue *epi, const clrt_tensor *like)
@@ -43,6 +44,6 @@ clrt_status clrt__bias_epilogue(clrt_tensor *out, clrt_tensor *bias, const clrt_
     clrt__karg args[] = {CLRT__ARG(mo),   CLRT__ARG(mb),   CLRT__ARG(has_bias), CLRT__ARG(rows),
                          CLRT__ARG(cols), CLRT__ARG(kind), CLRT__ARG(mm)};
     clrt_device *d = clrt__dev(out);
-    return clrt__run_planes(d, clrt__kernel(d, "unary", NULL, "bias_epi_f32"), (size_t)cols,
-                            (size_t)rows, 7, args);
+    return clrt__run_planes(d, clrt__unary_kernel(d, "bias_epi_f32"), (size_t)cols, (size_t)rows, 7,
+                            args);
 }

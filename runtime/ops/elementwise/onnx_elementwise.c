@@ -5,6 +5,7 @@
 #include "runtime/ops/onnx_ops_internal.h"
 
 #include "runtime/ops/elementwise/binary_internal.h"
+#include "runtime/ops/elementwise/unary_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 /* out = name(x[, alpha, beta]) for a float32 x; nparams is 0 or 2. */
@@ -22,8 +23,7 @@ static clrt_tensor *map_new(const char *api, const char *kernel, clrt_tensor *x,
     cl_ulong n = (cl_ulong)x->numel;
     cl_float fa = (cl_float)alpha, fb = (cl_float)beta;
     clrt__karg kargs[] = {CLRT__ARG(mx), CLRT__ARG(mo), CLRT__ARG(n), CLRT__ARG(fa), CLRT__ARG(fb)};
-    if (clrt__run_1d(clrt__dev(x), "unary", NULL, kernel, (size_t)n, 3 + nparams, kargs) !=
-        CLRT_OK) {
+    if (clrt__run_unary(clrt__dev(x), kernel, (size_t)n, 3 + nparams, kargs) != CLRT_OK) {
         clrt_tensor_release(out);
         return NULL;
     }

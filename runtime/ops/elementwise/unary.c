@@ -19,7 +19,7 @@ static clrt_status unary_into(unary_op op, clrt_tensor *x, clrt_tensor *out)
     cl_mem mx = clrt__mem(x), mo = clrt__mem(out);
     cl_ulong n = (cl_ulong)x->numel;
     clrt__karg args[] = {CLRT__ARG(mx), CLRT__ARG(mo), CLRT__ARG(n)};
-    return clrt__run_1d(clrt__dev(x), "unary", NULL, kernel_names[op], (size_t)n, 3, args);
+    return clrt__run_unary(clrt__dev(x), kernel_names[op], (size_t)n, 3, args);
 }
 
 static clrt_tensor *unary_new(unary_op op, const char *api, clrt_tensor *x)

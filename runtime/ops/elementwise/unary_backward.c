@@ -3,6 +3,7 @@
  * (from their inputs): what the
  * explicit backward of layers and the ops' autograd rules call; not
  * recorded themselves. Kernels in clkernels/unary.cl. */
+#include "runtime/ops/elementwise/unary_internal.h"
 #include "runtime/tensor/check_internal.h"
 
 #include <clrt/ops_elementwise.h>
@@ -30,7 +31,7 @@ static clrt_status backward_into(const char *kernel, clrt_tensor *grad_out, clrt
     cl_mem mg = clrt__mem(grad_out), mt = clrt__mem(t), mi = clrt__mem(grad_in);
     cl_ulong n = (cl_ulong)t->numel;
     clrt__karg args[] = {CLRT__ARG(mg), CLRT__ARG(mt), CLRT__ARG(mi), CLRT__ARG(n)};
-    return clrt__run_1d(clrt__dev(t), "unary", NULL, kernel, (size_t)n, 4, args);
+    return clrt__run_unary(clrt__dev(t), kernel, (size_t)n, 4, args);
 }
 
 static clrt_tensor *backward_new(const char *kernel, const char *api, const char *t_name,

@@ -1,5 +1,6 @@
 /* The unary and scalar ops' backward rules (unary_grad.c), for their defs
- * in unary.c and unary_scalar.c. */
+ * in unary.c and unary_scalar.c; and how every user of clkernels/unary.cl
+ * gets and launches its kernels (unary_launch.c). */
 #ifndef CLRT_UNARY_INTERNAL_H
 #define CLRT_UNARY_INTERNAL_H
 
@@ -19,5 +20,13 @@ CLRT__DECLARE_RULE(gelu);
 CLRT__DECLARE_RULE(silu);
 CLRT__DECLARE_RULE(add_scalar);
 CLRT__DECLARE_RULE(mul_scalar);
+
+/* unary.cl's kernel `name` on d, from the one program every caller shares;
+ * NULL with the error set (a build log) if it cannot be built. */
+cl_kernel clrt__unary_kernel(clrt_device *d, const char *name);
+/* Launches a map of unary.cl over n elements (an item takes the device's
+ * VW of them); its arguments as the kernel declares them. */
+clrt_status clrt__run_unary(clrt_device *d, const char *name, size_t n, int nargs,
+                            const clrt__karg *args);
 
 #endif

@@ -11,7 +11,7 @@ static clrt_status scalar_into(const char *kernel, clrt_tensor *x, clrt_tensor *
     cl_ulong n = (cl_ulong)x->numel;
     cl_float v = (cl_float)s;
     clrt__karg args[] = {CLRT__ARG(mx), CLRT__ARG(mo), CLRT__ARG(n), CLRT__ARG(v)};
-    return clrt__run_1d(clrt__dev(x), "unary", NULL, kernel, (size_t)n, 4, args);
+    return clrt__run_unary(clrt__dev(x), kernel, (size_t)n, 4, args);
 }
 
 static clrt_tensor *scalar_new(const char *kernel, const char *api, clrt_tensor *x, double s)
@@ -90,5 +90,5 @@ clrt_status clrt_axpy_(clrt_tensor *y, double alpha, clrt_tensor *x)
     cl_ulong n = (cl_ulong)y->numel;
     cl_float a = (cl_float)alpha;
     clrt__karg args[] = {CLRT__ARG(my), CLRT__ARG(mx), CLRT__ARG(n), CLRT__ARG(a)};
-    return clrt__run_1d(clrt__dev(y), "unary", NULL, "axpy_f32", (size_t)n, 4, args);
+    return clrt__run_unary(clrt__dev(y), "axpy_f32", (size_t)n, 4, args);
 }
