@@ -3,7 +3,8 @@
  * [B, T, 3E], softmax(q k^T / sqrt(E / H), masked) v, written as [B, T, E]
  * with the heads side by side, in one kernel that never writes the T x T
  * scores (clkernels/attention.cl); the rows' log-sum-exp go to extra[0]
- * for the backward (attention_grad.c). */
+ * for the backward (attention_grad.c), and on CPU devices qkv transposed,
+ * which the kernels there read, to extra[1]. */
 #include "runtime/ops/nn/nn_internal.h"
 #include "runtime/device/launch_internal.h"
 #include "runtime/device/arch_internal.h"
@@ -89,20 +90,77 @@ clrt_status clrt__attention_check(const clrt_tensor *qkv, int heads, const clrt_
 }
 
 /* CPU devices: the _vec kernels with the widest vector of the device's
- * preferred width that divides the head dim; other devices: the plain
- * ones. */
+ * preferred width (at least 4, so that Oclgrind, whose preferred width is
+ * 1, checks them under CLRT_KERNEL_STYLE=cpu) that divides the head dim;
+ * other devices: the plain ones (0). */
+unsigned clrt__attention_lanes(const clrt_device *d, const clrt__attention_shape *s)
+{
+    unsigned lanes = clrt__cpu_style(d) ? (d->vector_width > 4 ? d->vector_width : 4) : 0;
+    while (lanes > 1 && s->dh % lanes != 0)
+        lanes /= 2;
+    return lanes;
+}
+
 cl_kernel clrt__attention_kernel(clrt_device *d, const clrt__attention_shape *s, const char *name)
 {
     char options[96], vec_name[32];
-    unsigned lanes = clrt__cpu_style(d) ? d->vector_width : 0;
-    while (lanes > 1 && s->dh % lanes != 0)
-        lanes /= 2;
+    unsigned lanes = clrt__attention_lanes(d, s);
     int n = snprintf(options, sizeof options, "-DHEAD_DIM=%lld -DEMBED=%lld", (long long)s->dh,
                      (long long)s->e);
     if (lanes > 0)
         snprintf(options + n, sizeof options - (size_t)n, " -DVW=%u -DVW_VECTORS", lanes);
     snprintf(vec_name, sizeof vec_name, "%s%s", name, lanes > 0 ? "_vec" : "");
     return clrt__kernel(d, "attention", options, vec_name);
+}
+
+cl_uint clrt__attention_padded_t(const clrt_device *d, const clrt__attention_shape *s)
+{
+    unsigned lanes = clrt__attention_lanes(d, s);
+    return (cl_uint)(lanes ? clrt__round_up((size_t)s->t, lanes) : (size_t)s->t);
+}
+
+clrt_tensor *clrt__attention_transposed(clrt_device *d, const clrt__attention_shape *s,
+                                        clrt_tensor *src)
+{
+    cl_uint T = (cl_uint)s->t, tp = clrt__attention_padded_t(d, s);
+    cl_uint W = (cl_uint)src->shape[2], lanes = clrt__attention_lanes(d, s);
+    cl_uint tiles = (cl_uint)s->b * (tp / lanes);
+    int64_t shape[3] = {s->b, W, tp};
+    clrt_tensor *dst = clrt__alloc(d, CLRT_F32, 3, shape);
+    if (!dst)
+        return NULL;
+    cl_mem ms = clrt__mem(src), md = clrt__mem(dst);
+    clrt__karg ka[] = {CLRT__ARG(ms), CLRT__ARG(md), CLRT__ARG(T),
+                       CLRT__ARG(tp), CLRT__ARG(W),  CLRT__ARG(tiles)};
+    cl_kernel k = clrt__attention_kernel(d, s, "attn_transpose");
+    if (!k || clrt__run_planes(d, k, W / lanes, tiles, 6, ka) != CLRT_OK) {
+        clrt_tensor_release(dst);
+        return NULL;
+    }
+    return dst;
+}
+
+/* Runs the forward kernel into out and lse: the CPU kernels with qkvt,
+ * qkv transposed (clrt__attention_transposed), the GPU kernels without. */
+static clrt_status run_forward(clrt_device *d, const clrt__attention_shape *s, clrt_tensor *qkv,
+                               clrt_tensor *qkvt, clrt_tensor *mask, clrt_tensor *out,
+                               clrt_tensor *lse)
+{
+    cl_mem mq = clrt__mem(qkv), mt = clrt__mem(qkvt ? qkvt : qkv),
+           mm = clrt__mem(mask ? mask : qkv);
+    cl_mem mo = clrt__mem(out), ml = clrt__mem(lse);
+    cl_int has_mask = mask != NULL;
+    cl_uint T = (cl_uint)s->t, tp = clrt__attention_padded_t(d, s), H = (cl_uint)s->h,
+            BH = (cl_uint)(s->b * s->h);
+    cl_float scale = (cl_float)(1.0 / sqrt((double)s->dh));
+    clrt__karg gpu[] = {CLRT__ARG(mq), CLRT__ARG(mm), CLRT__ARG(has_mask),
+                        CLRT__ARG(mo), CLRT__ARG(ml), CLRT__ARG(T),
+                        CLRT__ARG(H),  CLRT__ARG(BH), CLRT__ARG(scale)};
+    clrt__karg cpu[] = {CLRT__ARG(mq), CLRT__ARG(mt), CLRT__ARG(mm), CLRT__ARG(has_mask),
+                        CLRT__ARG(mo), CLRT__ARG(ml), CLRT__ARG(T),  CLRT__ARG(tp),
+                        CLRT__ARG(H),  CLRT__ARG(BH), CLRT__ARG(scale)};
+    return clrt__run_planes(d, clrt__attention_kernel(d, s, "attn_fwd"), T, BH, qkvt ? 11 : 9,
+                            qkvt ? cpu : gpu);
 }
 
 /* in: qkv, mask (optional); i[0] heads. */
@@ -117,24 +175,21 @@ static clrt_tensor *attention_forward(int n, clrt_tensor *const *in, const clrt_
     int64_t oshape[3] = {s.b, s.t, s.e}, lshape[2] = {s.b * s.h, s.t};
     clrt_tensor *out = clrt__alloc(d, CLRT_F32, 3, oshape);
     clrt_tensor *lse = out ? clrt__alloc(d, CLRT_F32, 2, lshape) : NULL;
-    cl_mem mq = clrt__mem(qkv), mm = clrt__mem(mask ? mask : qkv);
-    cl_mem mo = out ? clrt__mem(out) : NULL, ml = lse ? clrt__mem(lse) : NULL;
-    cl_int has_mask = mask != NULL;
-    cl_uint T = (cl_uint)s.t, H = (cl_uint)s.h, BH = (cl_uint)(s.b * s.h);
-    cl_float scale = (cl_float)(1.0 / sqrt((double)s.dh));
-    clrt__karg ka[] = {CLRT__ARG(mq), CLRT__ARG(mm), CLRT__ARG(has_mask),
-                       CLRT__ARG(mo), CLRT__ARG(ml), CLRT__ARG(T),
-                       CLRT__ARG(H),  CLRT__ARG(BH), CLRT__ARG(scale)};
-    if (!lse ||
-        clrt__run_planes(d, clrt__attention_kernel(d, &s, "attn_fwd"), T, BH, 9, ka) != CLRT_OK) {
+    int cpu = clrt__attention_lanes(d, &s) > 0;
+    clrt_tensor *qkvt = lse && cpu ? clrt__attention_transposed(d, &s, qkv) : NULL;
+    if (!lse || (cpu && !qkvt) || run_forward(d, &s, qkv, qkvt, mask, out, lse) != CLRT_OK) {
         clrt_tensor_release(out);
         clrt_tensor_release(lse);
+        clrt_tensor_release(qkvt);
         return NULL;
     }
-    if (keep)
+    if (keep) { /* the backward's: the rows' log-sum-exp, and qkvt (CPU kernels) */
         extra[0] = lse;
-    else
+        extra[1] = qkvt;
+    } else {
         clrt_tensor_release(lse);
+        clrt_tensor_release(qkvt);
+    }
     return out;
 }
 

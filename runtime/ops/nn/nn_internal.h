@@ -25,8 +25,18 @@ clrt__attention_shape clrt__attention_shape_of(const clrt_tensor *qkv, int heads
 int clrt__attention_fused_fits(const clrt_device *d, const clrt__attention_shape *s);
 /* The op's argument checks, fits included (CLRT_ENOTSUP naming the limit). */
 clrt_status clrt__attention_check(const clrt_tensor *qkv, int heads, const clrt_tensor *mask);
-/* A kernel of clkernels/attention.cl built for s's head and embed dims. */
+/* The vector width of the CPU kernels (the _vec ones) for s on d; 0 where
+ * the GPU kernels run. */
+unsigned clrt__attention_lanes(const clrt_device *d, const clrt__attention_shape *s);
+/* A kernel of clkernels/attention.cl built for s's head and embed dims
+ * (name without _vec: the CPU form where the lanes say so). */
 cl_kernel clrt__attention_kernel(clrt_device *d, const clrt__attention_shape *s, const char *name);
+/* The CPU kernels' padded sequence: T rounded up to the lanes. */
+cl_uint clrt__attention_padded_t(const clrt_device *d, const clrt__attention_shape *s);
+/* src [B, T, W] transposed per batch into a new [B, W, padded T], zeros
+ * past T (the CPU kernels' other rows); NULL with the error set. */
+clrt_tensor *clrt__attention_transposed(clrt_device *d, const clrt__attention_shape *s,
+                                        clrt_tensor *src);
 /* attention_grad.c: dqkv, two kernels (dq, then dk and dv). */
 clrt_status clrt__attention_backward(const clrt__grad_ctx *c, clrt_tensor *g,
                                      clrt_tensor **grad_in);
