@@ -156,8 +156,8 @@ static clrt_status run_forward(clrt_device *d, const clrt__attention_shape *s, c
     clrt__karg gpu[] = {CLRT__ARG(mq), CLRT__ARG(mm), CLRT__ARG(has_mask),
                         CLRT__ARG(mo), CLRT__ARG(ml), CLRT__ARG(T),
                         CLRT__ARG(H),  CLRT__ARG(BH), CLRT__ARG(scale)};
-    clrt__karg cpu[] = {CLRT__ARG(mq), CLRT__ARG(mt), CLRT__ARG(mm), CLRT__ARG(has_mask),
-                        CLRT__ARG(mo), CLRT__ARG(ml), CLRT__ARG(T),  CLRT__ARG(tp),
+    clrt__karg cpu[] = {CLRT__ARG(mq), CLRT__ARG(mt), CLRT__ARG(mm),   CLRT__ARG(has_mask),
+                        CLRT__ARG(mo), CLRT__ARG(ml), CLRT__ARG(T),    CLRT__ARG(tp),
                         CLRT__ARG(H),  CLRT__ARG(BH), CLRT__ARG(scale)};
     return clrt__run_planes(d, clrt__attention_kernel(d, s, "attn_fwd"), T, BH, qkvt ? 11 : 9,
                             qkvt ? cpu : gpu);
