@@ -14,9 +14,18 @@
 static clrt_status transposes(const clrt__grad_ctx *c, const clrt__attention_shape *s,
                               clrt_tensor *g, clrt_tensor **t)
 {
+    clrt_device *d = clrt__dev(g);
+    t[0] = t[1] = NULL;
+    if (!clrt__attention_lanes(d, s))
+        return CLRT_OK;
+    if (!c->extra[1])
+        return clrt__fail(CLRT_ESTATE,
+                          "clrt_f_multihead_self_attention backward on %s: the "
+                          "forward kept no transposed qkv",
+                          clrt_device_str(d));
     t[0] = c->extra[1];
-    t[1] = t[0] ? clrt__attention_transposed(clrt__dev(g), s, g) : NULL;
-    return !t[0] || t[1] ? CLRT_OK : clrt_last_status();
+    t[1] = clrt__attention_transposed(d, s, g);
+    return t[1] ? CLRT_OK : clrt_last_status();
 }
 
 static clrt_status run_kernels(const clrt__grad_ctx *c, const clrt__attention_shape *s,
