@@ -14,7 +14,11 @@
  * stay in registers (ptxas puts arrays indexed in a loop in stack memory).
  * mask: [T, T] uint8, nonzero where row i may not attend to j
  * (nn.MultiheadAttention's boolean attn_mask), or none (has_mask 0). A row
- * with every key masked gives NaN, as PyTorch's softmax over -inf does. */
+ * with every key masked gives NaN, as PyTorch's softmax over -inf does.
+ *
+ * Both forms of a kernel take the same arguments, so the host has one list:
+ * qkvt, doutt and tp are what the CPU forms (_vec, below) read; these
+ * ignore them. */
 
 #define QKV_ROW (3 * EMBED)
 
@@ -34,9 +38,9 @@ inline float dot_dh(const float *a, __global const float *b)
 }
 
 /* out [B, T, EMBED]: head h's HEAD_DIM columns of row i; lse [B*H, T]. Item (i, bh). */
-__kernel void attn_fwd(__global const float *qkv, __global const uchar *mask, int has_mask,
-                       __global float *out, __global float *lse, uint seq, uint H, uint BH,
-                       float scale)
+__kernel void attn_fwd(__global const float *qkv, __global const float *qkvt,
+                       __global const uchar *mask, int has_mask, __global float *out,
+                       __global float *lse, uint seq, uint tp, uint H, uint BH, float scale)
 {
     uint i = get_global_id(0), bh = get_global_id(1);
     if (i >= seq || bh >= BH)
@@ -77,10 +81,11 @@ __kernel void attn_fwd(__global const float *qkv, __global const uchar *mask, in
 }
 
 /* dq into dqkv's q columns, and D [B*H, T] = dO_i . o_i. Item (i, bh). */
-__kernel void attn_bwd_q(__global const float *qkv, __global const uchar *mask, int has_mask,
-                         __global const float *out, __global const float *dout,
-                         __global const float *lse, __global float *dsum, __global float *dqkv,
-                         uint seq, uint H, uint BH, float scale)
+__kernel void attn_bwd_q(__global const float *qkv, __global const float *qkvt,
+                         __global const uchar *mask, int has_mask, __global const float *out,
+                         __global const float *dout, __global const float *lse,
+                         __global float *dsum, __global float *dqkv, uint seq, uint tp, uint H,
+                         uint BH, float scale)
 {
     uint i = get_global_id(0), bh = get_global_id(1);
     if (i >= seq || bh >= BH)
@@ -115,10 +120,11 @@ __kernel void attn_bwd_q(__global const float *qkv, __global const uchar *mask, 
 }
 
 /* dk and dv into dqkv's k and v columns of key row j. Item (j, bh). */
-__kernel void attn_bwd_kv(__global const float *qkv, __global const uchar *mask, int has_mask,
-                          __global const float *dout, __global const float *lse,
-                          __global const float *dsum, __global float *dqkv, uint seq, uint H,
-                          uint BH, float scale)
+__kernel void attn_bwd_kv(__global const float *qkv, __global const float *qkvt,
+                          __global const uchar *mask, int has_mask, __global const float *dout,
+                          __global const float *doutt, __global const float *lse,
+                          __global const float *dsum, __global float *dqkv, uint seq, uint tp,
+                          uint H, uint BH, float scale)
 {
     uint j = get_global_id(0), bh = get_global_id(1);
     if (j >= seq || bh >= BH)

@@ -57,6 +57,11 @@ unsigned clrt__device_native_vector_width(const clrt_device *d)
     return width;
 }
 
+unsigned clrt__cpu_vector_lanes(const clrt_device *d)
+{
+    return d->vector_width >= 16 ? 16 : d->vector_width >= 8 ? 8 : 4;
+}
+
 int clrt__device_vector_registers(const clrt_device *d) { return d->vector_width >= 16 ? 32 : 16; }
 
 int clrt__cpu_style(const clrt_device *d)

@@ -27,6 +27,12 @@ unsigned clrt__device_native_vector_width(const clrt_device *d);
  * queried width: OpenCL does not tell a register count. */
 int clrt__device_vector_registers(const clrt_device *d);
 
+/* The float lanes of the vectors that kernels written for CPUs hold: the
+ * preferred width as an OpenCL vector of 4, 8 or 16, at least 4 (legal on
+ * every device; a device preferring fewer, such as Oclgrind in the forced
+ * CPU style, then runs those kernels under its checks). */
+unsigned clrt__cpu_vector_lanes(const clrt_device *d);
+
 /* Whether d takes the kernels written for CPUs where a family has two
  * (vectorised by hand, a work item per row: the direct convolutions as the
  * default, max pooling, im2col's rows) rather than those written for GPUs

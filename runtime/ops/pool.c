@@ -156,17 +156,15 @@ static clrt_status run_rows(clrt_device *d, const char *name, const pool_dims *p
 }
 
 /* Output pixels per item of maxpool_rows_fwd, the CPU devices' forward
- * for the other windows at stride 1 or 2: the device's preferred float
- * vector, halved to fit the output row, and at least 4 lanes (vectors of 4
- * are legal on every device; a device preferring fewer, such as Oclgrind
- * in the forced CPU style, runs the kernel under its checks); 0 where it
- * does not apply (the per-pixel maxpool_fwd runs). */
+ * for the other windows at stride 1 or 2: clrt__cpu_vector_lanes, halved
+ * to fit the output row (4 at least); 0 where it does not apply (the
+ * per-pixel maxpool_fwd runs). */
 static int rows_vector(const clrt_device *d, const pool_dims *pd)
 {
     if (!clrt__cpu_style(d) || pd->stride > 2 || pd->OW < 4)
         return 0;
-    int rv = 16;
-    while (rv > 4 && (rv > (int)d->vector_width || rv > pd->OW))
+    int rv = (int)clrt__cpu_vector_lanes(d);
+    while (rv > 4 && rv > pd->OW)
         rv /= 2;
     return rv;
 }

@@ -174,11 +174,11 @@ static int depthwise_rows(const clrt__conv_geom *g, int cpg, int opg, int64_t OW
 }
 
 /* conv_dw_vec's lanes on d for output rows of OW (0: it does not take
- * them): the device's preferred width (4 at least, 16 at most) halved
+ * them): clrt__cpu_vector_lanes halved
  * while wider than the row. Rows narrower than 4 take conv_dw_rows. */
 static int depthwise_lanes(const clrt_device *d, const clrt__conv_geom *g, int64_t OW)
 {
-    int vw = d->vector_width >= 16 ? 16 : d->vector_width >= 8 ? 8 : 4;
+    int vw = (int)clrt__cpu_vector_lanes(d);
     while (vw > 4 && vw > OW)
         vw /= 2;
     return clrt__cpu_style(d) && OW >= vw && g->kh * g->kw <= 49 ? vw : 0;

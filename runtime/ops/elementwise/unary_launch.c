@@ -6,12 +6,9 @@
 
 #include <stdio.h>
 
-/* The device's preferred float width on CPU-style devices, at least 4 (so
- * that Oclgrind, whose preferred width is 1, checks the vector path under
- * CLRT_KERNEL_STYLE=cpu); 1 elsewhere. */
 static unsigned lanes_of(clrt_device *d)
 {
-    return clrt__cpu_style(d) ? (d->vector_width > 4 ? d->vector_width : 4) : 1;
+    return clrt__cpu_style(d) ? clrt__cpu_vector_lanes(d) : 1;
 }
 
 cl_kernel clrt__unary_kernel(clrt_device *d, const char *name)

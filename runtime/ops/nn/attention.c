@@ -89,13 +89,11 @@ clrt_status clrt__attention_check(const clrt_tensor *qkv, int heads, const clrt_
     return CLRT_OK;
 }
 
-/* CPU devices: the _vec kernels with the widest vector of the device's
- * preferred width (at least 4, so that Oclgrind, whose preferred width is
- * 1, checks them under CLRT_KERNEL_STYLE=cpu) that divides the head dim;
- * other devices: the plain ones (0). */
+/* CPU devices: the _vec kernels with clrt__cpu_vector_lanes, halved until
+ * they divide the head dim; other devices: the plain ones (0). */
 unsigned clrt__attention_lanes(const clrt_device *d, const clrt__attention_shape *s)
 {
-    unsigned lanes = clrt__cpu_style(d) ? (d->vector_width > 4 ? d->vector_width : 4) : 0;
+    unsigned lanes = clrt__cpu_style(d) ? clrt__cpu_vector_lanes(d) : 0;
     while (lanes > 1 && s->dh % lanes != 0)
         lanes /= 2;
     return lanes;
@@ -140,8 +138,8 @@ clrt_tensor *clrt__attention_transposed(clrt_device *d, const clrt__attention_sh
     return dst;
 }
 
-/* Runs the forward kernel into out and lse: the CPU kernels with qkvt,
- * qkv transposed (clrt__attention_transposed), the GPU kernels without. */
+/* Runs the forward kernel into out and lse; qkvt (qkv transposed,
+ * clrt__attention_transposed) for the CPU kernels, NULL for the GPU's. */
 static clrt_status run_forward(clrt_device *d, const clrt__attention_shape *s, clrt_tensor *qkv,
                                clrt_tensor *qkvt, clrt_tensor *mask, clrt_tensor *out,
                                clrt_tensor *lse)
@@ -153,14 +151,10 @@ static clrt_status run_forward(clrt_device *d, const clrt__attention_shape *s, c
     cl_uint T = (cl_uint)s->t, tp = clrt__attention_padded_t(d, s), H = (cl_uint)s->h,
             BH = (cl_uint)(s->b * s->h);
     cl_float scale = (cl_float)(1.0 / sqrt((double)s->dh));
-    clrt__karg gpu[] = {CLRT__ARG(mq), CLRT__ARG(mm), CLRT__ARG(has_mask),
-                        CLRT__ARG(mo), CLRT__ARG(ml), CLRT__ARG(T),
-                        CLRT__ARG(H),  CLRT__ARG(BH), CLRT__ARG(scale)};
-    clrt__karg cpu[] = {CLRT__ARG(mq), CLRT__ARG(mt), CLRT__ARG(mm),   CLRT__ARG(has_mask),
-                        CLRT__ARG(mo), CLRT__ARG(ml), CLRT__ARG(T),    CLRT__ARG(tp),
-                        CLRT__ARG(H),  CLRT__ARG(BH), CLRT__ARG(scale)};
-    return clrt__run_planes(d, clrt__attention_kernel(d, s, "attn_fwd"), T, BH, qkvt ? 11 : 9,
-                            qkvt ? cpu : gpu);
+    clrt__karg args[] = {CLRT__ARG(mq), CLRT__ARG(mt), CLRT__ARG(mm),   CLRT__ARG(has_mask),
+                         CLRT__ARG(mo), CLRT__ARG(ml), CLRT__ARG(T),    CLRT__ARG(tp),
+                         CLRT__ARG(H),  CLRT__ARG(BH), CLRT__ARG(scale)};
+    return clrt__run_planes(d, clrt__attention_kernel(d, s, "attn_fwd"), T, BH, 11, args);
 }
 
 /* in: qkv, mask (optional); i[0] heads. */

@@ -34,34 +34,26 @@ static clrt_status run_kernels(const clrt__grad_ctx *c, const clrt__attention_sh
 {
     clrt_tensor *qkv = c->in[0], *mask = c->n_in > 1 ? c->in[1] : NULL;
     clrt_device *d = clrt__dev(qkv);
-    int cpu = t[0] != NULL;
     cl_mem mq = clrt__mem(qkv), mm = clrt__mem(mask ? mask : qkv), mo = clrt__mem(c->out),
            mg = clrt__mem(g), ml = clrt__mem(c->extra[0]), md = clrt__mem(dsum),
-           mdq = clrt__mem(dqkv), mqt = cpu ? clrt__mem(t[0]) : mq,
-           mgt = cpu ? clrt__mem(t[1]) : mg;
+           mdq = clrt__mem(dqkv), mqt = clrt__mem(t[0] ? t[0] : qkv),
+           mgt = clrt__mem(t[1] ? t[1] : g);
     cl_int has_mask = mask != NULL;
     cl_uint T = (cl_uint)s->t, tp = clrt__attention_padded_t(d, s), H = (cl_uint)s->h,
             BH = (cl_uint)(s->b * s->h);
     cl_float scale = (cl_float)(1.0 / sqrt((double)s->dh));
-    clrt__karg q_gpu[] = {CLRT__ARG(mq), CLRT__ARG(mm), CLRT__ARG(has_mask), CLRT__ARG(mo),
-                          CLRT__ARG(mg), CLRT__ARG(ml), CLRT__ARG(md),       CLRT__ARG(mdq),
-                          CLRT__ARG(T),  CLRT__ARG(H),  CLRT__ARG(BH),       CLRT__ARG(scale)};
-    clrt__karg kv_gpu[] = {CLRT__ARG(mq), CLRT__ARG(mm), CLRT__ARG(has_mask), CLRT__ARG(mg),
-                           CLRT__ARG(ml), CLRT__ARG(md), CLRT__ARG(mdq),      CLRT__ARG(T),
-                           CLRT__ARG(H),  CLRT__ARG(BH), CLRT__ARG(scale)};
-    clrt__karg q_cpu[] = {CLRT__ARG(mq),  CLRT__ARG(mqt),  CLRT__ARG(mm), CLRT__ARG(has_mask),
-                          CLRT__ARG(mo),  CLRT__ARG(mg),   CLRT__ARG(ml), CLRT__ARG(md),
-                          CLRT__ARG(mdq), CLRT__ARG(T),    CLRT__ARG(tp), CLRT__ARG(H),
-                          CLRT__ARG(BH),  CLRT__ARG(scale)};
-    clrt__karg kv_cpu[] = {CLRT__ARG(mq),  CLRT__ARG(mqt),  CLRT__ARG(mm), CLRT__ARG(has_mask),
-                           CLRT__ARG(mg),  CLRT__ARG(mgt),  CLRT__ARG(ml), CLRT__ARG(md),
+    clrt__karg q_args[] = {CLRT__ARG(mq),  CLRT__ARG(mqt),  CLRT__ARG(mm), CLRT__ARG(has_mask),
+                           CLRT__ARG(mo),  CLRT__ARG(mg),   CLRT__ARG(ml), CLRT__ARG(md),
                            CLRT__ARG(mdq), CLRT__ARG(T),    CLRT__ARG(tp), CLRT__ARG(H),
                            CLRT__ARG(BH),  CLRT__ARG(scale)};
-    clrt_status st = clrt__run_planes(d, clrt__attention_kernel(d, s, "attn_bwd_q"), T, BH,
-                                      cpu ? 14 : 12, cpu ? q_cpu : q_gpu);
+    clrt__karg kv_args[] = {CLRT__ARG(mq),  CLRT__ARG(mqt),  CLRT__ARG(mm), CLRT__ARG(has_mask),
+                            CLRT__ARG(mg),  CLRT__ARG(mgt),  CLRT__ARG(ml), CLRT__ARG(md),
+                            CLRT__ARG(mdq), CLRT__ARG(T),    CLRT__ARG(tp), CLRT__ARG(H),
+                            CLRT__ARG(BH),  CLRT__ARG(scale)};
+    clrt_status st =
+        clrt__run_planes(d, clrt__attention_kernel(d, s, "attn_bwd_q"), T, BH, 14, q_args);
     if (st == CLRT_OK)
-        st = clrt__run_planes(d, clrt__attention_kernel(d, s, "attn_bwd_kv"), T, BH, cpu ? 14 : 11,
-                              cpu ? kv_cpu : kv_gpu);
+        st = clrt__run_planes(d, clrt__attention_kernel(d, s, "attn_bwd_kv"), T, BH, 14, kv_args);
     return st;
 }
 
