@@ -233,6 +233,37 @@ START_TEST(test_batched)
 }
 END_TEST
 
+/* clrt's kernels for CPUs (CLRT_GEMM=kernel on this device) with every
+ * tile the tuner may store: transposes, tails in rows and columns, a
+ * single row tile, batches sharing an operand, alpha and beta. A tile
+ * the device cannot hold (mr=6, or more accumulators than registers) is
+ * refused by name and the default runs. */
+START_TEST(test_kernel_tiles)
+{
+    static const int tiles[][2] = {{2, 1}, {4, 1},  {4, 3}, {8, 1},
+                                   {8, 2}, {16, 1}, {6, 2}, {16, 4}};
+    static const gemm_case cases[] = {{0, 0, 37, 45, 19, 0, 0, 1.0f, 0.0f},
+                                      {0, 0, 37, 45, 19, 1, 1, -0.5f, 1.5f},
+                                      {0, 0, 3, 70, 33, 1, 0, 1.0f, 0.0f},
+                                      {3, 0, 21, 16, 9, 0, 1, 1.0f, 0.25f},
+                                      {0, 2, 21, 40, 9, 1, 0, 2.0f, 0.0f}};
+    clrt_device *d = tu_device();
+    TU_OK(clrt__device_open(d));
+    clrt__gemm_choice saved = d->gemm_choice;
+    d->gemm_choice = CLRT__GEMM_KERNEL;
+    for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+        char why[160];
+        if (clrt__gemm_cpu_family.check(d, tiles[t], why, sizeof why))
+            ck_assert_msg(strstr(why, "mr=") != NULL, "refusal names the tile: %s", why);
+        clrt__kparams_try(&clrt__gemm_cpu_family, tiles[t]);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            run_case(&cases[c], 0);
+        clrt__kparams_try(NULL, NULL);
+    }
+    d->gemm_choice = saved;
+}
+END_TEST
+
 START_TEST(test_matmul_out)
 {
     int64_t sa[2] = {9, 11}, sb[2] = {11, 5}, so[2] = {9, 5};
@@ -670,6 +701,15 @@ static int child_main(char **argv)
     return 0;
 }
 
+/* Whether products run on the host's BLAS on a device with info: its path,
+ * and clrt's kernels not forced on every product (CLRT_GEMM=kernel). The
+ * small products of the tests below go to the host BLAS by default. */
+static int host_blas_runs(const clrt_device_info *info)
+{
+    const char *choice = getenv("CLRT_GEMM");
+    return info->gemm_path == CLRT_GEMM_HOST_BLAS && !(choice && strcmp(choice, "kernel") == 0);
+}
+
 /* main restarted this program (clrt_host_blas_restart, as clrt's programs
  * do) when OpenBLAS had picked its generic kernels: every product above ran
  * on the kernels it names now, and none better is left. A child that does
@@ -685,10 +725,10 @@ START_TEST(test_host_blas_core)
                 "no OpenBLAS)");
         return;
     }
-    if (info.gemm_path != CLRT_GEMM_HOST_BLAS) {
+    if (!host_blas_runs(&info)) {
         tu_skip("test_host_blas_core: GEMM on %s (%s, %s) runs on %s, not the host's BLAS, which "
                 "needs a CPU device with unified memory and native kernels, and CLRT_GEMM not "
-                "clblast",
+                "clblast or kernel",
                 info.name, info.model, info.platform, clrt_gemm_path_str(info.gemm_path));
         return;
     }
@@ -779,7 +819,7 @@ START_TEST(test_host_gemm_on_calling_thread_when_idle)
     clrt_device_info info;
     TU_OK(clrt_device_info_get(d, &info));
     TU_OK(clrt__device_open(d));
-    if (info.gemm_path != CLRT_GEMM_HOST_BLAS || clrt__devices_opened() != 1) {
+    if (!host_blas_runs(&info) || clrt__devices_opened() != 1) {
         tu_skip("test_host_gemm_on_calling_thread_when_idle: needs the host BLAS path and a "
                 "single open device");
         return;
@@ -829,8 +869,8 @@ START_TEST(test_host_gemm_not_run_is_reported)
     clrt_device *d = tu_device();
     clrt_device_info info;
     TU_OK(clrt_device_info_get(d, &info));
-    if (info.gemm_path != CLRT_GEMM_HOST_BLAS) {
-        tu_skip("test_host_gemm_not_run_is_reported: the device's GEMM path is not the host BLAS");
+    if (!host_blas_runs(&info)) {
+        tu_skip("test_host_gemm_not_run_is_reported: products do not run on the host BLAS");
         return;
     }
     int64_t s[2] = {5, 5};
@@ -870,6 +910,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(ok, test_gemm_transposes_alpha_beta);
     tcase_add_test(ok, test_gemm_large_transposed);
     tcase_add_test(ok, test_batched);
+    tcase_add_test(ok, test_kernel_tiles);
     tcase_add_test(ok, test_matmul_out);
     tcase_add_test(ok, test_empty_dims);
     tcase_add_test(ok, test_inputs_may_alias);

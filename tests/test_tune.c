@@ -1,17 +1,26 @@
 /* clrt_kernels_tune (clrt/tune.h) called directly: bad options are
  * refused with CLRT_EINVAL naming them, before any report; LeNet's step at
- * batch 2 in one round reports each record it stores, the item blocks
- * reported are the ones the store now returns, and no stored choice timed
- * slower than the default it replaced. */
+ * batch 2 in one round reports each record it stores, the item blocks and
+ * the GEMM tile reported are the ones the store now returns, and no stored
+ * choice timed slower than the default it replaced. */
 #include "testutil.h"
 
 #include "runtime/ops/conv/conv_internal.h"
+#include "runtime/ops/gemm/gemm_internal.h"
 
 #include <string.h>
 
 typedef struct {
-    int reports, algos, blocks;
+    int reports, algos, blocks, tiles;
 } seen;
+
+/* The record the store returns for family f and class cls, as text. */
+static void stored(const clrt__kfamily *f, const char *cls, char *out, size_t cap)
+{
+    int v[CLRT__KPARAMS_MAX];
+    ck_assert_int_eq(clrt__kparams_get(tu_device(), f, cls, v), 1);
+    clrt__kparams_str(f, v, out, cap);
+}
 
 static void count(const clrt_tune_result *r, void *user)
 {
@@ -22,16 +31,19 @@ static void count(const clrt_tune_result *r, void *user)
         ck_assert_msg(strcmp(r->chosen, "im2col") == 0 || strcmp(r->chosen, "vec") == 0 ||
                           strcmp(r->chosen, "winograd") == 0,
                       "%s: chosen '%s'", r->where, r->chosen);
+    } else if (strcmp(r->what, "gemm_cpu") == 0) {
+        s->tiles++;
+        char now[64];
+        stored(&clrt__gemm_cpu_family, "any", now, sizeof now);
+        ck_assert_str_eq(now, r->chosen);
     } else {
         ck_assert_str_eq(r->what, "conv_vec_fwd");
         s->blocks++;
         /* where is "model class"; the store returns what was chosen. */
         const char *cls = strchr(r->where, ' ');
-        int v[2];
         char now[64];
         ck_assert_ptr_nonnull(cls);
-        ck_assert_int_eq(clrt__kparams_get(tu_device(), &clrt__conv_vec_fwd_family, cls + 1, v), 1);
-        clrt__kparams_str(&clrt__conv_vec_fwd_family, v, now, sizeof now);
+        stored(&clrt__conv_vec_fwd_family, cls + 1, now, sizeof now);
         ck_assert_str_eq(now, r->chosen);
     }
     ck_assert_msg(r->chosen_ms >= 0, "%s: no time for the chosen", r->where);
@@ -43,7 +55,7 @@ static void count(const clrt_tune_result *r, void *user)
 
 START_TEST(bad_options_are_refused)
 {
-    seen s = {0, 0, 0};
+    seen s = {0, 0, 0, 0};
     clrt_tune_options o = {"lenet:2", 1};
     ck_assert_int_eq(clrt_kernels_tune(NULL, &o, count, &s), CLRT_EINVAL);
     tu_assert_error(CLRT_EINVAL, "clrt_kernels_tune", "device is NULL", NULL);
@@ -68,10 +80,11 @@ END_TEST
 
 START_TEST(tunes_lenet)
 {
-    seen s = {0, 0, 0};
+    seen s = {0, 0, 0, 0};
     clrt_tune_options o = {"lenet:2", 1};
     TU_OK(clrt_kernels_tune(tu_device(), &o, count, &s));
-    ck_assert_int_eq(s.reports, s.algos + s.blocks);
+    ck_assert_int_eq(s.reports, s.algos + s.blocks + s.tiles);
+    ck_assert_int_eq(s.tiles, clrt__cpu_style(tu_device()) ? 1 : 0);
     /* On a device of the CPU style each of LeNet's five passes (the first
      * layer's input gradient is not run) has the direct kernels and im2col
      * to choose from, and its second layer's forward runs conv_vec_fwd. */

@@ -1,15 +1,18 @@
 /* clrt-bench matmul (the seed chapter's exercise 1): square SGEMM from
  * n = 16 to 4096 on each device and each GEMM path the device has
  * (host-blas: OpenBLAS inside a native kernel on CPU devices with unified
- * memory; clblast: CLBlast's kernels), against OpenBLAS's cblas_sgemm called
- * directly in the same run, with the crossover: the size from which the
- * device keeps up with (>= 0.9x) and beats (>= 1x) the host.
+ * memory; clblast: CLBlast's kernels; kernel: clrt's own,
+ * clkernels/gemm_cpu.cl), against OpenBLAS's cblas_sgemm called directly
+ * in the same run, with the crossover: the size from which the device
+ * keeps up with (>= 0.9x) and beats (>= 1x) the host.
  *
  * A device's path is fixed when it is enumerated (CLRT_GEMM); to time the
- * other path in the same process, the benchmark switches d->info.gemm_path
- * between calls, so both run through clrt_matmul_out as a user's would. */
+ * others in the same process, the benchmark switches d->info.gemm_path and
+ * d->gemm_choice between calls, so all run through clrt_matmul_out as a
+ * user's would. */
 #include "bench.h"
 
+#include "runtime/device/arch_internal.h"
 #include "runtime/device/host_ptr_internal.h"
 
 #include <stdlib.h>
@@ -21,9 +24,29 @@
 
 #define MAX_SIZES 16
 #define MAX_REPS 30
-#define N_PATHS 2
+#define N_PATHS 3
 
-static const clrt_gemm_path paths[N_PATHS] = {CLRT_GEMM_HOST_BLAS, CLRT_GEMM_CLBLAST};
+/* A path: the device's GEMM path and clrt's choice (CLRT_GEMM) that make
+ * every product take it; the kernel path keeps the device's own. */
+typedef struct {
+    const char *name;
+    clrt_gemm_path gemm_path;
+    clrt__gemm_choice choice;
+} bench_path;
+
+static const bench_path paths[N_PATHS] = {{"host-blas", CLRT_GEMM_HOST_BLAS, CLRT__GEMM_HOST_BLAS},
+                                          {"clblast", CLRT_GEMM_CLBLAST, CLRT__GEMM_CLBLAST},
+                                          {"kernel", CLRT_GEMM_CLBLAST, CLRT__GEMM_KERNEL}};
+
+static int is_kernel(const bench_path *p) { return p->choice == CLRT__GEMM_KERNEL; }
+
+/* What the device runs large products on without CLRT_GEMM. */
+static int is_default(clrt_device *d, const bench_path *p)
+{
+    if (d->gemm_choice == CLRT__GEMM_AUTO && clrt__cpu_style(d))
+        return is_kernel(p);
+    return !is_kernel(p) && p->gemm_path == d->info.gemm_path;
+}
 
 typedef struct {
     double seconds;  /* median per call, calls enqueued back to back; < 0: failed */
@@ -44,8 +67,8 @@ static int usage(FILE *f, int code)
     fprintf(f,
             "usage: clrt-bench matmul [--device SPEC] [--sizes N,N,...] [--paths LIST] [--json]\n"
             "  Square SGEMM C = A B on SPEC (default: every device), through each GEMM\n"
-            "  path the device has (LIST of host-blas, clblast, and default for the\n"
-            "  device's own; default: every path that applies), beside OpenBLAS's\n"
+            "  path the device has (LIST of host-blas, clblast, kernel, and default for\n"
+            "  the device's own; default: every path that applies), beside OpenBLAS's\n"
             "  cblas_sgemm in the same run, and on host-blas beside the same call in a\n"
             "  bare native kernel (the path's floor). Default sizes\n"
             "  16,32,64,128,256,512,1024,2048,4096.\n");
@@ -63,9 +86,9 @@ static int calls_for(int n)
 
 static double gflops(int n, double s) { return s > 0 ? 2.0 * n * n * (double)n / s * 1e-9 : 0; }
 
-static int path_available(clrt_device *d, clrt_gemm_path p)
+static int path_available(clrt_device *d, const bench_path *p)
 {
-    if (p == CLRT_GEMM_CLBLAST)
+    if (p->gemm_path == CLRT_GEMM_CLBLAST)
         return 1;
 #ifdef CLRT_HAVE_HOST_BLAS
     return clrt__device_host_addressable(d);
@@ -155,7 +178,7 @@ static double native_calls(clrt_device *d, const host_mats *h, int calls)
 
 /* clrt and the references alternate sample by sample, so a busy machine
  * slows them alike. */
-static timing measure(clrt_device *d, clrt_gemm_path path, int n)
+static timing measure(clrt_device *d, const bench_path *path, int n)
 {
     timing t = {-1, -1, -1, -1, -1};
     int64_t shape[2] = {n, n};
@@ -163,11 +186,14 @@ static timing measure(clrt_device *d, clrt_gemm_path path, int n)
     clrt_tensor *c = clrt_empty(d, CLRT_F32, 2, shape);
     host_mats h = {0};
     double times[MAX_REPS], lat[MAX_REPS], ref[MAX_REPS], nat[MAX_REPS];
-    int with_native = path == CLRT_GEMM_HOST_BLAS;
+    int with_native = path->choice == CLRT__GEMM_HOST_BLAS;
     int reps = reps_for(n), calls = calls_for(n);
     int ok = a && b && c && host_mats_init(&h, n) && clrt_device_synchronize(d) == CLRT_OK;
     clrt_gemm_path saved = d->info.gemm_path;
-    d->info.gemm_path = path;
+    clrt__gemm_choice saved_choice = d->gemm_choice;
+    if (!is_kernel(path))
+        d->info.gemm_path = path->gemm_path;
+    d->gemm_choice = path->choice;
     ok = ok && (t.first = clrt_calls(d, c, a, b, 1)) >= 0;
     openblas_calls(&h, calls); /* warm-up */
     for (int r = 0; ok && r < reps; r++) {
@@ -177,14 +203,14 @@ static timing measure(clrt_device *d, clrt_gemm_path path, int n)
              (lat[r] = clrt_calls(d, c, a, b, 1)) >= 0;
     }
     d->info.gemm_path = saved;
+    d->gemm_choice = saved_choice;
     if (ok) {
         t.seconds = bench_median(times, reps);
         t.latency = bench_median(lat, reps);
         t.openblas = ref[0] < 0 ? -1 : bench_median(ref, reps);
         t.native = nat[0] < 0 ? -1 : bench_median(nat, reps);
     } else
-        fprintf(stderr, "clrt-bench matmul: %s n=%d: %s\n", clrt_gemm_path_str(path), n,
-                clrt_last_error());
+        fprintf(stderr, "clrt-bench matmul: %s n=%d: %s\n", path->name, n, clrt_last_error());
     host_mats_free(&h);
     clrt_tensor_release(a);
     clrt_tensor_release(b);
@@ -220,18 +246,18 @@ static void print_row(int n, const timing *t)
     printf("\n");
 }
 
-static void run_path(const matmul_opts *o, clrt_device *d, clrt_gemm_path path, bench_json *j)
+static void run_path(const matmul_opts *o, clrt_device *d, const bench_path *path, bench_json *j)
 {
     timing t[MAX_SIZES];
     char dev[1024];
     if (!o->json) {
-        int native = path == CLRT_GEMM_HOST_BLAS;
+        int native = path->choice == CLRT__GEMM_HOST_BLAS;
         printf(
             "\n%s, path %s%s:\n%6s  %9s  %16s  %16s  %9s  %16s\n%6s  %9s  %16s  %16s  %9s  %16s\n",
-            clrt_device_str(d), clrt_gemm_path_str(path),
-            path == d->info.gemm_path ? " (its default)" : "", "n", "OpenBLAS", "back to back",
-            "one call + sync", "1st call", native ? "bare native kern." : "", "", "GFLOP/s",
-            "GFLOP/s  ratio", "GFLOP/s  ratio", "ms", native ? "GFLOP/s  ratio" : "");
+            clrt_device_str(d), path->name, is_default(d, path) ? " (its default)" : "", "n",
+            "OpenBLAS", "back to back", "one call + sync", "1st call",
+            native ? "bare native kern." : "", "", "GFLOP/s", "GFLOP/s  ratio", "GFLOP/s  ratio",
+            "ms", native ? "GFLOP/s  ratio" : "");
     }
     for (int i = 0; i < o->n_sizes; i++) {
         t[i] = measure(d, path, o->sizes[i]);
@@ -243,8 +269,8 @@ static void run_path(const matmul_opts *o, clrt_device *d, clrt_gemm_path path, 
                        "%s, \"path\": \"%s\", \"default_path\": %s, \"n\": %d, \"seconds\": %.9g, "
                        "\"latency_seconds\": %.9g, \"first_seconds\": %.9g, "
                        "\"openblas_seconds\": %.9g, \"native_seconds\": %.9g",
-                       bench_json_device(d, dev, sizeof dev), clrt_gemm_path_str(path),
-                       path == d->info.gemm_path ? "true" : "false", o->sizes[i], t[i].seconds,
+                       bench_json_device(d, dev, sizeof dev), path->name,
+                       is_default(d, path) ? "true" : "false", o->sizes[i], t[i].seconds,
                        t[i].latency, t[i].first, t[i].openblas, t[i].native);
     }
     int keep_up = crossover(o, t, 0.9), beat = crossover(o, t, 1.0);
@@ -277,10 +303,10 @@ static int listed(const char *list, const char *name)
 }
 
 /* --paths names the path, or "default" and it is the device's default. */
-static int wanted(const matmul_opts *o, clrt_device *d, clrt_gemm_path p)
+static int wanted(const matmul_opts *o, clrt_device *d, const bench_path *p)
 {
-    return !o->paths_arg || listed(o->paths_arg, clrt_gemm_path_str(p)) ||
-           (p == d->info.gemm_path && listed(o->paths_arg, "default"));
+    return !o->paths_arg || listed(o->paths_arg, p->name) ||
+           (is_default(d, p) && listed(o->paths_arg, "default"));
 }
 
 int bench_matmul(int argc, char **argv)
@@ -311,8 +337,8 @@ int bench_matmul(int argc, char **argv)
         if (!d || clrt__device_open(d) != CLRT_OK)
             return d ? (fprintf(stderr, "clrt-bench matmul: %s\n", clrt_last_error()), 1) : 1;
         for (int p = 0; p < N_PATHS; p++)
-            if (path_available(d, paths[p]) && wanted(&o, d, paths[p])) {
-                run_path(&o, d, paths[p], &j);
+            if (path_available(d, &paths[p]) && wanted(&o, d, &paths[p])) {
+                run_path(&o, d, &paths[p], &j);
                 runs++;
             }
     }

@@ -1,12 +1,17 @@
 /* clrt/ops_gemm.h — matrix products.
  *
- * GEMM runs through CLBlast on GPUs. On CPU devices with host-unified memory
- * and native-kernel support it runs the host's BLAS (OpenBLAS) on the
- * device's buffers in queue order, without blocking the caller, an order of
- * magnitude faster than CLBlast on PoCL (clrt-bench matmul); CLRT_GEMM=clblast
- * picks CLBlast there too. A CPU driver without native kernels,
- * or a build without OpenBLAS, stays on CLBlast. clrt_device_info.gemm_path
- * (shown by clrt-smi) says which path a device uses.
+ * GEMM runs through CLBlast on GPUs. On CPU devices (CPU-style kernels,
+ * CLRT_KERNEL_STYLE) clrt's own kernels (clkernels/gemm_cpu.cl) multiply
+ * on the driver's threads, as every other kernel runs: a register-blocked
+ * tile per work item, its size from the device's vector width and
+ * registers (or the tuning store). Products too small to keep the
+ * device's cores busy go to the device's GEMM path instead: on CPU
+ * devices with host-unified memory and native-kernel support the host's
+ * BLAS (OpenBLAS) on the device's buffers in queue order, without blocking
+ * the caller; elsewhere CLBlast. CLRT_GEMM=host-blas sends every product
+ * to the device's path, =clblast every product to CLBlast, =kernel every
+ * product to clrt's kernels. clrt_device_info.gemm_path (shown by
+ * clrt-smi) names the device's path.
  *
  * All calls are float32 only, take tensors on one device, enqueue the work
  * and return at once. On bad input they change nothing and return an error
@@ -69,8 +74,8 @@ CLRT_API const char *clrt_gemm_path_str(clrt_gemm_path p); /* "clblast" "host-bl
  *    and a CLBlast GEMM that fails otherwise names them in its message.
  *  - parameters a program gives (clrt_clblast_override), which win over
  *    stored ones for that kernel.
- * Only the host-BLAS path (CPU devices, clrt_device_info.gemm_path) runs
- * none of them. All calls here are thread-safe. */
+ * The host-BLAS path (CPU devices, clrt_device_info.gemm_path) and clrt's
+ * own kernels run none of them. All calls here are thread-safe. */
 
 /* What d's CLBlast GEMMs run with (clrt-smi's CLBLAST TUNED column):
  * TUNED_HERE: parameters from clrt's store, for at least one of CLBlast's

@@ -10,7 +10,9 @@
  * for each model it runs one training step to see its convolution passes,
  * searches the direct convolution kernel's item block (rows by pixels an
  * item accumulates) per shape class, then times each pass's candidate
- * algorithms in alternating rounds; the winners replace the records.
+ * algorithms in alternating rounds; then, on a CPU-style device, the
+ * tile of clrt's GEMM kernels (rows by vectors a work item accumulates)
+ * on a layer's three products; the winners replace the records.
  * CLRT_KERNELS_TUNED=0 makes programs run the defaults instead.
  *
  * Not to be called while other threads use the device: it times kernels.
@@ -33,8 +35,9 @@ typedef struct {
 } clrt_tune_options;
 
 typedef struct {
-    const char *what;  /* "conv_vec_fwd" (the direct kernel's item block) or
-                          "conv_algo" (a pass's algorithm) */
+    const char *what;  /* "conv_vec_fwd" (the direct kernel's item block),
+                          "conv_algo" (a pass's algorithm) or "gemm_cpu" (the
+                          tile of clrt's GEMM kernels for CPUs) */
     char where[160];   /* the model, and the shape class or layer and pass */
     char chosen[64];   /* what is stored now: "rb=2 pw=14", "vec" */
     char defaults[64]; /* what runs without a record */

@@ -151,12 +151,13 @@ static const char *resolve_cache_dir(void)
 
 static void read_all(void)
 {
-    static const char *const gemm[] = {"host-blas", "clblast", NULL};
+    static const char *const gemm[] = {"auto", "host-blas", "clblast", "kernel", NULL};
     static const char *const conv[] = {"auto", "im2col", "vec", "winograd", NULL};
     static const char *const off_on[] = {"0", "1", NULL};
     settings.visible_devices = getenv("CLRT_VISIBLE_DEVICES");
     settings.default_device = nonempty("CLRT_DEFAULT_DEVICE");
-    settings.gemm_clblast = choice("CLRT_GEMM", gemm, "host-blas, clblast", 0) == 1;
+    settings.gemm =
+        (clrt__gemm_choice)choice("CLRT_GEMM", gemm, "auto, host-blas, clblast, kernel", 0);
     settings.clblast_tuned = choice("CLRT_CLBLAST_TUNED", off_on, "0, 1", 1);
     settings.kernels_tuned = choice("CLRT_KERNELS_TUNED", off_on, "0, 1", 1);
     settings.conv_algo =

@@ -35,10 +35,21 @@ typedef enum {
     CLRT__ATTENTION_COMPOSED /* matmul, masked_fill and softmax ops */
 } clrt__attention_path;
 
+/* CLRT_GEMM: which code multiplies matrices. */
+typedef enum {
+    CLRT__GEMM_AUTO,      /* clrt's kernels (ops/gemm/gemm_cpu.c) for the products of
+                             CPU-style devices they suit, else the device's path: the host's
+                             BLAS on a CPU device with host memory, CLBlast elsewhere */
+    CLRT__GEMM_HOST_BLAS, /* the device's path for every product */
+    CLRT__GEMM_CLBLAST,   /* CLBlast on every device, CPUs too */
+    CLRT__GEMM_KERNEL     /* clrt's kernels for every product, on any device (an error
+                             where they cannot run one) */
+} clrt__gemm_choice;
+
 typedef struct {
     const char *visible_devices;     /* CLRT_VISIBLE_DEVICES, parsed by device.c; NULL: all */
     const char *default_device;      /* CLRT_DEFAULT_DEVICE, a spec looked up by device.c */
-    int gemm_clblast;                /* CLRT_GEMM=clblast: CLBlast on CPU devices too */
+    clrt__gemm_choice gemm;          /* CLRT_GEMM (see above) */
     int clblast_tuned;               /* CLRT_CLBLAST_TUNED: 1 (default) hands CLBlast the
                                         parameters clrt-smi --tune stored; 0 leaves them unused */
     int kernels_tuned;               /* CLRT_KERNELS_TUNED: 1 (default) runs the kernel

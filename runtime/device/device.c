@@ -131,8 +131,9 @@ static void query_info(clrt_device *d)
         in->native_kernels = (caps & CL_EXEC_NATIVE_KERNEL) != 0;
     query_limits(d);
     in->gemm_path = CLRT_GEMM_CLBLAST;
+    d->gemm_choice = clrt__env()->gemm;
 #ifdef CLRT_HAVE_HOST_BLAS
-    if (clrt__device_host_addressable(d) && !clrt__env()->gemm_clblast)
+    if (clrt__device_host_addressable(d) && d->gemm_choice != CLRT__GEMM_CLBLAST)
         in->gemm_path = CLRT_GEMM_HOST_BLAS;
 #endif
 }

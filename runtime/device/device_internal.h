@@ -3,6 +3,7 @@
 #ifndef CLRT_DEVICE_INTERNAL_H
 #define CLRT_DEVICE_INTERNAL_H
 
+#include "runtime/core/env_internal.h"
 #include "runtime/core/error_internal.h"
 #include <clrt/device.h>
 #include <pthread.h>
@@ -37,24 +38,26 @@ struct clrt_device {
     cl_command_queue queue;      /* in-order; one per device: every op runs on it */
     cl_command_queue copy_queue; /* in-order, for uploads beside compute; created on first use */
     clrt_device_info info;
-    size_t max_item_sizes[3];    /* CL_DEVICE_MAX_WORK_ITEM_SIZES, queried once */
-    unsigned vector_width;       /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, >= 1 */
-    unsigned loop_cap;           /* loop iterations a work item may run in all before the
-                                    driver ends its loops early, 0: no such limit
-                                    (device.c; plans keep within clrt__loop_budget) */
-    size_t max_arg_bytes;        /* CL_DEVICE_MAX_PARAMETER_SIZE: a kernel's arguments in all */
-    int fp32_denormals;          /* CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG: without it
-                                    the device may flush float32 denormals to zero, as
-                                    OpenCL allows (llvmpipe does) */
-    int opened;                  /* ctx and queue exist */
-    uint64_t mem_budget;         /* bytes clrt's buffers may hold: global memory,
-                                    CLRT_MEMORY_LIMIT, and for host_pool devices what
-                                    the process may take from the host, the least */
-    atomic_ullong mem_used;      /* bytes of the live buffers clrt__buffer_new made */
-    int host_pool;               /* buffers are host memory: also counted in the
-                                    pool every such device shares (memory.c) */
-    pthread_mutex_t lock;        /* guards opening and the program cache */
-    pthread_mutex_t launch_lock; /* held from a kernel's arguments to its enqueue */
+    clrt__gemm_choice gemm_choice; /* CLRT_GEMM when enumerated; with info.gemm_path, what
+                                      multiplies (ops/gemm/gemm_launch.c) */
+    size_t max_item_sizes[3];      /* CL_DEVICE_MAX_WORK_ITEM_SIZES, queried once */
+    unsigned vector_width;         /* CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, >= 1 */
+    unsigned loop_cap;             /* loop iterations a work item may run in all before the
+                                      driver ends its loops early, 0: no such limit
+                                      (device.c; plans keep within clrt__loop_budget) */
+    size_t max_arg_bytes;          /* CL_DEVICE_MAX_PARAMETER_SIZE: a kernel's arguments in all */
+    int fp32_denormals;            /* CL_FP_DENORM in CL_DEVICE_SINGLE_FP_CONFIG: without it
+                                      the device may flush float32 denormals to zero, as
+                                      OpenCL allows (llvmpipe does) */
+    int opened;                    /* ctx and queue exist */
+    uint64_t mem_budget;           /* bytes clrt's buffers may hold: global memory,
+                                      CLRT_MEMORY_LIMIT, and for host_pool devices what
+                                      the process may take from the host, the least */
+    atomic_ullong mem_used;        /* bytes of the live buffers clrt__buffer_new made */
+    int host_pool;                 /* buffers are host memory: also counted in the
+                                      pool every such device shares (memory.c) */
+    pthread_mutex_t lock;          /* guards opening and the program cache */
+    pthread_mutex_t launch_lock;   /* held from a kernel's arguments to its enqueue */
     clrt__program *programs;
     int track_idle;             /* keeps last_cmd (idle_internal.h): set at opening */
     pthread_mutex_t last_lock;  /* guards last_cmd */

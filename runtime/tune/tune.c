@@ -211,5 +211,5 @@ clrt_status clrt_kernels_tune(clrt_device *d, const clrt_tune_options *o, clrt_t
     clrt_status st = n < 0 ? (clrt_status)n : CLRT_OK;
     for (int i = 0; i < n && st == CLRT_OK; i++)
         st = tune_model(d, &models[i], rounds, report, user);
-    return st;
+    return st == CLRT_OK ? clrt__tune_gemm_tile(d, rounds, report, user) : st;
 }

@@ -47,4 +47,9 @@ clrt_status clrt__tune_item_blocks(clrt_device *d, const char *model,
                                    const clrt__tune_passes *passes, int rounds,
                                    clrt_tune_report report, void *user);
 
+/* Searches the tile of clrt's GEMM kernels on a CPU-style d (tune_gemm.c;
+ * nothing on others), `rounds` alternating rounds of every candidate, and
+ * stores the fastest. */
+clrt_status clrt__tune_gemm_tile(clrt_device *d, int rounds, clrt_tune_report report, void *user);
+
 #endif
