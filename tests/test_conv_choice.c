@@ -55,11 +55,13 @@ static int pick(const clrt__conv_dims *cd, fake_trials *f)
 
 /* Vec is the fastest of three: chosen after a warm-up and two timed runs
  * of each, counted as one measurement; the next call uses the stored
- * choice without running any. */
+ * choice without running any. The fake runs' times lie milliseconds
+ * apart: with 1 ms between them, a CI machine running two suites at once
+ * on 2 cores stalled both of vec's timed runs past Winograd's once. */
 START_TEST(fastest_is_stored)
 {
     clrt__conv_dims cd = big_dims(1);
-    fake_trials f = {.seconds = {0, 3e-3, 1e-3, 0, 2e-3}};
+    fake_trials f = {.seconds = {0, 15e-3, 3e-3, 0, 8e-3}};
     clrt__op_counters *n = &tu_device()->counters;
     unsigned measured = atomic_load(&n->measured);
     ck_assert_int_eq(pick(&cd, &f), CLRT__ALGO_VEC);
@@ -82,7 +84,7 @@ START_TEST(failed_runs_never_win)
     clrt__conv_dims cd = big_dims(2);
     clrt__op_counters *n = &tu_device()->counters;
     unsigned failed = atomic_load(&n->trials_failed), measured = atomic_load(&n->measured);
-    fake_trials f = {.seconds = {0, -1, 2e-3, 0, 1e-3}};
+    fake_trials f = {.seconds = {0, -1, 10e-3, 0, 2e-3}};
     ck_assert_int_eq(pick(&cd, &f), CLRT__ALGO_WINO);
     ck_assert_uint_eq(atomic_load(&n->trials_failed), failed + 1);
     ck_assert_uint_eq(atomic_load(&n->measured), measured + 1);
@@ -93,7 +95,7 @@ START_TEST(failed_runs_never_win)
     ck_assert(algo == CLRT__ALGO_IM2COL || algo == CLRT__ALGO_VEC);
     ck_assert_uint_eq(atomic_load(&n->measured), measured + 1);
     ck_assert_uint_eq(atomic_load(&n->trials_failed), failed + 4);
-    fake_trials later = {.seconds = {0, 1e-3, 1e-4, 0, 1e-3}};
+    fake_trials later = {.seconds = {0, 8e-3, 1e-4, 0, 8e-3}};
     ck_assert_int_eq(pick(&none, &later), CLRT__ALGO_VEC);
     ck_assert_int_eq(later.runs[CLRT__ALGO_VEC], 3);
 }
@@ -231,7 +233,7 @@ START_TEST(stored_record_decides)
     const char *foreign = "conv_algo/1 algo=3";
     clrt__tuning_put(d, key, foreign, strlen(foreign));
     unsigned refused = clrt__kparams_refused();
-    fake_trials g = {.seconds = {0, 2e-3, 1e-3, 0, 3e-3}};
+    fake_trials g = {.seconds = {0, 10e-3, 2e-3, 0, 15e-3}};
     ck_assert_int_eq(pick(&bad, &g), CLRT__ALGO_VEC);
     ck_assert_uint_eq(clrt__kparams_refused(), refused + 1);
     tu_assert_error(CLRT_EFORMAT, key, "algo=3 is outside [0, 2]", NULL);
