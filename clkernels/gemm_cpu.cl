@@ -17,7 +17,7 @@
  *   A "rows" (gemm_cpu_rows): A is [M, lda], element (i, k) at i * lda + k;
  *     an item reads its MR rows in order. Rows past M read row M - 1
  *     (clamped: the k loop has no tests) and are not stored.
- *   A "panels" (gemm_cpu_panels): op(A) packed by gemm_cpu_pack_a as
+ *   A "panels" (gemm_cpu_panels): A^T packed by gemm_cpu_pack_a as
  *     [row tile][K][MR], each tile's values contiguous: a transposed A,
  *     whose columns are rows of memory a stride apart.
  *   B: element (k, column c of tile t) at t * b_tile + k * ldb + c: B as it
@@ -150,26 +150,23 @@ __kernel void gemm_cpu_panels(MUL_ARGS)
     STORE_TILE(acc, p);
 }
 
-/* P_z [row tile][K][MR] = op(A_z) in tiles of MR rows, zero past M. ta 1:
- * A_z is [K, lda], op() its transpose: a tile's MR values of a k are
- * adjacent in memory, and copied as a vector where the tile is whole;
- * ta 0: A_z is [M, lda]. Work items: (k, row tile, z). */
-__kernel void gemm_cpu_pack_a(int M, int K, int ta, __global const float *A, ulong a_off, int lda,
+/* P_z [row tile][K][MR] = A_z^T in tiles of MR rows, zero past M; A_z is
+ * [K, lda], so a tile's MR values of a k are adjacent in memory, copied
+ * as a vector where the tile is whole. Work items: (k, row tile, z). */
+__kernel void gemm_cpu_pack_a(int M, int K, __global const float *A, ulong a_off, int lda,
                               ulong stride_a, __global float *P)
 {
     int k = get_global_id(0), i0 = get_global_id(1) * MR, z = get_global_id(2);
     if (k >= K || i0 >= M)
         return;
-    A += a_off + z * stride_a;
+    A += a_off + z * stride_a + (size_t)k * lda;
     __global float *p = P + (size_t)z * ((M + MR - 1) / MR) * MR * K + (size_t)i0 * K + k * MR;
-    if (ta && i0 + MR <= M) {
-        vstorer(vloadr(0, A + (size_t)k * lda + i0), 0, p);
+    if (i0 + MR <= M) {
+        vstorer(vloadr(0, A + i0), 0, p);
         return;
     }
-    for (int r = 0; r < MR; r++) {
-        int i = i0 + r;
-        p[r] = i >= M ? 0.0f : ta ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k];
-    }
+    for (int r = 0; r < MR; r++)
+        p[r] = i0 + r < M ? A[i0 + r] : 0.0f;
 }
 
 /* P_z [column tile][K][NR] = op(B_z) in panels of NR columns, zero past N.

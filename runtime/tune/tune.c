@@ -197,6 +197,23 @@ static clrt_status tune_model(clrt_device *d, const model_entry *e, int rounds,
     return st == CLRT_OK ? tune_algorithms(d, where, &list, rounds, report, user) : st;
 }
 
+int clrt__tune_rounds(int n, int rounds, clrt__tune_trial trial, void *ctx, double *best_s)
+{
+    int best = -1;
+    for (int c = 0; c < n; c++)
+        best_s[c] = -1;
+    for (int round = -1; round < rounds; round++)
+        for (int c = 0; c < n; c++) {
+            double s = trial(c, ctx);
+            if (round >= 0 && s >= 0 && (best_s[c] < 0 || s < best_s[c]))
+                best_s[c] = s;
+        }
+    for (int c = 0; c < n; c++)
+        if (best_s[c] >= 0 && (best < 0 || best_s[c] < best_s[best]))
+            best = c;
+    return best;
+}
+
 clrt_status clrt_kernels_tune(clrt_device *d, const clrt_tune_options *o, clrt_tune_report report,
                               void *user)
 {

@@ -47,6 +47,23 @@ static int candidates(const clrt_device *d, int OH, int OW, const int def[2],
     return n;
 }
 
+/* One candidate item block on pass p's tensors. */
+typedef struct {
+    clrt_device *d;
+    const clrt__tune_pass *p;
+    clrt__tune_tensors t;
+    int (*cand)[2];
+} block_trial;
+
+static double time_block(int c, void *ctx)
+{
+    block_trial *b = ctx;
+    clrt__kparams_try(&clrt__conv_vec_fwd_family, b->cand[c]);
+    double s = clrt__tune_run_pass(b->d, b->p, &b->t);
+    clrt__kparams_try(NULL, NULL);
+    return s;
+}
+
 /* Times every candidate of one class on pass p; stores and reports the
  * fastest. */
 static clrt_status tune_class(clrt_device *d, const char *model, const clrt__tune_pass *p,
@@ -55,26 +72,14 @@ static clrt_status tune_class(clrt_device *d, const char *model, const clrt__tun
 {
     int OH = p->pass == CLRT__CONV_FWD ? p->cd.OH : p->cd.H;
     int OW = p->pass == CLRT__CONV_FWD ? p->cd.OW : p->cd.W;
-    int cand[MAX_CANDIDATES][2], n = candidates(d, OH, OW, def, cand), best = -1;
+    int cand[MAX_CANDIDATES][2], n = candidates(d, OH, OW, def, cand);
     double best_s[MAX_CANDIDATES];
-    clrt__tune_tensors t;
-    clrt_status st = clrt__tune_tensors_make(d, p, &t);
+    block_trial trial = {d, p, {0}, cand};
+    clrt_status st = clrt__tune_tensors_make(d, p, &trial.t);
     if (st != CLRT_OK)
         return st;
-    for (int c = 0; c < n; c++)
-        best_s[c] = -1;
-    for (int round = -1; round < rounds; round++)
-        for (int c = 0; c < n; c++) {
-            clrt__kparams_try(&clrt__conv_vec_fwd_family, cand[c]);
-            double s = clrt__tune_run_pass(d, p, &t);
-            clrt__kparams_try(NULL, NULL);
-            if (round >= 0 && s >= 0 && (best_s[c] < 0 || s < best_s[c]))
-                best_s[c] = s;
-        }
-    clrt__tune_tensors_release(&t);
-    for (int c = 0; c < n; c++)
-        if (best_s[c] >= 0 && (best < 0 || best_s[c] < best_s[best]))
-            best = c;
+    int best = clrt__tune_rounds(n, rounds, time_block, &trial, best_s);
+    clrt__tune_tensors_release(&trial.t);
     if (best < 0)
         return clrt__fail(CLRT_EINVAL, "clrt_kernels_tune: every item block of %s on %s failed: %s",
                           cls, d->info.name, clrt_last_error());

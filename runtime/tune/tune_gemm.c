@@ -56,10 +56,21 @@ static clrt_status operands_make(clrt_device *d, gemm_operands *o)
     return st;
 }
 
-/* Seconds of the three products with tile v on clrt's kernels, or < 0
+/* A candidate tile on the products' operands. */
+typedef struct {
+    clrt_device *d;
+    gemm_operands o;
+    int (*cand)[2];
+} tile_trial;
+
+/* Seconds of the three products with tile c on clrt's kernels, or < 0
  * when one failed. */
-static double time_tile(clrt_device *d, gemm_operands *o, const int v[2])
+static double time_tile(int c, void *ctx)
 {
+    tile_trial *tt = ctx;
+    clrt_device *d = tt->d;
+    gemm_operands *o = &tt->o;
+    const int *v = tt->cand[c];
     if (clrt_device_synchronize(d) != CLRT_OK)
         return -1;
     clrt__gemm_choice saved = d->gemm_choice;
@@ -94,26 +105,16 @@ clrt_status clrt__tune_gemm_tile(clrt_device *d, int rounds, clrt_tune_report re
 {
     if (!clrt__cpu_style(d))
         return CLRT_OK; /* GPUs multiply with CLBlast, tuned by clrt-smi --tune-clblast */
-    int def[2], cand[MAX_CANDIDATES][2], best = -1;
+    int def[2], cand[MAX_CANDIDATES][2];
     clrt__gemm_cpu_default_tile(d, def);
     int n = candidates(d, def, cand);
     double best_s[MAX_CANDIDATES];
-    gemm_operands o;
-    clrt_status st = operands_make(d, &o);
+    tile_trial trial = {d, {0}, cand};
+    clrt_status st = operands_make(d, &trial.o);
     if (st != CLRT_OK)
         return st;
-    for (int c = 0; c < n; c++)
-        best_s[c] = -1;
-    for (int round = -1; round < rounds; round++) /* round -1: builds and first touches */
-        for (int c = 0; c < n; c++) {
-            double s = time_tile(d, &o, cand[c]);
-            if (round >= 0 && s >= 0 && (best_s[c] < 0 || s < best_s[c]))
-                best_s[c] = s;
-        }
-    operands_release(&o);
-    for (int c = 0; c < n; c++)
-        if (best_s[c] >= 0 && (best < 0 || best_s[c] < best_s[best]))
-            best = c;
+    int best = clrt__tune_rounds(n, rounds, time_tile, &trial, best_s);
+    operands_release(&trial.o);
     if (best < 0)
         return clrt__fail(CLRT_EINVAL, "clrt_kernels_tune: every GEMM tile failed on %s: %s",
                           d->info.name, clrt_last_error());

@@ -47,6 +47,14 @@ clrt_status clrt__tune_item_blocks(clrt_device *d, const char *model,
                                    const clrt__tune_passes *passes, int rounds,
                                    clrt_tune_report report, void *user);
 
+/* One timed run of candidate c: seconds, or < 0 when it failed. */
+typedef double (*clrt__tune_trial)(int c, void *ctx);
+/* Runs each of n candidates once (builds, first touches), then `rounds`
+ * rounds of all of them in turn, so that a slow moment of the machine
+ * falls on all; best_s[c] is c's best run (-1: every run failed). Returns
+ * the fastest's index, or -1 when every candidate failed (tune.c). */
+int clrt__tune_rounds(int n, int rounds, clrt__tune_trial trial, void *ctx, double *best_s);
+
 /* Searches the tile of clrt's GEMM kernels on a CPU-style d (tune_gemm.c;
  * nothing on others), `rounds` alternating rounds of every candidate, and
  * stores the fastest. */

@@ -81,17 +81,16 @@ static size_t units_of(const clrt_device *d)
     return d->info.compute_units ? d->info.compute_units : 1;
 }
 
-int clrt__gemm_cpu_takes(const clrt_device *d, const clrt__gemm_args *g)
+/* Whether clrt's kernels take g on d with tile t (gemm_internal.h). */
+static int takes(const clrt_device *d, const clrt__gemm_args *g, const gemm_tile *t)
 {
-    clrt__gemm_choice choice = d->gemm_choice;
-    if (choice == CLRT__GEMM_KERNEL)
+    if (d->gemm_choice == CLRT__GEMM_KERNEL)
         return 1;
-    if (choice != CLRT__GEMM_AUTO || !clrt__cpu_style(d))
+    if (d->gemm_choice != CLRT__GEMM_AUTO || !clrt__cpu_style(d))
         return 0;
-    gemm_tile t = tile_of(d);
     /* Too few tiles leave cores idle: the BLAS splits a small product
      * finer. */
-    return ints_fit(g) && clrt__loops_fit(d, g->k + 1) && tiles_of(g, &t) >= 2 * units_of(d);
+    return ints_fit(g) && clrt__loops_fit(d, g->k + 1) && tiles_of(g, t) >= 2 * units_of(d);
 }
 
 static cl_kernel kernel_of(clrt_device *d, const gemm_tile *t, const char *name)
@@ -118,21 +117,22 @@ static cl_kernel pack_begin(clrt_device *d, const gemm_tile *t, const char *name
     return out->mem ? k : NULL;
 }
 
-/* op(A) into row tiles [tiles][K][MR] per batch entry (gemm_cpu_pack_a). */
+/* A^T (A is [K, lda]) into row tiles [tiles][K][MR] per batch entry
+ * (gemm_cpu_pack_a). */
 static clrt_status pack_a(clrt_device *d, const gemm_tile *t, const clrt__gemm_args *g,
                           size_t batch, size_t bytes, operand *out)
 {
     cl_kernel k = pack_begin(d, t, "gemm_cpu_pack_a", bytes, out);
     if (!k)
         return clrt_last_status();
-    cl_int m = (cl_int)g->m, kk = (cl_int)g->k, ta = g->trans_a, lda = (cl_int)g->lda;
+    cl_int m = (cl_int)g->m, kk = (cl_int)g->k, lda = (cl_int)g->lda;
     cl_ulong off = g->a_off, stride = g->stride_a;
-    clrt__karg args[] = {CLRT__ARG(m),   CLRT__ARG(kk),  CLRT__ARG(ta),     CLRT__ARG(g->a),
-                         CLRT__ARG(off), CLRT__ARG(lda), CLRT__ARG(stride), CLRT__ARG(out->mem)};
+    clrt__karg args[] = {CLRT__ARG(m),   CLRT__ARG(kk),     CLRT__ARG(g->a),    CLRT__ARG(off),
+                         CLRT__ARG(lda), CLRT__ARG(stride), CLRT__ARG(out->mem)};
     size_t global[3] = {g->k, clrt__ceil_div(g->m, (size_t)t->mr), batch};
     size_t rows = clrt__round_up(g->m, (size_t)t->mr);
     out->off = 0, out->ld = (size_t)t->mr, out->tile = 0, out->stride = batch > 1 ? rows * g->k : 0;
-    return clrt__launch(d, k, 8, args, 3, global, NULL);
+    return clrt__launch(d, k, 7, args, 3, global, NULL);
 }
 
 /* op(B) into column panels [tiles][K][NR] per batch entry (gemm_cpu_pack_b). */
@@ -196,14 +196,13 @@ static int b_packed(const clrt__gemm_args *g, const gemm_tile *t)
     return g->trans_b || g->n % col_width(t) != 0 || g->m > (size_t)t->mr;
 }
 
-clrt_status clrt__gemm_cpu(clrt_device *d, const clrt__gemm_args *g)
+static clrt_status run(clrt_device *d, const clrt__gemm_args *g, gemm_tile t)
 {
     if (!ints_fit(g) || !clrt__loops_fit(d, g->k + 1))
         return clrt__fail(CLRT_ENOTSUP,
                           "clrt's GEMM kernel on %s: m=%zu n=%zu k=%zu (lda %zu ldb %zu ldc %zu) "
                           "exceed its int range or the driver's loop limit",
                           d->info.name, g->m, g->n, g->k, g->lda, g->ldb, g->ldc);
-    gemm_tile t = tile_of(d);
     operand a = {g->a, g->a_off, g->lda, g->stride_a, 0};
     operand b = {g->b, g->b_off, g->ldb, g->stride_b, col_width(&t)};
     operand pa = {NULL, 0, 0, 0, 0}, pb = {NULL, 0, 0, 0, 0};
@@ -225,4 +224,11 @@ clrt_status clrt__gemm_cpu(clrt_device *d, const clrt__gemm_args *g)
     if (pb.mem)
         clrt__storage_buffer_release(d, pb.mem, b_bytes);
     return st;
+}
+
+clrt_status clrt__gemm_cpu(clrt_device *d, const clrt__gemm_args *g, int *taken)
+{
+    gemm_tile t = tile_of(d);
+    *taken = takes(d, g, &t);
+    return *taken ? run(d, g, t) : CLRT_OK;
 }

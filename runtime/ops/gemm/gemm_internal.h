@@ -2,6 +2,7 @@
 #ifndef CLRT_GEMM_INTERNAL_H
 #define CLRT_GEMM_INTERNAL_H
 
+#include "runtime/ops/kparams_internal.h"
 #include "runtime/tensor/tensor_internal.h"
 
 /* Row-major, strided-batched:
@@ -62,16 +63,15 @@ int clrt__clblast_values_bad(const clrt_device *d, const char *kernel, int n,
 /* For the message of a CLBlast call that failed on d: "; with clrt's stored
  * parameters ..." naming those in use, or "" when none are. Takes the lock. */
 void clrt__clblast_tuning_note(const clrt_device *d, char *out, size_t cap);
-/* clrt's own kernels (gemm_cpu.c, clkernels/gemm_cpu.cl): whether they
- * take g on d (CLRT_GEMM=kernel: every product; auto: CPU-style devices,
- * products with enough tiles to keep the device's cores busy), and the
- * product itself (CLRT_ENOTSUP when its sizes exceed the kernels' int
- * range or the driver's loop limit). Their tile is the record of
+/* clrt's own kernels (gemm_cpu.c, clkernels/gemm_cpu.cl), if they take g
+ * on d (CLRT_GEMM=kernel: every product; auto: on CPU-style devices, the
+ * products with enough tiles to keep the device's cores busy): *taken 1
+ * and the product enqueued, or its error (CLRT_ENOTSUP when its sizes
+ * exceed the kernels' int range or the driver's loop limit); else *taken
+ * 0, nothing enqueued, CLRT_OK. Their tile is the record of
  * clrt__gemm_cpu_family in the tuning store, else chosen from the
  * device's vector width and registers. */
-int clrt__gemm_cpu_takes(const clrt_device *d, const clrt__gemm_args *g);
-clrt_status clrt__gemm_cpu(clrt_device *d, const clrt__gemm_args *g);
-#include "runtime/ops/kparams_internal.h"
+clrt_status clrt__gemm_cpu(clrt_device *d, const clrt__gemm_args *g, int *taken);
 extern const clrt__kfamily clrt__gemm_cpu_family;
 /* The tile (mr, nv) without a record: from d's vector registers. */
 void clrt__gemm_cpu_default_tile(const clrt_device *d, int tile[2]);

@@ -111,8 +111,10 @@ clrt_status clrt__gemm(clrt_device *d, const clrt__gemm_args *g)
     clrt_status s = check_args(d, g);
     if (s != CLRT_OK)
         return s;
-    if (clrt__gemm_cpu_takes(d, g))
-        return clrt__gemm_cpu(d, g);
+    int taken = 0;
+    s = clrt__gemm_cpu(d, g, &taken);
+    if (taken)
+        return s;
     if (d->info.gemm_path == CLRT_GEMM_HOST_BLAS)
         return clrt__gemm_host_blas(d, g);
     if (g->k > clrt__gemm_k_max(d))
